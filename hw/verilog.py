@@ -1,0 +1,82 @@
+"""Verilog designs: Amaranth components emitted as Verilog with their port metadata.
+
+A :class:`Design` is what the rest of innet hands around once RTL exists as text: the simulation
+runner (:mod:`innet.sim.runner`) builds it with Verilator, ``innet verilog`` writes it to disk and
+the synthesis flow reads it. Testbenches bind ports by name from the metadata, never by position.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Design", "emit"]
+
+
+@dataclass(frozen=True)
+class Design:
+    """A Verilog design.
+
+    Parameters
+    ----------
+    verilog : str
+        The Verilog source text.
+    toplevel : str
+        Name of the top module.
+    ports : Mapping or None
+        The top level's port metadata (``component.metadata.as_json()``).
+    """
+
+    verilog: str
+    toplevel: str
+    ports: Mapping | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.verilog, str) or not self.verilog.strip():
+            raise ValueError("Design needs Verilog source text, not an empty string")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.toplevel):
+            raise ValueError(f"Top module name must be a Verilog identifier, not {self.toplevel!r}")
+        if not re.search(rf"^\s*module\s+{re.escape(self.toplevel)}\b", self.verilog, re.M):
+            raise ValueError(f"The Verilog source has no module named {self.toplevel!r}")
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the top module name and the Verilog text."""
+        h = hashlib.sha256()
+        h.update(self.toplevel.encode())
+        h.update(b"\0")
+        h.update(self.verilog.encode())
+        return h.hexdigest()
+
+    def write(self, path: str | Path) -> tuple[Path, Path | None]:
+        """Write the Verilog to ``path`` and the port metadata beside it (same stem, ``.json``).
+
+        Returns the two paths written (the second is None when there is no metadata).
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.verilog)
+        if self.ports is None:
+            return path, None
+        meta = path.with_suffix(".json")
+        meta.write_text(json.dumps(self.ports, indent=2, sort_keys=True) + "\n")
+        return path, meta
+
+
+def emit(component, name: str) -> Design:
+    """Emit an Amaranth ``wiring.Component`` as Verilog with top module ``name``.
+
+    The component must have plain ports (no ``always_ready``/``always_valid`` streams at the top);
+    the output carries no source locations, so it is byte-stable for the same component.
+    """
+    from amaranth.back import verilog
+    from amaranth.lib import wiring
+
+    if not isinstance(component, wiring.Component):
+        raise TypeError(f"Component must be an amaranth.lib.wiring.Component, not {component!r}")
+    text = verilog.convert(component, name=name, emit_src=False)
+    return Design(verilog=text, toplevel=name, ports=component.metadata.as_json())

