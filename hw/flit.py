@@ -267,10 +267,11 @@ class FlitParams:
                    Mux(view.kind == Kind.REQ, req, Const(self.resp_vc, width)))
 
     def vc_valid(self, view) -> Value:
-        """Amaranth value: the flit ``view`` names an existing VC (known kind, id, hop)."""
+        """Amaranth value: the flit ``view`` names an existing VC (known kind; REQ id and hop in
+        range; every RESP flit travels on the response VC whatever its id)."""
         return (((view.kind == Kind.P2P) & (Value.cast(view.hop) < self.p2p_vcs))
                 | ((view.kind == Kind.REQ) & (Value.cast(view.cid) < self.collective_ids))
-                | ((view.kind == Kind.RESP) & (Value.cast(view.cid) < self.collective_ids)))
+                | (view.kind == Kind.RESP))
 
     # Python pack/unpack --------------------------------------------------------------------
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Buffers, credit counters and arbiters against their Python models (seeded random traffic)."""
 
 import random
