@@ -1,4 +1,4 @@
-"""A small FIFO whose head is a register: the input buffer of one (port, virtual channel).
+"""A small FIFO: the input buffer of one (port, virtual channel).
 
 The switch keeps one :class:`Buffer` per input port and VC (PIUMA, "Pipelined Reduction": the
 buffer space a sender's credits count). :class:`BufferModel` is the deliberately simple Python
@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from collections import deque
 
-from amaranth import Module, Shape, Signal
+from amaranth import Module, Mux, Shape, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["Buffer", "BufferModel"]
 
 
 class Buffer(wiring.Component):
-    """A first-in first-out buffer of ``depth`` entries with a registered head.
+    """A first-in first-out buffer of ``depth`` entries.
 
-    Entries shift toward the head when one is popped, so ``r.payload`` comes straight from a
-    register (no read multiplexer on the path into the switch allocator).
+    A circular buffer in a ``Memory`` with an asynchronous read port: distributed (LUT) RAM on
+    an FPGA, an array in Verilator. The head is read combinationally from the read pointer (a
+    register), so ``r.payload`` is valid in the cycle after the write.
 
     Parameters
     ----------
@@ -35,8 +37,8 @@ class Buffer(wiring.Component):
         Write side. ``w.ready`` is high while the buffer is not full (it does not depend on
         ``r.ready``). An entry written on a rising edge is readable from the next cycle.
     r : Out(stream.Signature(shape))
-        Read side; ``r.valid`` and ``r.payload`` are registers. Writing and reading in the
-        same cycle sustains one entry per cycle.
+        Read side; ``r.valid`` depends only on registers (never on ``w``). Writing and reading
+        in the same cycle sustains one entry per cycle.
     level : Out(range(depth + 1))
         Number of entries held (registered). Reset: 0.
 
@@ -71,7 +73,11 @@ class Buffer(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
-        entries = [Signal(self._shape, name=f"entry{i}") for i in range(depth)]
+        m.submodules.storage = storage = Memory(shape=self._shape, depth=depth, init=[])
+        wr = storage.write_port()
+        rd = storage.read_port(domain="comb")
+        w_ptr = Signal(range(depth))
+        r_ptr = Signal(range(depth))
         push = Signal()
         pop = Signal()
         m.d.comb += [
@@ -79,17 +85,16 @@ class Buffer(wiring.Component):
             push.eq(self.w.valid & self.w.ready),
             pop.eq(self.r.valid & self.r.ready),
             self.r.valid.eq(self.level != 0),
-            self.r.payload.eq(entries[0]),
+            rd.addr.eq(r_ptr),
+            self.r.payload.eq(rd.data),
+            wr.addr.eq(w_ptr),
+            wr.data.eq(self.w.payload),
+            wr.en.eq(push),
         ]
-        # The slot the incoming entry lands in, after the (possible) shift.
-        slot = Signal(range(depth + 1))
-        m.d.comb += slot.eq(self.level - pop)
-        for i, entry in enumerate(entries):
-            shifted = entries[i + 1] if i + 1 < depth else entry
-            with m.If(push & (slot == i)):
-                m.d.sync += entry.eq(self.w.payload)
-            with m.Elif(pop):
-                m.d.sync += entry.eq(shifted)
+        with m.If(push):
+            m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
+        with m.If(pop):
+            m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
         m.d.sync += self.level.eq(self.level + push - pop)
         return m
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from amaranth import Const, Module, Signal, Value
+from amaranth import Cat, Const, Module, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -196,25 +196,30 @@ class RegisterFile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bus = self.bus
+        words = []  # (address, value read)
         for reg in self._map.registers:
             for f in reg.fields:
                 if f.access.name == "WO":
                     m.d.sync += _view(self.config, reg)[f.name].eq(0)
+            for word in range(reg.words):
+                address = reg.address + word
+                written = Signal(name=f"we_{address:x}")
+                m.d.comb += written.eq(bus.w_en & (bus.addr == address))
+                words.append((address, self._word(m, reg, word, written)))
+        # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
-            for reg in self._map.registers:
-                for word in range(reg.words):
-                    with m.Case(reg.address + word):
-                        self._word(m, reg, word)
+            for address, value in words:
+                with m.Case(address):
+                    m.d.sync += bus.r_data.eq(value)
             with m.Default():
                 m.d.sync += bus.r_data.eq(0)
         return m
 
-    def _word(self, m: Module, reg, word: int) -> None:
-        """Write and read logic of word ``word`` of ``reg``, inside the bus address case."""
+    def _word(self, m: Module, reg, word: int, written) -> Value:
+        """Write logic of word ``word`` of ``reg`` (under ``written``); returns its read value."""
         bus = self.bus
         lo_word, hi_word = word * WORD_BITS, (word + 1) * WORD_BITS
-        read = Signal(WORD_BITS, name=f"read_{reg.name}_{word}".replace("[", "_")
-                      .replace("]", "").replace(".", "_"))
+        read = Const(0, WORD_BITS)
         parts = []
         for f in reg.fields:
             lo, hi = max(f.offset, lo_word), min(f.offset + f.width, hi_word)
@@ -223,19 +228,25 @@ class RegisterFile(wiring.Component):
             bits = slice(lo - f.offset, hi - f.offset)
             data_bits = slice(lo - lo_word, hi - lo_word)
             if _is_config(f):
-                value = _view(self.config, reg)[f.name]
-                with m.If(bus.w_en):
-                    m.d.sync += Value.cast(value)[bits].eq(bus.w_data[data_bits])
-                current = Const(0, hi - lo) if f.access.name == "WO" else Value.cast(value)[bits]
+                value = Value.cast(_view(self.config, reg)[f.name])
+                with m.If(written):
+                    m.d.sync += value[bits].eq(bus.w_data[data_bits])
+                current = Const(0, hi - lo) if f.access.name == "WO" else value[bits]
             elif _is_status(f):
                 current = Value.cast(_view(self.status, reg)[f.name])[bits]
             else:
                 current = Const(f.reset, f.width)[bits]
             parts.append((lo - lo_word, current))
-        m.d.comb += read.eq(0)
-        for at, current in parts:
-            m.d.comb += read[at:at + len(current)].eq(current)
-        m.d.sync += bus.r_data.eq(read)
+        # Concatenate the fields in bit order with zero gaps.
+        pieces, at = [], 0
+        for start, current in sorted(parts, key=lambda x: x[0]):
+            if start > at:
+                pieces.append(Const(0, start - at))
+            pieces.append(current)
+            at = start + len(current)
+        if at < WORD_BITS:
+            pieces.append(Const(0, WORD_BITS - at))
+        return Cat(*pieces) if pieces else read
 
 
 def _is_config(f) -> bool:
