@@ -1,0 +1,27 @@
+"""Network topologies with numbered ports: PolarFly, HyperX, torus and mesh.
+
+Everything downstream (routing, embeddings, schedules, images, the network RTL) takes a
+:class:`Topology`. Constructors:
+
+- :func:`polarfly` ``(q, *, r0=0, r1=0, starter=None)``: the Erdős-Rényi polarity graph ER_q
+  for any prime power q (PolarFly, SC'22, Section IV), optionally expanded (Section VI);
+- :func:`hyperx` ``(shape)``: all-to-all in every dimension;
+- :func:`torus` ``(shape, mesh=False)``: rings (or paths) in every dimension.
+
+Ports are numbered ``0..deg(u)-1`` in the order each constructor documents; the local port is
+:data:`LOCAL`.
+"""
+
+from innet.gen.topology.core import LOCAL, Link, PortMap, Topology
+from innet.gen.topology.grid import check_shape, hyperx, parse_shape, torus
+
+__all__ = [
+    "LOCAL",
+    "Link",
+    "PortMap",
+    "Topology",
+    "check_shape",
+    "hyperx",
+    "parse_shape",
+    "torus",
+]
