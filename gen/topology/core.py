@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["LOCAL", "Link", "PortMap", "Topology"]
+__all__ = ["LOCAL", "Link", "PortMap", "Topology", "port_map_from_edges", "port_map_from_rows"]
 
 #: The local (endpoint) port in generator data; hardware gives it index ``radix``.
 LOCAL = -1
@@ -234,6 +234,64 @@ def _check_arrays(peer: np.ndarray, peer_port: np.ndarray) -> None:
         raise ValueError(f"Nodes {u} and {rows[u, i]} are wired by more than one link")
 
 
+def port_map_from_rows(nbr: np.ndarray) -> PortMap:
+    """The port map of a graph given as sorted neighbour rows; port order = ascending peer id.
+
+    ``nbr`` is ``(N, R)``: row ``u`` lists the neighbours of ``u`` in ascending order, padded
+    with ``-1`` at the end. The graph must be symmetric, loop-free and simple (not checked;
+    callers in this package build such rows).
+
+    Rows are sorted, so visiting ``u`` in ascending order meets the entries of every row ``v``
+    in ascending order too: the port of ``v`` facing ``u`` is how many times ``v`` was met
+    before. One pass over the rows, O(N*R).
+    """
+    n = nbr.shape[0]
+    seen = np.zeros(n + 1, dtype=np.int32)  # slot n absorbs the -1 padding
+    out = np.empty(nbr.shape, dtype=np.int32)
+    rows = np.where(nbr >= 0, nbr, n)
+    for u in range(n):
+        row = rows[u]
+        out[u] = seen[row]
+        seen[row] += 1
+    out[nbr < 0] = -1
+    return PortMap._trusted(nbr, out)
+
+
+def port_map_from_edges(n: int, edges: Any) -> PortMap:
+    """The port map of the graph on nodes ``0..n-1`` with the given ``(E, 2)`` edges, ports in
+    ascending order of the peer id.
+
+    Raises
+    ------
+    ValueError
+        If an edge is a self-loop, repeats another, or names a node outside ``0..n-1``.
+    """
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    bad = np.flatnonzero((edges < 0).any(axis=1) | (edges >= n).any(axis=1))
+    if len(bad):
+        raise ValueError(f"Edge {tuple(edges[bad[0]].tolist())} names a node outside 0..{n - 1}")
+    bad = np.flatnonzero(edges[:, 0] == edges[:, 1])
+    if len(bad):
+        raise ValueError(f"Edge {tuple(edges[bad[0]].tolist())} is a self-loop")
+    a = np.concatenate([edges[:, 0], edges[:, 1]])
+    b = np.concatenate([edges[:, 1], edges[:, 0]])
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    dup = np.flatnonzero((a[1:] == a[:-1]) & (b[1:] == b[:-1]))
+    if len(dup):
+        raise ValueError(f"Edge {tuple(sorted((int(a[dup[0]]), int(b[dup[0]]))))} is listed "
+                         f"more than once")
+    degree = np.bincount(a, minlength=n)
+    radix = int(degree.max(initial=0))
+    if n * radix > MAX_PORT_ENTRIES:
+        raise ValueError(f"A port map of {n} nodes of radix {radix} is too large; at most "
+                         f"{MAX_PORT_ENTRIES} port entries are supported")
+    start = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    nbr = np.full((n, radix), -1, dtype=np.int32)
+    nbr[a, np.arange(len(a)) - start[a]] = b
+    return port_map_from_rows(nbr)
+
+
 def _freeze(value: Any) -> Any:
     """Lists become tuples and mappings read-only, recursively (params are immutable)."""
     if isinstance(value, Mapping):
@@ -316,6 +374,19 @@ class Topology:
         params = ", ".join(f"{k}={_thaw(v)!r}" for k, v in self.params.items())
         return (f"Topology({self.kind}({params}), nodes={self.nodes}, links={self.num_links}, "
                 f"radix={self.radix})")
+
+    @classmethod
+    def from_edges(cls, kind: str, params: Mapping[str, Any], labels: Sequence[Sequence[int]],
+                   edges: Any, classes: Sequence[str] = ()) -> Topology:
+        """A topology from an edge list; every node's ports go in ascending order of peer id.
+
+        Raises
+        ------
+        ValueError
+            As :func:`port_map_from_edges`, or as the constructor.
+        """
+        return cls(kind=kind, params=params, labels=tuple(map(tuple, labels)),
+                   ports=port_map_from_edges(len(labels), edges), classes=tuple(classes))
 
     # -- size and degrees ---------------------------------------------------------------------
     @property
