@@ -90,6 +90,10 @@ def _c_int(value: int) -> str | None:
     return None
 
 
+def _c_desc(desc: str) -> str:
+    return f": {desc.replace('*/', '* /')}" if desc else ""
+
+
 def _c_address(entry: _Entry, address: int, digits: int) -> str:
     base = f"0x{address:0{digits}x}u"
     if not entry.strides:
@@ -142,12 +146,12 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
         lines.append("")
         if isinstance(node, Array):
             lines.append(f"/* {entry.display}[{_INDEX_NAMES[len(entry.strides)]}], "
-                         f"{node.count} elements: {node.desc} */")
+                         f"{node.count} elements{_c_desc(node.desc)} */")
             lines += [f"#define {stem}_BASE{args} {_c_address(entry, entry.address, digits)}",
                       f"#define {stem}_COUNT {node.count}u",
                       f"#define {stem}_STRIDE {node.stride}u"]
             continue
-        lines.append(f"/* {entry.display} ({_access(node)}): {node.desc} */")
+        lines.append(f"/* {entry.display} ({_access(node)}){_c_desc(node.desc)} */")
         lines += [f"#define {stem}_OFFSET{args} {_c_address(entry, entry.address, digits)}",
                   f"#define {stem}_SIZE {node.words}u"]
         if _c_int(node.reset) is not None:
@@ -182,7 +186,8 @@ def _md_address(entry: _Entry, digits: int) -> str:
 def _md_range(f: Field) -> str:
     if f.enum is not None:
         return ", ".join(f"{int(m)} {m.name.lower()}" for m in f.enum)
-    return f"0..{(1 << f.width) - 1 if f.max is None else f.max}"
+    most = (1 << f.width) - 1 if f.max is None else f.max
+    return f"0..{most}" if most < 1 << 16 else f"0..{most:#x}"
 
 
 def _md_bits(f: Field) -> str:
@@ -218,7 +223,9 @@ def to_markdown(regmap: Map) -> str:
     lines += ["", "## Fields"]
     for e in entries:
         r = e.node
-        lines += ["", f"### `{e.display}`", "", f"{_md(r.desc)}; at {_md_address(e, digits)}.", "",
+        where = _md_address(e, digits)
+        lines += ["", f"### `{e.display}`", "",
+                  f"{_md(r.desc)}; at {where}." if r.desc else f"At {where}.", "",
                   "| bits | field | access | reset | values | description |",
                   "|---|---|---|---|---|---|"]
         for f in r.fields:

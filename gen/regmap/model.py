@@ -113,6 +113,8 @@ def _check_name(kind: str, name: Any) -> None:
 
 
 def _bits(offset: int, width: int) -> str:
+    if width == 1:
+        return f"bit {offset}"
     return f"bits {offset + width - 1}:{offset}"
 
 
@@ -229,7 +231,7 @@ class Field:
                 return int(kind[value.upper()])
             except KeyError:
                 names = ", ".join(member.name.lower() for member in kind)
-                raise ValueError(f"{label} value {value!r} is not a {kind.__name__} name "
+                raise ValueError(f"{label} value {value!r} is not a name of {kind.__name__} "
                                  f"({names})") from None
         if isinstance(value, enum.Enum) or not isinstance(value, int):
             expected = f"a member, name or code of {kind.__name__}" if kind else "an integer"
@@ -241,7 +243,7 @@ class Field:
         if self.max is not None and value > self.max:
             raise ValueError(f"{label} value {value} exceeds its maximum {self.max}")
         if kind is not None and value not in kind._value2member_map_:
-            raise ValueError(f"{label} value {value} is not a {kind.__name__} code "
+            raise ValueError(f"{label} value {value} is not a code of {kind.__name__} "
                              f"({_enum_codes(kind)})")
         return value
 
