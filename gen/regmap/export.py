@@ -51,7 +51,7 @@ def _entries(placed, base: int = 0, display: str = "", template: str = "",
         if isinstance(m, Register):
             yield _Entry(name, tname, address, strides, counts, m)
         elif isinstance(m, Cluster):
-            yield from _entries(m._placed, address, name + ".", tname + ".", strides, counts)
+            yield from _entries(m.placed, address, name + ".", tname + ".", strides, counts)
         else:
             yield _Entry(name, tname, address, strides, counts, m)
             var = _INDEX_NAMES[len(strides)]
@@ -59,7 +59,7 @@ def _entries(placed, base: int = 0, display: str = "", template: str = "",
             if isinstance(m.element, Register):
                 yield _Entry(f"{name}[{var}]", f"{tname}[]", address, *inner, m.element)
             else:
-                yield from _entries(m.element._placed, address, f"{name}[{var}].",
+                yield from _entries(m.element.placed, address, f"{name}[{var}].",
                                     f"{tname}[].", *inner)
 
 
@@ -139,7 +139,7 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
         lines += ["", f"#ifndef {guard}", f"#define {guard}"]
         lines += [f"#define {prefix}_{kind.__name__.upper()}_{m.name} {int(m)}u" for m in kind]
         lines.append("#endif")
-    for entry in _entries(regmap.members):
+    for entry in _entries(regmap.placed):
         stem = f"{p}_{c_stem(entry.template)}"
         args = f"({', '.join(entry.indices)})" if entry.indices else ""
         node = entry.node
@@ -202,7 +202,7 @@ def to_markdown(regmap: Map) -> str:
     """
     digits = max(2, -(-regmap.address_width // 4))
     params = ", ".join(f"`{k}={v}`" for k, v in sorted(regmap.params.items()))
-    entries = [e for e in _entries(regmap.members) if isinstance(e.node, Register)]
+    entries = [e for e in _entries(regmap.placed) if isinstance(e.node, Register)]
     lines = [
         f"# `{regmap.name}` register map",
         "",

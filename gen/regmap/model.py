@@ -375,6 +375,11 @@ class Cluster:
         object.__setattr__(self, "_size", size)
 
     @property
+    def placed(self) -> tuple[tuple[int, Register | Cluster | Array], ...]:
+        """The ``(offset, member)`` pairs, offsets in words from the cluster's start."""
+        return self._placed
+
+    @property
     def size(self) -> int:
         """Size in words: the end of the last member."""
         return self._size
@@ -686,7 +691,7 @@ class Map:
         return self._desc
 
     @property
-    def members(self) -> tuple[tuple[int, _Member], ...]:
+    def placed(self) -> tuple[tuple[int, _Member], ...]:
         """The top-level ``(address, member)`` pairs, in declaration order."""
         return self._placed
 
@@ -922,7 +927,7 @@ def _flatten(placed, base: int, prefix: str, tprefix: str,
         if isinstance(m, Register):
             yield MappedRegister(name, template, address, m, index)
         elif isinstance(m, Cluster):
-            yield from _flatten(m._placed, address, name + ".", template + ".", index)
+            yield from _flatten(m.placed, address, name + ".", template + ".", index)
         else:
             for i in range(m.count):
                 element = address + i * m.stride
@@ -930,7 +935,7 @@ def _flatten(placed, base: int, prefix: str, tprefix: str,
                     yield MappedRegister(f"{name}[{i}]", f"{template}[]", element, m.element,
                                          (*index, i))
                 else:
-                    yield from _flatten(m.element._placed, element, f"{name}[{i}].",
+                    yield from _flatten(m.element.placed, element, f"{name}[{i}].",
                                         f"{template}[].", (*index, i))
 
 
@@ -939,12 +944,12 @@ def _flatten_arrays(placed, base: int, prefix: str, tprefix: str) -> Iterator[Ar
         address = base + offset
         name, template = prefix + m.name, tprefix + m.name
         if isinstance(m, Cluster):
-            yield from _flatten_arrays(m._placed, address, name + ".", template + ".")
+            yield from _flatten_arrays(m.placed, address, name + ".", template + ".")
         elif isinstance(m, Array):
             yield ArrayInfo(name, template, address, m.count, m.stride, m.element.size)
             if isinstance(m.element, Cluster):
                 for i in range(m.count):
-                    yield from _flatten_arrays(m.element._placed, address + i * m.stride,
+                    yield from _flatten_arrays(m.element.placed, address + i * m.stride,
                                                f"{name}[{i}].", f"{template}[].")
 
 
@@ -968,7 +973,7 @@ def _node(offset: int, m: _Member, docs: bool) -> dict[str, Any]:
                                 "fields": [_field_node(f, docs) for f in m.fields]}
     elif isinstance(m, Cluster):
         node = {"kind": "cluster", "name": m.name, "offset": offset, "size": m.size,
-                "members": [_node(o, c, docs) for o, c in m._placed]}
+                "members": [_node(o, c, docs) for o, c in m.placed]}
     else:
         node = {"kind": "array", "name": m.name, "offset": offset, "count": m.count,
                 "stride": m.stride, "element": _node(0, m.element, docs)}
