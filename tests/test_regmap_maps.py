@@ -262,3 +262,12 @@ def test_digests_differ_between_sizes():
     assert len(set(digests)) == len(digests)
     assert all(re.fullmatch(r"[0-9a-f]{64}", d) for d in digests)
     assert switch_map(8, 4, 16).digest == switch_map(8, 4, 16).digest
+
+
+def test_package_docstring_example():
+    import doctest
+
+    import innet.gen.regmap
+
+    result = doctest.testmod(innet.gen.regmap)
+    assert (result.failed, result.attempted) == (0, 4)

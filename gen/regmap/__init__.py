@@ -1,10 +1,10 @@
 """The register model: the single source of every configuration address and field.
 
 Switch and endpoint register maps are declared with :class:`Field`, :class:`Register`,
-:class:`Cluster` and :class:`Array`, laid out by :class:`Map` (word-addressed 32-bit
-registers, see :mod:`innet.gen.regmap.model`), and exported as canonical JSON, a C header and a
-Markdown table (:mod:`innet.gen.regmap.export`). The RTL register files and the configuration
-images are generated from the same maps.
+:class:`Cluster` and :class:`Array` (:mod:`innet.gen.regmap.model`, which also states the
+addressing and access rules), laid out by :class:`Map` (:mod:`innet.gen.regmap.addrmap`), and
+exported as canonical JSON, a C header and a Markdown table (:mod:`innet.gen.regmap.export`).
+The RTL register files and the configuration images are generated from the same maps.
 
 >>> from innet.gen.regmap import switch_map
 >>> m = switch_map(radix=8, collective_ids=4, routing_depth=16)
@@ -14,6 +14,7 @@ images are generated from the same maps.
 '0x221'
 """
 
+from innet.gen.regmap.addrmap import ArrayInfo, Map, MappedRegister
 from innet.gen.regmap.endpoint import MAX_STEP_DEPTH, endpoint_map
 from innet.gen.regmap.export import to_c_header, to_json, to_markdown
 from innet.gen.regmap.model import (
@@ -21,11 +22,8 @@ from innet.gen.regmap.model import (
     WORD_BITS,
     Access,
     Array,
-    ArrayInfo,
     Cluster,
     Field,
-    Map,
-    MappedRegister,
     Register,
     Target,
 )

@@ -17,12 +17,12 @@ Element ranges in the step table are relative to ``vec_base`` and must lie insid
 from __future__ import annotations
 
 from innet.gen.ops import DType, Op
+from innet.gen.regmap.addrmap import Map
 from innet.gen.regmap.model import (
     Access,
     Array,
     Cluster,
     Field,
-    Map,
     Register,
     Target,
     check_param,
@@ -60,7 +60,7 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
                  node_id_width: int = 16) -> Map:
     """The register map of an endpoint.
 
-    Layout (word addresses, every block naturally aligned, see :mod:`.model`):
+    Layout (word addresses, every block naturally aligned, see :mod:`innet.gen.regmap.model`):
 
     - ``ident`` (0), then read-only build parameters ``collective_ids``, ``step_depth``,
       ``vector_depth``, ``node_id_width``; then ``node_id``, ``vec_base``, ``vec_len`` (RW).

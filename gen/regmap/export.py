@@ -1,6 +1,6 @@
 """Exports of a register map: canonical JSON, a C header and a Markdown table.
 
-All three are generated from a :class:`~innet.gen.regmap.model.Map` and are byte-stable: the
+All three are generated from a :class:`~innet.gen.regmap.addrmap.Map` and are byte-stable: the
 same map gives the same bytes (no timestamps, no paths, sorted JSON keys), so they can be
 committed and diffed. The C header follows LiteX's ``csr.h`` naming (``..._OFFSET``,
 ``..._SIZE``) with field ``..._SHIFT``, ``..._WIDTH``, ``..._MASK`` and ``..._RESET``; arrays
@@ -15,7 +15,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from innet.gen.regmap.model import Array, Cluster, Field, Map, Register, c_stem
+from innet.gen.regmap.addrmap import Map, c_stem
+from innet.gen.regmap.model import Array, Cluster, Field, Register
 
 __all__ = ["to_c_header", "to_json", "to_markdown"]
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from innet.gen.ops import DType, Op
+from innet.gen.regmap.addrmap import Map
 from innet.gen.regmap.model import (
     FORMAT_VERSION,
     Access,
     Array,
     Cluster,
     Field,
-    Map,
     Register,
     Target,
     check_param,
@@ -122,7 +122,7 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
                node_id_width: int = 16) -> Map:
     """The register map of a switch (PIUMA, "Configuration Registers").
 
-    Layout (word addresses, every block naturally aligned, see :mod:`.model`):
+    Layout (word addresses, every block naturally aligned, see :mod:`innet.gen.regmap.model`):
 
     - ``ident`` (0), then read-only build parameters ``radix``, ``collective_ids``,
       ``routing_depth``, ``node_id_width``; then ``node_id`` (RW). The node id is writable, not
