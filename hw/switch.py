@@ -25,7 +25,24 @@ So a flit crosses an idle switch in 2 cycles (measured by ``tests/test_switch.py
 cocotb testbench). The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken when a
 flit is registered onto a link is usable again 4 cycles later (flit on the link, head of the
 downstream buffer, credit on the link, counter updated), so a VC sustains one flit per cycle
-only with at least 4 buffer entries.
+only with at least 4 buffer entries. A link with ``k`` extra pipeline stages in each direction
+needs ``4 + 2k`` entries for full throughput (fewer only cost bandwidth, never correctness).
+
+Wiring
+------
+Every port is a pair of :func:`~innet.hw.flit.link_signature` channels, ``i[q]`` in and
+``o[q]`` out. A bidirectional link between port ``p`` of switch ``a`` and port ``q`` of switch
+``b`` is two connections (both switches built with the same parameters)::
+
+    wiring.connect(m, a.o[p], b.i[q])
+    wiring.connect(m, b.o[q], a.i[p])
+
+The endpoint sits on port ``radix``: it sends on ``i[radix]`` holding ``buffer_depth`` credits
+per VC and receives ``o[radix]`` with ``local_depth`` entries per VC, returning a credit for
+each flit it takes (:class:`innet.hw.link.LinkSender` and :class:`innet.hw.link.LinkReceiver`
+do both). Ports a node does not use stay unconnected: tie ``i[q].valid`` and ``o[q].credit``
+to 0. Configuration goes through ``cfg`` (:mod:`innet.hw.regs`), addresses from
+:func:`innet.gen.regmap.switch_map`.
 """
 
 from __future__ import annotations
