@@ -9,11 +9,34 @@ several outputs at once are never starved. Each has a Python model for the unit 
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Signal
+from amaranth import Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["ConflictArbiter", "ConflictArbiterModel", "RoundRobin", "RoundRobinModel"]
+__all__ = [
+    "ConflictArbiter",
+    "ConflictArbiterModel",
+    "RoundRobin",
+    "RoundRobinModel",
+    "onehot_mux",
+]
+
+
+def onehot_mux(selects, values) -> Value:
+    """``values[i]`` where ``selects[i]`` is high (selects are one-hot or all low: then 0).
+
+    An AND-OR multiplexer: every input is gated by its select and the results are ORed, so
+    synthesis builds a balanced tree instead of the priority chain that a sequence of
+    ``with m.If(select):`` assignments describes.
+    """
+    values = [Value.cast(v) for v in values]
+    width = max(len(v) for v in values)
+    terms = [v.as_unsigned() & Value.cast(sel).replicate(width) for sel, v in
+             zip(selects, values, strict=True)]
+    out = terms[0]
+    for term in terms[1:]:
+        out = out | term
+    return out
 
 
 def _check_count(name: str, value) -> int:

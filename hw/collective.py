@@ -39,7 +39,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import ConflictArbiter, RoundRobin
+from innet.hw.arbiter import ConflictArbiter, RoundRobin, onehot_mux
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
 __all__ = ["CollectivePath", "config_layout", "send_signature"]
@@ -174,9 +174,8 @@ class CollectivePath(wiring.Component):
             heads = self.req[c]
             m.d.comb += rr.requests.eq(Cat(*(h.valid for h in heads)))
             head = Signal(layout, name=f"req{c}_head")
+            m.d.comb += head.eq(onehot_mux(rr.grant, [h.payload for h in heads]))
             for i, h in enumerate(heads):
-                with m.If(rr.grant[i]):
-                    m.d.comb += head.eq(h.payload)
                 m.d.comb += h.ready.eq(rr.grant[i] & pops[c])
             m.d.comb += [
                 valid[c].eq(rr.grant.any()),
@@ -194,9 +193,9 @@ class CollectivePath(wiring.Component):
         for i, h in enumerate(self.resp):
             s = ids + i
             mask = Signal(ports, name=f"resp{i}_mask")
-            for c in range(ids):
-                with m.If((h.payload.cid == c) & self.config[c].enable):
-                    m.d.comb += mask.eq(self.config[c].resp_out)
+            m.d.comb += mask.eq(onehot_mux(
+                [(h.payload.cid == c) & self.config[c].enable for c in range(ids)],
+                [self.config[c].resp_out for c in range(ids)]))
             m.d.comb += [
                 valid[s].eq(h.valid),
                 targets[s].eq(mask),
@@ -225,9 +224,8 @@ class CollectivePath(wiring.Component):
             m.d.comb += self.claim[o].eq(_any([eligible[s] & targets[s][o]
                                                for s in range(sources)]))
             send = self.send[o]
-            for s in range(sources):
-                with m.If(arb.grant[s] & targets[s][o]):
-                    m.d.comb += [send.valid.eq(1), send.payload.eq(flit[s])]
+            picks = [arb.grant[s] & targets[s][o] for s in range(sources)]
+            m.d.comb += [send.valid.eq(_any(picks)), send.payload.eq(onehot_mux(picks, flit))]
         return m
 
 

@@ -20,7 +20,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import RoundRobin
+from innet.hw.arbiter import RoundRobin, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.credit import CreditCounter
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
@@ -97,8 +97,8 @@ class LinkSender(wiring.Component):
         m.d.sync += self.link.valid.eq(rr.grant.any())
         for k, s in enumerate(self.i):
             m.d.comb += s.ready.eq(rr.grant[k])
-            with m.If(rr.grant[k]):
-                m.d.sync += self.link.payload.eq(s.payload)
+        with m.If(rr.grant.any()):
+            m.d.sync += self.link.payload.eq(onehot_mux(rr.grant, [s.payload for s in self.i]))
         for v, c in enumerate(counters):
             m.d.comb += c.take.eq(_any(rr.grant[k] & (vcs[k] == v) for k in range(n)))
         return m

@@ -51,7 +51,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import RoundRobin
+from innet.hw.arbiter import RoundRobin, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import CollectivePath, config_layout
 from innet.hw.credit import CreditCounter
@@ -289,16 +289,15 @@ class SwitchCore(wiring.Component):
             drops = []
             for h, head in enumerate(heads):
                 free = Signal(ports, name=f"in{i}_h{h}_free")
-                for hv in range(hops):
-                    with m.If(head.payload.hop == hv):
-                        m.d.comb += free.eq(Cat(p2p_free[o][hv] for o in range(ports)))
+                m.d.comb += free.eq(onehot_mux(
+                    [head.payload.hop == hv for hv in range(hops)],
+                    [Cat(p2p_free[o][hv] for o in range(ports)) for hv in range(hops)]))
                 routed = head.payload.out.any()
                 m.d.comb += vc_rr.requests[h].eq(head.valid & routed
                                                   & (head.payload.out & free).any())
                 drop = head.valid & ~routed
                 drops.append(drop)
-                with m.If(vc_rr.grant[h]):
-                    m.d.comb += offer.eq(head.payload)
+            m.d.comb += offer.eq(onehot_mux(vc_rr.grant, [head.payload for head in heads]))
             no_route.append(_any(drops))
             m.d.comb += offer_valid.eq(vc_rr.grant.any())
             take = Signal(name=f"in{i}_taken")
@@ -324,8 +323,8 @@ class SwitchCore(wiring.Component):
             p2p_hop = Signal(p.hop_width, name=f"out{o}_hop")
             for i in range(ports):
                 taken_by[i].append(rr.grant[i])
-                with m.If(rr.grant[i]):
-                    m.d.comb += [p2p_flit.eq(chosen[i][1].flit), p2p_hop.eq(chosen[i][1].hop)]
+            m.d.comb += [p2p_flit.eq(onehot_mux(rr.grant, [offer.flit for _, offer in chosen])),
+                         p2p_hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))]
             m.d.comb += p2p_flit.hop.eq(p2p_hop)  # the flit leaves on its outgoing hop VC
 
             send = coll.send[o]

@@ -205,3 +205,29 @@ def test_conflict_arbiter_never_starves():
 def test_errors(factory, error, message):
     with pytest.raises(error, match=rf"^{message}$"):
         factory()
+
+
+def test_onehot_mux_selects_the_one_value():
+    from amaranth import Signal
+
+    from innet.hw.arbiter import onehot_mux
+
+    sel = Signal(4)
+    values = [Signal(8, name=f"v{i}") for i in range(4)]
+    out = Signal(8)
+    m = Module()
+    m.d.comb += out.eq(onehot_mux(list(sel), values))
+
+    async def bench(ctx):
+        rng = random.Random(9)
+        for _ in range(50):
+            data = [rng.getrandbits(8) for _ in range(4)]
+            for v, d in zip(values, data, strict=True):
+                ctx.set(v, d)
+            pick = rng.randrange(5)
+            ctx.set(sel, 0 if pick == 4 else 1 << pick)
+            assert ctx.get(out) == (0 if pick == 4 else data[pick])
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
