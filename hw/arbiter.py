@@ -9,7 +9,7 @@ several outputs at once are never starved. Each has a Python model for the unit 
 
 from __future__ import annotations
 
-from amaranth import Const, Module, Signal, Value
+from amaranth import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -18,6 +18,7 @@ __all__ = [
     "ConflictArbiterModel",
     "RoundRobin",
     "RoundRobinModel",
+    "any_of",
     "onehot_mux",
 ]
 
@@ -31,12 +32,22 @@ def onehot_mux(selects, values) -> Value:
     """
     values = [Value.cast(v) for v in values]
     width = max(len(v) for v in values)
-    terms = [v.as_unsigned() & Value.cast(sel).replicate(width) for sel, v in
-             zip(selects, values, strict=True)]
-    out = terms[0]
-    for term in terms[1:]:
-        out = out | term
-    return out
+    return _or_tree([v.as_unsigned() & Value.cast(sel).replicate(width)
+                     for sel, v in zip(selects, values, strict=True)])
+
+
+def any_of(values) -> Value:
+    """1 when any of the 1-bit ``values`` is 1 (one balanced OR; 0 for no values)."""
+    values = list(values)
+    return Cat(*values).any() if values else Const(0, 1)
+
+
+def _or_tree(terms: list) -> Value:
+    """OR of ``terms`` as a balanced tree (a chain ``a | b | c ...`` is as deep as it is long)."""
+    while len(terms) > 1:
+        terms = [terms[k] | terms[k + 1] if k + 1 < len(terms) else terms[k]
+                 for k in range(0, len(terms), 2)]
+    return terms[0]
 
 
 def _check_count(name: str, value) -> int:
@@ -180,7 +191,7 @@ class ConflictArbiter(wiring.Component):
                     continue
                 overlap = (self.targets[i] & self.targets[j]).any()
                 blockers.append(self.requests[j] & over(j, i) & overlap)
-            blocked = Const(0) if not blockers else _any(blockers)
+            blocked = any_of(blockers)
             m.d.comb += self.grant[i].eq(self.requests[i] & ~blocked)
         for (i, j), bit in beats.items():
             with m.If(self.grant[i] & ~self.grant[j]):
@@ -188,13 +199,6 @@ class ConflictArbiter(wiring.Component):
             with m.Elif(self.grant[j] & ~self.grant[i]):
                 m.d.sync += bit.eq(1)
         return m
-
-
-def _any(values):
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out
 
 
 class ConflictArbiterModel:

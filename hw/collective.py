@@ -27,9 +27,9 @@ Interface contract (for any replacement)
 - ``send[o]`` (valid, payload): the flit output ``o`` sends this cycle. Only allowed when
   output ``o`` holds a credit of the flit's VC (:meth:`FlitParams.vc`); the switch registers
   it onto the link and takes the credit. A multicast is several ``send`` in the same cycle.
-- ``claim`` bit ``o``: this block wants output ``o`` this cycle; p2p does not use ``o`` then.
-  ``claim`` must include every ``o`` with ``send[o].valid`` and may depend only on buffer
-  heads, configuration, credits and internal state (not on p2p).
+  The switch allocates p2p in parallel and gives ``o`` to p2p only when ``send[o].valid`` is
+  low, so ``send`` never waits for p2p; keep the logic in front of ``send`` short (register
+  the reduction tree's output), it is on the switch's critical path.
 - ``dropped``: pulses when a flit is discarded because its configuration names no target.
 """
 
@@ -39,7 +39,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import ConflictArbiter, RoundRobin, onehot_mux
+from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
 __all__ = ["CollectivePath", "config_layout", "send_signature"]
@@ -119,7 +119,7 @@ class CollectivePath(wiring.Component):
     ``req`` In(stream).array(collective_ids, radix + 1), ``resp`` In(stream).array(radix + 1),
     ``config`` In(config_layout(radix)).array(collective_ids),
     ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
-    ``send`` Out(send_signature).array(radix + 1), ``claim`` Out(radix + 1), ``dropped`` Out(1).
+    ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1).
     """
 
     def __init__(self, params: FlitParams, radix: int) -> None:
@@ -139,7 +139,6 @@ class CollectivePath(wiring.Component):
             "credit_req": In(ports).array(ids),
             "credit_resp": In(ports),
             "send": Out(send_signature(params)).array(ports),
-            "claim": Out(ports),
             "dropped": Out(1),
         })
 
@@ -178,7 +177,7 @@ class CollectivePath(wiring.Component):
             for i, h in enumerate(heads):
                 m.d.comb += h.ready.eq(rr.grant[i] & pops[c])
             m.d.comb += [
-                valid[c].eq(rr.grant.any()),
+                valid[c].eq(any_of(h.valid for h in heads)),  # not through the arbiter
                 rr.take.eq(pops[c]),
                 targets[c].eq(Mux(cfg.enable,
                                   Mux(cfg.root, cfg.resp_out, _decode(cfg.req_out, ports)), 0)),
@@ -218,20 +217,12 @@ class CollectivePath(wiring.Component):
                 pops[s].eq(arb.grant[s] | drop),
             ]
             dropped.append(drop)
-        m.d.comb += self.dropped.eq(_any(dropped))
+        m.d.comb += self.dropped.eq(any_of(dropped))
 
         for o in range(ports):
-            m.d.comb += self.claim[o].eq(_any([eligible[s] & targets[s][o]
-                                               for s in range(sources)]))
             send = self.send[o]
             picks = [arb.grant[s] & targets[s][o] for s in range(sources)]
-            m.d.comb += [send.valid.eq(_any(picks)), send.payload.eq(onehot_mux(picks, flit))]
+            m.d.comb += [send.valid.eq(any_of(picks)), send.payload.eq(onehot_mux(picks, flit))]
         return m
 
 
-def _any(values):
-    values = list(values)
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out

@@ -20,7 +20,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import RoundRobin, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.credit import CreditCounter
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
@@ -100,16 +100,10 @@ class LinkSender(wiring.Component):
         with m.If(rr.grant.any()):
             m.d.sync += self.link.payload.eq(onehot_mux(rr.grant, [s.payload for s in self.i]))
         for v, c in enumerate(counters):
-            m.d.comb += c.take.eq(_any(rr.grant[k] & (vcs[k] == v) for k in range(n)))
+            m.d.comb += c.take.eq(any_of(rr.grant[k] & (vcs[k] == v) for k in range(n)))
         return m
 
 
-def _any(values):
-    values = list(values)
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out
 
 
 class LinkReceiver(wiring.Component):

@@ -14,10 +14,11 @@ Pipeline (one flit per cycle per port)
 ========  =================================================================================
 cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
           flit's output port is looked up in the routing table and stored with it
-cycle 1   the flit is at the head of its buffer; switch allocation (collective path first,
-          then p2p: round-robin over VCs at each input, then round-robin over inputs at each
-          output); the winner is registered into the output; its buffer pops and the credit
-          for it is registered toward the upstream sender
+cycle 1   the flit is at the head of its buffer; switch allocation: the collective path
+          and, in parallel, p2p (round-robin over VCs at each input, then round-robin over
+          inputs at each output); a collective flit wins its output over p2p; the winner is
+          registered into the output; its buffer pops and the credit for it is registered
+          toward the upstream sender
 cycle 2   the flit is on output link ``o[q]`` (and the credit on ``i[p].credit``)
 ========  =================================================================================
 
@@ -51,11 +52,11 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.arbiter import RoundRobin, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import CollectivePath, config_layout
 from innet.hw.credit import CreditCounter
-from innet.hw.flit import FlitParams, bits_for, link_signature
+from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 
 __all__ = [
     "CREDIT_ROUND_TRIP",
@@ -98,14 +99,6 @@ def _check_int(name: str, value, low: int) -> int:
     return value
 
 
-def _any(values):
-    values = list(values)
-    if not values:
-        return Signal()
-    out = values[0]
-    for v in values[1:]:
-        out = out | v
-    return out
 
 
 class SwitchCore(wiring.Component):
@@ -224,12 +217,10 @@ class SwitchCore(wiring.Component):
         m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available
                                             for o in range(ports)))
 
-        # Outputs p2p may use this cycle, per outgoing hop VC.
-        p2p_free = [[Signal(name=f"p2p_free_o{o}_h{h}") for h in range(hops)]
-                    for o in range(ports)]
-        for o in range(ports):
-            for h in range(hops):
-                m.d.comb += p2p_free[o][h].eq(counters[o][h].available & ~coll.claim[o])
+        # Outputs p2p may use this cycle, per outgoing hop VC. p2p allocation does not wait for
+        # the collective path: both run in parallel and a collective flit wins its output
+        # (strict priority); a p2p grant at an output taken by a collective is not popped.
+        p2p_free = [[counters[o][h].available for h in range(hops)] for o in range(ports)]
 
         bad_vc, overflow, no_route = [], [], []
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
@@ -269,7 +260,7 @@ class SwitchCore(wiring.Component):
                 m.d.comb += [buf.w.valid.eq(link.valid & good & (vc == v)),
                              buf.w.payload.eq(new if v < hops else link.payload)]
             full = Signal(name=f"in{i}_full")
-            m.d.comb += full.eq(_any(buf.w.valid & ~buf.w.ready for buf in buffers))
+            m.d.comb += full.eq(any_of(buf.w.valid & ~buf.w.ready for buf in buffers))
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
@@ -298,10 +289,12 @@ class SwitchCore(wiring.Component):
                 drop = head.valid & ~routed
                 drops.append(drop)
             m.d.comb += offer.eq(onehot_mux(vc_rr.grant, [head.payload for head in heads]))
-            no_route.append(_any(drops))
+            no_route.append(any_of(drops))
             m.d.comb += offer_valid.eq(vc_rr.grant.any())
             take = Signal(name=f"in{i}_taken")
-            m.d.comb += vc_rr.take.eq(take)
+            # Rotate after every offer, taken or not, so that a VC whose output is busy with
+            # collective flits does not hold up the other VCs of this input.
+            m.d.comb += vc_rr.take.eq(offer_valid)
             for h, head in enumerate(heads):
                 m.d.comb += [head.ready.eq((vc_rr.grant[h] & take) | drops[h]),
                              pops[i][h].eq(head.valid & head.ready)]
@@ -316,42 +309,44 @@ class SwitchCore(wiring.Component):
         for o in range(ports):
             rr = RoundRobin(ports)
             m.submodules[f"out_rr{o}"] = rr
+            send = coll.send[o]
+            link = self.o[o]
             m.d.comb += [rr.requests.eq(Cat(valid & offer.out[o] for valid, offer in chosen)),
-                         rr.take.eq(1)]
+                         rr.take.eq(~send.valid)]
             p2p_valid = rr.grant.any()
             p2p_flit = Signal(layout, name=f"out{o}_p2p")
             p2p_hop = Signal(p.hop_width, name=f"out{o}_hop")
             for i in range(ports):
-                taken_by[i].append(rr.grant[i])
+                taken_by[i].append(rr.grant[i] & ~send.valid)
             m.d.comb += [p2p_flit.eq(onehot_mux(rr.grant, [offer.flit for _, offer in chosen])),
                          p2p_hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))]
             m.d.comb += p2p_flit.hop.eq(p2p_hop)  # the flit leaves on its outgoing hop VC
 
-            send = coll.send[o]
-            link = self.o[o]
-            send_vc = Signal(range(p.vcs), name=f"out{o}_coll_vc")
-            m.d.comb += send_vc.eq(p.vc_of(send.payload))
             with m.If(send.valid):
                 m.d.sync += [link.valid.eq(1), link.payload.eq(send.payload)]
             with m.Elif(p2p_valid):
                 m.d.sync += [link.valid.eq(1), link.payload.eq(p2p_flit)]
             with m.Else():
                 m.d.sync += link.valid.eq(0)
+            # Credits taken: decoded straight from the header (kind, cid, hop), not through a
+            # VC number, to keep this off the critical path.
+            kind, cid = send.payload.kind, send.payload.cid
             for v in range(p.vcs):
-                by_coll = send.valid & (send_vc == v)
                 if v < hops:
-                    by_p2p = ~send.valid & p2p_valid & (p2p_hop == v)
-                    m.d.comb += counters[o][v].take.eq(by_coll | by_p2p)
+                    take = ~send.valid & p2p_valid & (p2p_hop == v)
+                elif v < p.resp_vc:
+                    take = send.valid & (kind == Kind.REQ) & (cid == v - hops)
                 else:
-                    m.d.comb += counters[o][v].take.eq(by_coll)
+                    take = send.valid & (kind == Kind.RESP)
+                m.d.comb += counters[o][v].take.eq(take)
         for i in range(ports):
-            m.d.comb += chosen_take[i].eq(_any(taken_by[i]))
+            m.d.comb += chosen_take[i].eq(any_of(taken_by[i]))
 
         # Sticky errors.
         flags = {
-            "bad_vc": _any(bad_vc), "overflow": _any(overflow), "no_route": _any(no_route),
+            "bad_vc": any_of(bad_vc), "overflow": any_of(overflow), "no_route": any_of(no_route),
             "coll_drop": coll.dropped,
-            "credit": _any(c.error for row in counters for c in row),
+            "credit": any_of(c.error for row in counters for c in row),
         }
         for name, value in flags.items():
             with m.If(value):
