@@ -213,25 +213,29 @@ class Schedule:
                 raise ValueError(f"{_where(c, s)}: rank {r}'s {name} {what}; a range is empty "
                                  f"exactly when there is no peer")
         # Every send is the peer's receive of the same blocks, and vice versa.
+        count, steps = self._send_peer.shape[:2]
+        base = (np.arange(count * steps, dtype=np.int64) * ranks).reshape(count, steps, 1)
         for (a_name, a_peer, a_rng), (b_name, b_peer, b_rng) in (
                 (("sends", self._send_peer, self._send),
                  ("receives", self._recv_peer, self._recv)),
                 (("receives", self._recv_peer, self._recv),
                  ("sends", self._send_peer, self._send))):
-            c, s, r = np.nonzero(a_peer >= 0)
-            q = a_peer[c, s, r]
-            bad = (b_peer[c, s, q] != r) | np.any(b_rng[c, s, q] != a_rng[c, s, r], axis=-1)
+            has = a_peer >= 0
+            flat = np.where(has, a_peer, 0) + base
+            back = b_peer.reshape(-1)[flat]
+            theirs = b_rng.reshape(-1, 2)[flat]
+            bad = has & ((back != me) | np.any(theirs != a_rng, axis=-1))
             if bad.any():
-                i = int(np.argmax(bad))
-                ci, si, ri, qi = int(c[i]), int(s[i]), int(r[i]), int(q[i])
+                ci, si, ri = (int(i) for i in np.argwhere(bad)[0])
+                qi = int(a_peer[ci, si, ri])
                 other = int(b_peer[ci, si, qi])
                 blocks = tuple(int(v) for v in a_rng[ci, si, ri])
-                theirs = "nothing" if other == -1 else (
+                what = "nothing" if other == -1 else (
                     f"blocks {tuple(int(v) for v in b_rng[ci, si, qi])} "
                     f"{'to' if b_name == 'sends' else 'from'} rank {other}")
                 raise ValueError(f"{_where(ci, si)}: rank {ri} {a_name} blocks {blocks} "
                                  f"{'to' if a_name == 'sends' else 'from'} rank {qi}, but rank "
-                                 f"{qi} {b_name} {theirs}")
+                                 f"{qi} {b_name} {what}")
 
     # -- size ---------------------------------------------------------------------------------
 
