@@ -189,22 +189,20 @@ def read_header(data: bytes) -> tuple[Header, dict[str, int]]:
         raise _fail(f"bad magic {data[:len(MAGIC)]!r}, expected {MAGIC!r}: not an innet "
                     f"configuration image")
     if size < 12:
-        raise _fail(f"truncated header: the image has {size} bytes, the header "
-                    f"{HEADER_BYTES}")
+        raise _fail(f"truncated: the image has {size} bytes, the header alone {HEADER_BYTES}")
     version = struct.unpack_from("<I", data, 8)[0]
     if version != IMAGE_VERSION:
         raise _fail(f"unknown format version {version}; this innet reads version "
                     f"{IMAGE_VERSION}")
     if size < HEADER_BYTES:
-        raise _fail(f"truncated header: the image has {size} bytes, the header "
-                    f"{HEADER_BYTES}")
+        raise _fail(f"truncated: the image has {size} bytes, the header alone {HEADER_BYTES}")
     (_, _, crc, length, targets, nodes, *params, topo_bytes, sw, ep,
      fp) = _HEAD.unpack_from(data)
     if size < length:
-        raise _fail(f"truncated body: the image has {size} bytes, its header says {length}")
+        raise _fail(f"truncated: the image has {size} bytes, its header says {length}", "Body")
     if size > length:
         raise _fail(f"{size - length} trailing bytes after the {length} bytes the header "
-                    f"announces")
+                    f"announces", "Body")
     actual = zlib.crc32(data[:12] + data[16:])
     if actual != crc:
         raise _fail(f"CRC mismatch: the header says {crc:#010x}, the image gives {actual:#010x}")
