@@ -82,19 +82,19 @@ def _crc_message():
 
 CASES = {
     # -- framing ---------------------------------------------------------------------------
-    "bad magic": (b"INNETIMX" + BIN[8:], "Header: bad magic b'INNETIMX', expected b'INNETIMG': "
-                  "not an innet configuration image"),
+    "bad magic": (b"INNETIMX" + BIN[8:], ("Header: bad magic b'INNETIMX', expected b'INNETIMG': "
+                  "not an innet configuration image")),
     "unknown version": (patched(8, "<I", 2),
                         "Header: unknown format version 2; this innet reads version 1"),
     "CRC mismatch": (CRC_BAD, _crc_message()),
-    "truncated header": (BIN[:100], "Header: truncated: the image has 100 bytes, the header "
-                         "alone 152"),
-    "truncated magic": (BIN[:10], "Header: truncated: the image has 10 bytes, the header alone "
-                        "152"),
-    "truncated body": (BIN[:-8], f"Body: truncated: the image has {len(BIN) - 8} bytes, its "
-                       f"header says {len(BIN)}"),
-    "trailing bytes": (BIN + b"\0" * 4, f"Body: 4 trailing bytes after the {len(BIN)} bytes "
-                       f"the header announces"),
+    "truncated header": (BIN[:100], ("Header: truncated: the image has 100 bytes, the header "
+                         "alone 152")),
+    "truncated magic": (BIN[:10], ("Header: truncated: the image has 10 bytes, the header alone "
+                        "152")),
+    "truncated body": (BIN[:-8], (f"Body: truncated: the image has {len(BIN) - 8} bytes, its "
+                       f"header says {len(BIN)}")),
+    "trailing bytes": (BIN + b"\0" * 4, (f"Body: 4 trailing bytes after the {len(BIN)} bytes "
+                       f"the header announces")),
     "bytes after the last target": (reseal(BIN + b"\0" * 8),
                                     "Body: 8 bytes after the last target"),
     "target id out of range": (patched(FIRST_TARGET, "<I", 12),
@@ -102,24 +102,24 @@ CASES = {
     "target out of order": (patched(FIRST_TARGET, "<I", 1),
                             "Target block 0: target id 1 is out of order; expected target 0"),
     "write count past the end": (patched(FIRST_TARGET + 4, "<I", 10_000),
-                                 f"Body: 10000 writes of target 0 needs 80000 bytes at offset "
+                                 (f"Body: 10000 writes of target 0 needs 80000 bytes at offset "
                                  f"{FIRST_TARGET + 8}, but only {len(BIN) - FIRST_TARGET - 8} "
-                                 f"remain"),
+                                 f"remain")),
     "target count not twice the nodes": (patched(20, "<I", 14),
                                          "Header: target count 14 is not twice the 6 nodes"),
     "switch register-map hash mismatch": (
-        SW, f"Header: switch register-map hash mismatch: the image was packed for map "
-            f"{SW_WAS}, its parameters give {SW_NOW} in this innet"),
+        SW, (f"Header: switch register-map hash mismatch: the image was packed for map "
+            f"{SW_WAS}, its parameters give {SW_NOW} in this innet")),
     "endpoint register-map hash mismatch": (
-        EP, f"Header: endpoint register-map hash mismatch: the image was packed for map "
-            f"{EP_WAS}, its parameters give {EP_NOW} in this innet"),
+        EP, (f"Header: endpoint register-map hash mismatch: the image was packed for map "
+            f"{EP_WAS}, its parameters give {EP_NOW} in this innet")),
     "topology fingerprint mismatch": (
-        FP, f"Header: topology fingerprint mismatch: the header says {FP_WAS}, the topology "
-            f"gives {FP_NOW}"),
+        FP, (f"Header: topology fingerprint mismatch: the header says {FP_WAS}, the topology "
+            f"gives {FP_NOW}")),
     "topology not an involution": (
         patched(PEER_ARRAY, "<i", 4),
-        "Topology section: not a valid topology: Port 0 of node 0 is wired to port 0 of node "
-        "4, but that port is wired to port 0 of node 1"),
+        ("Topology section: not a valid topology: Port 0 of node 0 is wired to port 0 of node "
+        "4, but that port is wired to port 0 of node 1")),
     "map parameter out of range": (patched(32, "<I", 0),
                                    "Header, params: Collective ids must be at least 1, not 0"),
     "radix below the topology's": (patched(28, "<I", 2), None),  # message checked below
@@ -127,116 +127,116 @@ CASES = {
                             "Hex: line 4: 'xyz' is not a 32-bit hex word"),
     "JSON fields disagree with the words": (
         JSON.replace('"fields": {"id": 3}', '"fields": {"id": 4}', 1),
-        'Switch 3 (target 3), node_id: fields {"id": 4} disagrees with the words, which give '
-        '{"id": 3}'),
+        ('Switch 3 (target 3), node_id: fields {"id": 4} disagrees with the words, which give '
+        '{"id": 3}')),
     "JSON register name disagrees": (
         JSON.replace('"register": "node_id", "address": 5, "words": ["0x00000003"]',
                      '"register": "radix", "address": 5, "words": ["0x00000003"]', 1),
-        'Switch 3 (target 3), node_id: register "radix" disagrees with the words, which give '
-        '"node_id"'),
+        ('Switch 3 (target 3), node_id: register "radix" disagrees with the words, which give '
+        '"node_id"')),
     "JSON target kind mismatch": (
         JSON.replace('"target": 7,\n      "kind": "endpoint"',
                      '"target": 7,\n      "kind": "switch"', 1),
-        "Target block 7: kind 'switch' and node 1 do not match target 7, the endpoint of "
-        "node 1"),
+        ("Target block 7: kind 'switch' and node 1 do not match target 7, the endpoint of "
+        "node 1")),
     "JSON malformed": (JSON[:-3], None),
     "JSON wrong format": (JSON.replace('"innet-image"', '"other"', 1),
-                          "Header: bad magic: format is 'other', expected 'innet-image': not "
-                          "an innet configuration image"),
+                          ("Header: bad magic: format is 'other', expected 'innet-image': not "
+                          "an innet configuration image")),
     "JSON unknown version": (JSON.replace('"version": 1,', '"version": 7,', 1),
                              "Header: unknown format version 7; this innet reads version 1"),
     # -- writes ----------------------------------------------------------------------------
     "write to a read-only register": (writes(0, lambda w: sorted([*w, (1, 3)])),
-                                      "Switch 0 (target 0): Register 'radix' at 0x1 is "
-                                      "read-only"),
+                                      ("Switch 0 (target 0): Register 'radix' at 0x1 is "
+                                      "read-only")),
     "duplicate write": (writes(0, lambda w: sorted([*w, w[0]])),
                         "Switch 0 (target 0), node_id: address 0x5 is written twice"),
     "writes out of order": (writes(0, lambda w: w[::-1]),
-                            "Switch 0 (target 0): writes are not in ascending address order: "
-                            "0x24 after 0x25"),
+                            ("Switch 0 (target 0): writes are not in ascending address order: "
+                            "0x24 after 0x25")),
     "write to a hole": (writes(0, lambda w: sorted([*w, (6, 0)])),
                         "Switch 0 (target 0): Address 0x6 is not a register of map 'switch'"),
     "node id not written": (writes(0, lambda w: w[1:]),
-                            "Switch 0 (target 0), node_id: not written; every target must be "
-                            "told its node id"),
+                            ("Switch 0 (target 0), node_id: not written; every target must be "
+                            "told its node id")),
     "node id of another node": (edit((2, "node_id", {"id": 4})),
-                                "Switch 2 (target 2), node_id.id: is 4, but the target is "
-                                "node 2"),
+                                ("Switch 2 (target 2), node_id.id: is 4, but the target is "
+                                "node 2")),
     "reserved bits set": (edit((0, "coll[0].req_out", None, 0x4)),
-                          "Switch 0 (target 0): Register 'coll[0].req_out' value 0x4 sets "
-                          "reserved bits 0x4"),
+                          ("Switch 0 (target 0): Register 'coll[0].req_out' value 0x4 sets "
+                          "reserved bits 0x4")),
     "field above its maximum": (edit((6, "vec_len", None, 20)),
-                                "Endpoint 0 (target 6): Field 'vec_len.count' value 20 exceeds "
-                                "its maximum 16"),
+                                ("Endpoint 0 (target 6): Field 'vec_len.count' value 20 exceeds "
+                                "its maximum 16")),
     # -- switches --------------------------------------------------------------------------
     "port mask bit beyond radix": (edit((1, "coll[0].req_in", None, 0b11111)),
-                                   "Switch 1 (target 1), coll[0].req_in.ports: mask sets bit 4, "
-                                   "beyond the local port 3 of a radix-3 switch"),
+                                   ("Switch 1 (target 1), coll[0].req_in.ports: mask sets bit 4, "
+                                   "beyond the local port 3 of a radix-3 switch")),
     "mask naming a port the node lacks": (edit((0, "coll[0].req_in", {"ports": 0b1100})),
-                                          "Switch 0 (target 0), coll[0].req_in.ports: names "
-                                          "port 2, but node 0 has ports 0..1 and local"),
+                                          ("Switch 0 (target 0), coll[0].req_in.ports: names "
+                                          "port 2, but node 0 has ports 0..1 and local")),
     "output port the node lacks": (edit((3, "coll[0].req_out", {"port": 2})),
-                                   "Switch 3 (target 3), coll[0].req_out.port: names port 2, "
-                                   "but node 3 has ports 0..1"),
+                                   ("Switch 3 (target 3), coll[0].req_out.port: names port 2, "
+                                   "but node 3 has ports 0..1")),
     "request output to the local port": (edit((3, "coll[0].req_out", {"port": 3})),
-                                         "Switch 3 (target 3), coll[0].req_out.port: is the "
+                                         ("Switch 3 (target 3), coll[0].req_out.port: is the "
                                          "local port; it must be a network port toward the "
-                                         "root"),
+                                         "root")),
     "root flag and output port both set": (edit((1, "coll[0].req_out", {"port": 2, "root": 1})),
-                                           "Switch 1 (target 1), coll[0].req_out: root flag and "
+                                           ("Switch 1 (target 1), coll[0].req_out: root flag and "
                                            "output port 2 both set; at the root the port must "
-                                           "be 0"),
+                                           "be 0")),
     "response port at the root": (edit((1, "coll[0].resp_in", {"port": 1})),
-                                  "Switch 1 (target 1), coll[0].resp_in.port: is 1 at the root, "
-                                  "where it is unused and must be 0"),
+                                  ("Switch 1 (target 1), coll[0].resp_in.port: is 1 at the root, "
+                                  "where it is unused and must be 0")),
     "unsupported op/dtype": (
         edit(*((u, "coll[0].ctrl", {"enable": 1, "op": "xor", "dtype": "fp32"})
                for u in range(6))),
         "Switch 0 (target 0), coll[0].ctrl.op: Operation xor is not defined on fp32"),
     "operation differs along the tree": (
         edit((3, "coll[0].ctrl", {"enable": 1, "op": "max", "dtype": "int32"})),
-        "Switch 3 (target 3), coll[0].ctrl: operation max on int32 differs from the root's "
-        "(node 1) add on int32"),
+        ("Switch 3 (target 3), coll[0].ctrl: operation max on int32 differs from the root's "
+        "(node 1) add on int32")),
     "disabled collective id with registers set": (
         edit((0, "coll[1].req_in", {"ports": 1})),
-        "Switch 0 (target 0), coll[1].req_in: is set while coll[1].ctrl.enable is 0; a "
-        "disabled collective id's registers must be zero"),
+        ("Switch 0 (target 0), coll[1].req_in: is set while coll[1].ctrl.enable is 0; a "
+        "disabled collective id's registers must be zero")),
     "two roots": (edit((4, "coll[0].req_out", {"root": 1}), (4, "coll[0].resp_in", {})),
-                  "Switch 4 (target 4), coll[0].req_out.root: collective id 0 has two roots, "
-                  "nodes 1 and 4"),
+                  ("Switch 4 (target 4), coll[0].req_out.root: collective id 0 has two roots, "
+                  "nodes 1 and 4")),
     "no root": (edit((1, "coll[0].req_out", {"port": 0}), (1, "coll[0].resp_in", {})),
-                "Switch 0 (target 0), coll[0].req_out.root: collective id 0 is enabled on 6 "
-                "switches, but none is the root"),
+                ("Switch 0 (target 0), coll[0].req_out.root: collective id 0 is enabled on 6 "
+                "switches, but none is the root")),
     "request tree with a cycle": (
         edit((0, "coll[0].req_out", {"port": port(0, 3)}), (0, "coll[0].req_in", mask(0, 3)),
              (3, "coll[0].req_in", mask(3, 0)), (1, "coll[0].req_in", mask(1, 2, 4))),
-        "Switch 0 (target 0), coll[0].req_out: the request tree of collective id 0 has a "
-        "cycle: nodes 0 -> 3 -> 0"),
+        ("Switch 0 (target 0), coll[0].req_out: the request tree of collective id 0 has a "
+        "cycle: nodes 0 -> 3 -> 0")),
     "participant contributing twice": (
         edit((4, "coll[0].req_in", mask(4, 5, 3))),
-        f"Switch 4 (target 4), coll[0].req_in.ports: takes node 3's requests on port "
-        f"{port(4, 3)}, but node 0 takes them too: node 3 would contribute twice"),
+        (f"Switch 4 (target 4), coll[0].req_in.ports: takes node 3's requests on port "
+        f"{port(4, 3)}, but node 0 takes them too: node 3 would contribute twice")),
     "input from a node that sends elsewhere": (
         edit((4, "coll[0].req_in", mask(4, 5, 3)), (0, "coll[0].req_in", mask(0))),
-        f"Switch 4 (target 4), coll[0].req_in.ports: takes node 3's requests on port "
-        f"{port(4, 3)}, but node 3 sends them to node 0"),
+        (f"Switch 4 (target 4), coll[0].req_in.ports: takes node 3's requests on port "
+        f"{port(4, 3)}, but node 3 sends them to node 0")),
     "input from an unconfigured node": (
         edit((5, "coll[0].ctrl", {}), (5, "coll[0].req_in", {}), (5, "coll[0].req_out", {}),
              (5, "coll[0].resp_in", {}), (5, "coll[0].resp_out", {})),
-        f"Switch 4 (target 4), coll[0].req_in.ports: takes requests on port {port(4, 5)} from "
-        f"node 5, which is not configured for collective id 0"),
+        (f"Switch 4 (target 4), coll[0].req_in.ports: takes requests on port {port(4, 5)} from "
+        f"node 5, which is not configured for collective id 0")),
     "requests nobody takes": (
         edit((0, "coll[0].req_in", mask(0))),
-        f"Switch 3 (target 3), coll[0].req_out.port: sends requests to node 0 on port "
-        f"{port(3, 0)}, but node 0 does not take them on its port {port(0, 3)}"),
+        (f"Switch 3 (target 3), coll[0].req_out.port: sends requests to node 0 on port "
+        f"{port(3, 0)}, but node 0 does not take them on its port {port(0, 3)}")),
     "response nobody sends": (
         edit((1, "coll[0].resp_out", mask(1, 2, 4))),
-        f"Switch 0 (target 0), coll[0].resp_in.port: expects the response from node 1 on port "
-        f"{port(0, 1)}, but node 1 does not send it there"),
+        (f"Switch 0 (target 0), coll[0].resp_in.port: expects the response from node 1 on port "
+        f"{port(0, 1)}, but node 1 does not send it there")),
     "response to a node expecting another": (
         edit((0, "coll[0].resp_in", {"port": port(0, 3)})),
-        f"Switch 1 (target 1), coll[0].resp_out.ports: multicasts on port {port(1, 0)} to node "
-        f"0, but node 0 takes its response from node 3"),
+        (f"Switch 1 (target 1), coll[0].resp_out.ports: multicasts on port {port(1, 0)} to node "
+        f"0, but node 0 takes its response from node 3")),
     "routing loop": (
         edit((0, "route[5]", {"port": port(0, 3), "valid": 1}),
              (3, "route[5]", {"port": port(3, 0), "valid": 1})),
@@ -246,79 +246,79 @@ CASES = {
         "Switch 0 (target 0), route[5]: forwards to node 3, which has no route to node 5"),
     "route with the local port elsewhere": (
         edit((0, "route[3]", {"port": 3, "valid": 1})),
-        "Switch 0 (target 0), route[3].port: is the local port, but destination 3 is not this "
-        "node"),
+        ("Switch 0 (target 0), route[3].port: is the local port, but destination 3 is not this "
+        "node")),
     "route to itself over the network": (
         edit((0, "route[0]", {"port": 1, "valid": 1})),
-        "Switch 0 (target 0), route[0].port: is 1, but destination 0 is this node: it must be "
-        "the local port 3"),
+        ("Switch 0 (target 0), route[0].port: is 1, but destination 0 is this node: it must be "
+        "the local port 3")),
     "route to a node that does not exist": (
         edit((0, "route[7]", {"port": 0, "valid": 1})),
-        "Switch 0 (target 0), route[7]: routes destination 7, but the network has 6 nodes "
-        "(0..5)"),
+        ("Switch 0 (target 0), route[7]: routes destination 7, but the network has 6 nodes "
+        "(0..5)")),
     # -- endpoints -------------------------------------------------------------------------
     "step peer out of range": (edit((6, "step[0].send_peer", {"node": 9})),
-                               "Endpoint 0 (target 6), step[0].send_peer.node: names node 9, "
-                               "but the network has 6 nodes (0..5)"),
+                               ("Endpoint 0 (target 6), step[0].send_peer.node: names node 9, "
+                               "but the network has 6 nodes (0..5)")),
     "step peer is the endpoint itself": (edit((6, "step[0].recv_peer", {"node": 0})),
-                                         "Endpoint 0 (target 6), step[0].recv_peer.node: names "
-                                         "node 0, this endpoint itself"),
+                                         ("Endpoint 0 (target 6), step[0].recv_peer.node: names "
+                                         "node 0, this endpoint itself")),
     "send range past the vector end": (edit((6, "step[0].send_first", {"index": 6})),
-                                       "Endpoint 0 (target 6), step[0].send_first: the send "
-                                       "range [6, 10) runs past the vector end 8 (vec_len)"),
+                                       ("Endpoint 0 (target 6), step[0].send_first: the send "
+                                       "range [6, 10) runs past the vector end 8 (vec_len)")),
     "receive range past the vector end": (edit((9, "step[0].recv_count", {"count": 5})),
-                                          "Endpoint 3 (target 9), step[0].recv_first: the recv "
-                                          "range [4, 9) runs past the vector end 8 (vec_len)"),
+                                          ("Endpoint 3 (target 9), step[0].recv_first: the recv "
+                                          "range [4, 9) runs past the vector end 8 (vec_len)")),
     "send without a matching receive": (
         edit((6, "step[1].send_count", {"count": 3})),
-        "Endpoint 0 (target 6), step[1].send_peer: sends 3 elements of collective 0 to node 3, "
-        "but endpoint 3 step[1] receives 4 elements of collective 0 from node 0"),
+        ("Endpoint 0 (target 6), step[1].send_peer: sends 3 elements of collective 0 to node 3, "
+        "but endpoint 3 step[1] receives 4 elements of collective 0 from node 0")),
     "receive nobody sends": (
         edit(*((6, f"step[1].{r}", {}) for r in ("send_peer", "send_first", "send_count")),
              *((9, f"step[1].{r}", {}) for r in ("recv_peer", "recv_first", "recv_count")),
              *((9, f"step[1].{r}", {}) for r in ("send_peer", "send_first", "send_count")),
              (9, "step[1].flags", {}), (6, "step[1].flags", {"recv": 1})),
-        "Endpoint 0 (target 6), step[1].recv_peer: receives 4 elements of collective 0 from "
-        "node 3, but endpoint 3 step[1] sends nothing"),
+        ("Endpoint 0 (target 6), step[1].recv_peer: receives 4 elements of collective 0 from "
+        "node 3, but endpoint 3 step[1] sends nothing")),
     "peer set with the flag clear": (edit((6, "step[0].flags", {"recv": 1, "reduce": 1})),
-                                     "Endpoint 0 (target 6), step[0].send_peer: is 3, but the "
-                                     "send flag is clear"),
+                                     ("Endpoint 0 (target 6), step[0].send_peer: is 3, but the "
+                                     "send flag is clear")),
     "reduce on a step that receives nothing": (
         edit((6, "step[1].flags", {"send": 1, "reduce": 1}), (6, "step[1].recv_peer", {}),
              (6, "step[1].recv_first", {}), (6, "step[1].recv_count", {})),
         "Endpoint 0 (target 6), step[1].flags.reduce: is set on a step that receives nothing"),
     "empty send with the flag set": (edit((6, "step[0].send_count", {"count": 0})),
-                                     "Endpoint 0 (target 6), step[0].send_count.count: is 0 "
-                                     "while the send flag is set"),
+                                     ("Endpoint 0 (target 6), step[0].send_count.count: is 0 "
+                                     "while the send flag is set")),
     "step written beyond the step count": (edit((6, "step[3].flags", {"send": 1})),
-                                           "Endpoint 0 (target 6), step[3]: is written, but "
-                                           "engine.cfg.steps is 2"),
+                                           ("Endpoint 0 (target 6), step[3]: is written, but "
+                                           "engine.cfg.steps is 2")),
     "vector past the vector memory": (edit((6, "vec_base", {"index": 12})),
-                                      "Endpoint 0 (target 6), vec_len.count: the vector [12, 20) "
-                                      "runs past the end of the 16-element vector memory"),
+                                      ("Endpoint 0 (target 6), vec_len.count: the vector [12, 20) "
+                                      "runs past the end of the 16-element vector memory")),
     "unsupported step-engine op/dtype": (
         edit((6, "engine.cfg", {"steps": 2, "op": "nor", "dtype": "fp32"})),
         "Endpoint 0 (target 6), engine.cfg.op: Operation nor is not defined on fp32"),
     "step-engine operations differ": (
         edit((6, "engine.cfg", {"steps": 2, "op": "max", "dtype": "int32"})),
-        "Endpoint 1 (target 7), engine.cfg: operation add on int32 differs from endpoint 0's "
-        "max on int32"),
+        ("Endpoint 1 (target 7), engine.cfg: operation add on int32 differs from endpoint 0's "
+        "max on int32")),
     "send to a peer without a route": (
         edit((0, "route[3]", {})),
-        "Endpoint 0 (target 6), step[0].send_peer: sends to node 3, but switch 0 has no route "
-        "to node 3"),
+        ("Endpoint 0 (target 6), step[0].send_peer: sends to node 3, but switch 0 has no route "
+        "to node 3")),
     "command on a collective id without local input": (
         edit((6, "coll.cmd", {"cid": 1})),
-        "Endpoint 0 (target 6), coll.cmd.cid: names collective id 1, but switch 0 takes no "
-        "local input for it"),
+        ("Endpoint 0 (target 6), coll.cmd.cid: names collective id 1, but switch 0 takes no "
+        "local input for it")),
     "command operation differs from the switch's": (
         edit((6, "coll.cmd", {"cid": 0, "op": "min"})),
-        "Endpoint 0 (target 6), coll.cmd: operation min on int32 differs from switch 0's add "
-        "on int32 for collective id 0"),
+        ("Endpoint 0 (target 6), coll.cmd: operation min on int32 differs from switch 0's add "
+        "on int32 for collective id 0")),
     "command longer than the vector": (
         edit((6, "coll.count", {"count": 9})),
-        "Endpoint 0 (target 6), coll.count.count: is 9, more than the vector's 8 elements "
-        "(vec_len)"),
+        ("Endpoint 0 (target 6), coll.count.count: is 9, more than the vector's 8 elements "
+        "(vec_len)")),
 }
 
 
@@ -371,4 +371,5 @@ def test_error_names_target_and_register():
     error = info.value
     assert (error.target, error.register) == (0, "coll[0].req_in")
     assert error.where == "Switch 0 (target 0), coll[0].req_in.ports"
-    assert isinstance(error, ValueError) and "\n" not in str(error)
+    assert isinstance(error, ValueError)
+    assert "\n" not in str(error)

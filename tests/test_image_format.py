@@ -74,7 +74,8 @@ def test_binary_layout_matches_the_documentation(image):
     assert data[56:88].hex() == PARAMS.switch_map.digest
     assert data[88:120].hex() == PARAMS.endpoint_map.digest
     assert data[120:152].hex() == mesh().fingerprint
-    assert HEADER_BYTES == 152 and len(data) % 4 == 0
+    assert HEADER_BYTES == 152
+    assert len(data) % 4 == 0
     # Topology section: metadata length, columns, metadata, then the two port arrays.
     meta_len, columns = struct.unpack_from("<II", data, 152)
     meta = json.loads(data[160:160 + meta_len])
@@ -105,7 +106,8 @@ def test_hex_is_the_binary_as_readmemh_words(image):
 
 def test_json_names_registers_and_decodes_fields(image):
     data = json.loads(encode(image, "json"))
-    assert data["format"] == "innet-image" and data["version"] == IMAGE_VERSION
+    assert data["format"] == "innet-image"
+    assert data["version"] == IMAGE_VERSION
     assert data["crc32"] == f"{image.header.crc32:#010x}"
     root = data["targets"][1]
     assert (root["target"], root["kind"], root["node"]) == (1, "switch", 1)
@@ -161,8 +163,10 @@ def test_target_numbering():
     assert target_id("endpoint", 2, 6) == 8
     assert target_name(8, 6) == "Endpoint 2 (target 8)"
     image = sample()
-    assert image.kind(3) is Target.SWITCH and image.node(9) == 3
-    assert image.target("switch", 4) == 4 and list(image.endpoints()) == list(range(6, 12))
+    assert image.kind(3) is Target.SWITCH
+    assert image.node(9) == 3
+    assert image.target("switch", 4) == 4
+    assert list(image.endpoints()) == list(range(6, 12))
 
 
 @pytest.mark.parametrize(("call", "error", "message"), [

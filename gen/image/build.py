@@ -28,6 +28,7 @@ from innet.gen.regmap import port_code, port_mask
 
 __all__ = [
     "build_image",
+    "embedding_configs",
     "endpoint_registers",
     "route_table",
     "switch_registers",
@@ -100,8 +101,8 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
             continue
         values[f"{base}.ctrl"] = {"enable": 1, "op": cfg.op, "dtype": cfg.dtype}
         values[f"{base}.req_in"] = {"ports": _mask(cfg.req_in, radix)}
-        values[f"{base}.req_out"] = ({"port": 0, "root": 1} if cfg.req_out is None else
-                                     {"port": port_code(cfg.req_out, radix), "root": 0})
+        values[f"{base}.req_out"] = {"port": 0 if cfg.req_out is None
+                                     else port_code(cfg.req_out, radix), "root": int(cfg.root)}
         values[f"{base}.resp_in"] = {"port": 0 if cfg.resp_in is None
                                      else port_code(cfg.resp_in, radix)}
         values[f"{base}.resp_out"] = {"ports": _mask(cfg.resp_out, radix)}
@@ -179,23 +180,54 @@ def endpoint_registers(node: int, params: MapParams, *, schedule: Any = None,
     return values
 
 
-def _check_collectives(collectives: Collectives, params: MapParams, nodes: int) -> None:
-    for c, configs in collectives.items():
+def embedding_configs(embedding: Any) -> dict[int, CollectiveConfig]:
+    """The switch configurations of an :class:`innet.gen.embed.Embedding`, by node.
+
+    Uses the contract's members only: ``op``, ``dtype``, ``root`` and ``switches`` (each with
+    ``node``, ``req_in``, ``req_out``, ``resp_in``, ``resp_out``).
+
+    Raises
+    ------
+    TypeError
+        If ``embedding`` lacks one of them.
+    ValueError
+        If a switch is listed twice.
+    """
+    try:
+        op, dtype = Op.parse(embedding.op), DType.parse(embedding.dtype)
+        root, switches = embedding.root, tuple(embedding.switches)
+        out: dict[int, CollectiveConfig] = {}
+        for s in switches:
+            if s.node in out:
+                raise ValueError(f"Collective id {embedding.collective_id}: switch {s.node} is "
+                                 f"configured twice")
+            out[s.node] = CollectiveConfig(
+                node=s.node, root=s.node == root, req_in=frozenset(s.req_in),
+                req_out=s.req_out, resp_in=s.resp_in, resp_out=frozenset(s.resp_out),
+                op=op, dtype=dtype)
+    except AttributeError as missing:
+        raise TypeError(f"Expected an Embedding, not {embedding!r:.60} ({missing})") from None
+    return out
+
+
+def _collectives(embeddings: Iterable[Any], params: MapParams | None = None
+                 ) -> dict[int, dict[int, CollectiveConfig]]:
+    out: dict[int, dict[int, CollectiveConfig]] = {}
+    for embedding in embeddings:
+        c = getattr(embedding, "collective_id", None)
         if isinstance(c, bool) or not isinstance(c, int) or c < 0:
-            raise ValueError(f"Collective id must be a non-negative integer, not {c!r}")
-        if c >= params.collective_ids:
+            raise TypeError(f"Expected an Embedding with a collective id, not "
+                            f"{embedding!r:.60}")
+        if c in out:
+            raise ValueError(f"Collective id {c} is used by two embeddings")
+        if params is not None and c >= params.collective_ids:
             raise ValueError(f"Collective id {c} needs at least {c + 1} collective ids, not "
                              f"{params.collective_ids}")
-        for u, cfg in configs.items():
-            if not isinstance(cfg, CollectiveConfig):
-                raise TypeError(f"Collective id {c}, node {u}: expected a CollectiveConfig, "
-                                f"not {cfg!r:.60}")
-            if not 0 <= u < nodes or cfg.node != u:
-                raise ValueError(f"Collective id {c}: configuration of node {cfg.node} filed "
-                                 f"under node {u} of a {nodes}-node network")
+        out[c] = embedding_configs(embedding)
+    return out
 
 
-def build_image(topology: Any, *, routes: Any = None, collectives: Collectives | None = None,
+def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] = (),
                 schedule: Any = None, elements: int = 0, op: Op | str = Op.ADD,
                 dtype: DType | str = DType.INT32, vec_base: int = 0,
                 radix: int | None = None, collective_ids: int | None = None,
@@ -209,16 +241,16 @@ def build_image(topology: Any, *, routes: Any = None, collectives: Collectives |
         The network; target ``n`` is the switch of node ``n``, target ``N + n`` its endpoint.
     routes : Routing or array-like, optional
         p2p routing (see :func:`route_table`).
-    collectives : mapping, optional
-        ``collectives[cid][node]``: :class:`CollectiveConfig` of each configured switch per
-        collective id.
+    embeddings : iterable of innet.gen.embed.Embedding
+        In-network collectives, each on its own collective id.
     schedule : innet.gen.swing.Schedule, optional
         Host-style schedule for the endpoints' step tables (rank ``r`` on node ``r``).
     elements, op, dtype, vec_base
         The endpoints' vector length and base, and the step engine's reduction.
     radix, collective_ids, routing_depth, step_depth, vector_depth, node_id_width : int
         Map parameters; by default the smallest that hold the content: the topology's radix,
-        one more than the largest collective id or schedule collective (at least 1), the node
+        one more than the largest collective id, or the schedule's collectives (at least 1), the
+        node
         count, the longest step table (at least 1) and ``vec_base + elements`` (at least 1).
 
     Raises
@@ -232,8 +264,13 @@ def build_image(topology: Any, *, routes: Any = None, collectives: Collectives |
     if not hasattr(topology, "fingerprint"):
         raise TypeError(f"Topology must be a Topology, not {topology!r:.60}")
     n = topology.nodes
-    collectives = dict(collectives or {})
-    wanted_ids = max([c + 1 for c in collectives if isinstance(c, int)]
+    embeddings = tuple(embeddings)
+    fingerprints = {getattr(e, "topology", topology.fingerprint) for e in embeddings}
+    if fingerprints - {topology.fingerprint}:
+        raise ValueError("An embedding was made for another topology (its fingerprint "
+                         "differs)")
+    collectives = _collectives(embeddings)
+    wanted_ids = max([c + 1 for c in collectives]
                      + [schedule.collectives if schedule is not None else 0, 1])
     steps = schedule.steps * schedule.collectives if schedule is not None else 0
     for name, value in (("Elements", elements), ("Vector base", vec_base)):
@@ -252,7 +289,7 @@ def build_image(topology: Any, *, routes: Any = None, collectives: Collectives |
     if topology.radix > params.radix:
         raise ValueError(f"Radix {params.radix} is below the topology's maximum degree "
                          f"{topology.radix}")
-    _check_collectives(collectives, params, n)
+    collectives = _collectives(embeddings, params)
     table = route_table(routes, n) if routes is not None else None
     if table is not None and params.routing_depth < n:
         raise ValueError(f"Routing depth {params.routing_depth} cannot hold routes to "

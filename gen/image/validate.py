@@ -39,31 +39,33 @@ from innet.gen.image.model import IMAGE_VERSION, MAGIC, Header, Image, ImageErro
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import Target, mask_ports
 
-__all__ = ["CollectiveConfig", "collective_configs", "validate"]
+__all__ = ["MAX_ROUTING_DEPTH", "CollectiveConfig", "collective_configs", "validate"]
 
 LOCAL = -1  # innet.gen.topology.LOCAL
+
+#: Largest routing depth an image may declare (a decoder builds the map it names).
+MAX_ROUTING_DEPTH = 1 << 20
 
 
 @dataclass(frozen=True)
 class CollectiveConfig:
     """One switch's configuration of one collective id, decoded from its registers.
 
-    Ports are network port numbers, with ``LOCAL`` (-1) for the local port, as in
-    :mod:`innet.gen.embed`.
+    The members mirror :class:`innet.gen.embed.SwitchConfig`: ports are network port numbers
+    with ``LOCAL`` (-1) for the local port; ``req_out`` is ``None`` where the switch sends no
+    requests (the root, and switches with no request input, as in a broadcast), ``resp_in``
+    is ``None`` where no response arrives (the root, and switches that pass no response, as in
+    a reduce).
     """
 
     node: int
+    root: bool
     req_in: frozenset[int]
-    req_out: int | None  # None at the root
-    resp_in: int | None  # None at the root
+    req_out: int | None
+    resp_in: int | None
     resp_out: frozenset[int]
     op: Op
     dtype: DType
-
-    @property
-    def root(self) -> bool:
-        """Whether this switch is the root."""
-        return self.req_out is None
 
 
 def _ports(ports) -> str:
@@ -115,6 +117,9 @@ class _Check:
 
     def header(self, header: Header | None) -> None:
         image, p = self.image, self.image.params
+        if p.routing_depth > MAX_ROUTING_DEPTH:
+            raise ImageError(f"{p.routing_depth} entries exceed the {MAX_ROUTING_DEPTH} an "
+                             f"image supports", "Header, params.routing_depth")
         try:
             smap, emap = p.switch_map, p.endpoint_map
         except (ValueError, TypeError) as error:
@@ -244,13 +249,26 @@ class _Check:
                 raise self.fail(t, f"{base}.resp_in.port", f"is {resp_in} at the root, where "
                                 f"it is unused and must be 0")
             return
+        masks = {"req_out": ("req_in", "sends no requests"),
+                 "resp_in": ("resp_out", "passes no response")}
+        idle = 0
         for name, port in (("req_out", req_out["port"]), ("resp_in", resp_in)):
+            mask, what = masks[name]
+            if not self.get(t, f"{base}.{mask}")["ports"]:
+                idle += 1
+                if port:
+                    raise self.fail(t, f"{base}.{name}.port", f"is {port}, but the switch "
+                                    f"{what} ({mask} is empty): it must be 0")
+                continue
             if port == radix:
                 raise self.fail(t, f"{base}.{name}.port", "is the local port; it must be a "
                                 "network port toward the root")
             if not self.has_port(u, port):
                 raise self.fail(t, f"{base}.{name}.port", f"names port {port}, but node {u} "
                                 f"has {self.port_list(u)}")
+        if idle == 2:
+            raise self.fail(t, f"{base}.ctrl.enable", "is set, but the switch takes no request "
+                            "and passes no response")
 
     def route_entries(self, t: int, u: int) -> None:
         radix = self.image.params.radix
@@ -326,13 +344,13 @@ class _Check:
                 continue
             req_out = self.get(u, f"{base}.req_out")
             root = bool(req_out["root"])
+            req_in = frozenset(mask_ports(self.get(u, f"{base}.req_in")["ports"], radix))
+            resp_out = frozenset(mask_ports(self.get(u, f"{base}.resp_out")["ports"], radix))
             out[u] = CollectiveConfig(
-                node=u,
-                req_in=frozenset(mask_ports(self.get(u, f"{base}.req_in")["ports"], radix)),
-                req_out=None if root else req_out["port"],
-                resp_in=None if root else self.get(u, f"{base}.resp_in")["port"],
-                resp_out=frozenset(mask_ports(self.get(u, f"{base}.resp_out")["ports"], radix)),
-                op=Op(ctrl["op"]), dtype=DType(ctrl["dtype"]))
+                node=u, root=root, req_in=req_in,
+                req_out=None if root or not req_in else req_out["port"],
+                resp_in=None if root or not resp_out else self.get(u, f"{base}.resp_in")["port"],
+                resp_out=resp_out, op=Op(ctrl["op"]), dtype=DType(ctrl["dtype"]))
         return out
 
     def collective(self, c: int) -> dict[int, CollectiveConfig]:
@@ -379,6 +397,9 @@ class _Check:
                 if child.root:
                     raise self.fail(v, where, f"takes requests on port {p} from node {w}, "
                                     f"which is the root")
+                if child.req_out is None:
+                    raise self.fail(v, where, f"takes requests on port {p} from node {w}, "
+                                    f"which sends none")
                 if child.req_out != wp:
                     z, zp = self.neighbour(w, child.req_out)
                     if z in cfg and zp in cfg[z].req_in:
@@ -409,6 +430,9 @@ class _Check:
                 if child.root:
                     raise self.fail(v, where, f"multicasts on port {q} to node {y}, which is "
                                     f"the root")
+                if child.resp_in is None:
+                    raise self.fail(v, where, f"multicasts on port {q} to node {y}, which "
+                                    f"passes no response")
                 if child.resp_in != yq:
                     z, _ = self.neighbour(y, child.resp_in)
                     raise self.fail(v, where, f"multicasts on port {q} to node {y}, but node "
@@ -426,13 +450,15 @@ class _Check:
         done: set[int] = set()
         for start in sorted(u for u, x in cfg.items() if active(x)):
             path: list[int] = []
+            seen: dict[int, int] = {}
             u = start
             while u not in done and not cfg[u].root:
-                if u in path:
-                    loop = [*path[path.index(u):], u]
+                if u in seen:
+                    loop = [*path[seen[u]:], u]
                     raise self.fail(loop[0], f"coll[{c}].{register}", f"the {what} tree of "
                                     f"collective id {c} has a cycle: nodes " +
                                     " -> ".join(map(str, loop)))
+                seen[u] = len(path)
                 path.append(u)
                 port = cfg[u].req_out if register == "req_out" else cfg[u].resp_in
                 u = self.neighbour(u, port)[0]
