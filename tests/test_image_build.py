@@ -270,3 +270,36 @@ def test_an_inconsistent_embedding_fails_validation_naming_the_register():
                                          r"coll\[0\]\.req_out\.port: is \d, but the switch "
                                          r"sends no requests \(req_in is empty\): it must be 0$"):
         build_image(topo, embeddings=[broken])
+
+
+@pytest.mark.parametrize("kind", ["allreduce", "reduce", "broadcast", "barrier"])
+def test_embeddings_of_every_kind_round_trip(kind):
+    from innet.gen.embed import embed
+    from innet.gen.image import embeddings
+    from innet.gen.routing import routing
+
+    topo = polarfly(3)
+    made = [embed(topo, kind=kind, op="max", dtype="fp32"),
+            embed(topo, [1, 4, 7, 9], kind=kind, collective_id=2, root=4 if kind in (
+                "reduce", "broadcast") else "auto")]
+    image = decode(encode(build_image(topo, routes=routing(topo), embeddings=made), "hex"))
+    found = embeddings(image)
+    assert sorted(found) == [0, 2]
+    for original in made:
+        rebuilt = found[original.collective_id]
+        assert rebuilt.switches == original.switches
+        assert (rebuilt.root, rebuilt.participants, rebuilt.depth, rebuilt.links) == (
+            original.root, original.participants, original.depth, original.links)
+        assert rebuilt.kind == ("allreduce" if kind == "barrier" else kind)
+
+
+def test_routing_objects_program_the_tables():
+    from innet.gen.routing import routing
+
+    topo = hyperx((3, 4))
+    plan = routing(topo)
+    image = build_image(topo, routes=plan)
+    hardware = plan.hardware_table()
+    for u in range(topo.nodes):
+        values = image.values(u)
+        assert [values[f"route[{d}]"]["port"] for d in range(topo.nodes)] == list(hardware[u])

@@ -237,6 +237,20 @@ CASES = {
         edit((0, "coll[0].resp_in", {"port": port(0, 3)})),
         (f"Switch 1 (target 1), coll[0].resp_out.ports: multicasts on port {port(1, 0)} to node "
         f"0, but node 0 takes its response from node 3")),
+    "response not the inverse of the requests (embedding verifier)": (
+        edit((4, "coll[0].resp_out", mask(4, 5, local=False))),
+        (f"Collective id 0, coll[0]: Switch 4: resp_out {{{port(4, 5)}}} must equal req_in "
+        f"{{{port(4, 5)}, local}} (the inverse of the request tree)")),
+    "tree deeper than the root's eccentricity (embedding verifier)": (
+        edit(*((u, f"coll[0].{r}", fields) for u, r, fields in [
+            (0, "req_out", {"port": port(0, 3)}), (0, "resp_in", {"port": port(0, 3)}),
+            (0, "req_in", mask(0)), (0, "resp_out", mask(0)),
+            (3, "req_in", mask(3, 0)), (3, "resp_out", mask(3, 0)),
+            (3, "req_out", {"port": port(3, 4)}), (3, "resp_in", {"port": port(3, 4)}),
+            (4, "req_in", mask(4, 3, 5)), (4, "resp_out", mask(4, 3, 5)),
+            (1, "req_in", mask(1, 2, 4)), (1, "resp_out", mask(1, 2, 4))])),
+        ("Collective id 0, coll[0]: Depth 3 differs from the root's eccentricity 2 over the "
+        "participants")),
     "routing loop": (
         edit((0, "route[5]", {"port": port(0, 3), "valid": 1}),
              (3, "route[5]", {"port": port(3, 0), "valid": 1})),

@@ -23,7 +23,7 @@ from innet.gen.image.model import (
     target_name,
     target_of,
 )
-from innet.gen.image.validate import CollectiveConfig, collective_configs, validate
+from innet.gen.image.validate import CollectiveConfig, collective_configs, embeddings, validate
 
 __all__ = [
     "FORMATS",
@@ -39,6 +39,7 @@ __all__ = [
     "collective_configs",
     "decode",
     "detect",
+    "embeddings",
     "encode",
     "format_for",
     "read",

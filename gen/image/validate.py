@@ -18,7 +18,10 @@ CRC are the codecs' job) and checks, in this order, stopping at the first proble
    exactly for the node itself, and the tables are loop-free;
 5. every collective id: the request and response trees agree across each link (a switch waits
    only on neighbours that send to it, a neighbour's requests are taken by one switch), one
-   root, no cycle, one operation and data type (PIUMA, "Request-response Mechanism");
+   root, no cycle, one operation and data type (PIUMA, "Request-response Mechanism"); then
+   the embedding rebuilt from the registers (:func:`innet.gen.embed.reconstruct`) passes the
+   embedding verifier (:func:`innet.gen.embed.verify`: every participant contributes once,
+   responses invert requests, the depth is the root's eccentricity, no idle switch);
 6. endpoints: the vector inside the vector memory, the step count within the table, for every
    step its peers existing nodes other than itself, ranges inside ``vec_len``, flags
    consistent with peers and counts; every send matched by the peer's receive in the same
@@ -33,13 +36,20 @@ the target, the register or field, and the reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from innet.gen.image.binary import crc32
 from innet.gen.image.model import IMAGE_VERSION, MAGIC, Header, Image, ImageError
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import Target, mask_ports
 
-__all__ = ["MAX_ROUTING_DEPTH", "CollectiveConfig", "collective_configs", "validate"]
+__all__ = [
+    "MAX_ROUTING_DEPTH",
+    "CollectiveConfig",
+    "collective_configs",
+    "embeddings",
+    "validate",
+]
 
 LOCAL = -1  # innet.gen.topology.LOCAL
 
@@ -83,6 +93,7 @@ class _Check:
         self.peer = self.topo.ports.peer
         self.peer_port = self.topo.ports.peer_port
         self.values: list[dict[str, dict[str, int]]] = []
+        self.embeddings: dict[int, Any] = {}
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -382,7 +393,27 @@ class _Check:
                             "nowhere")
         self.acyclic(c, cfg, "req_out", lambda x: x.req_in, "request")
         self.acyclic(c, cfg, "resp_in", lambda x: x.resp_out, "response")
+        self.embeddings[c] = self.embedding(c, cfg, root)
         return cfg
+
+    def embedding(self, c: int, cfg: dict[int, CollectiveConfig], root: int) -> Any:
+        """Rebuild the collective id's embedding and run the embedding verifier on it."""
+        from innet.gen.embed import SwitchConfig, reconstruct, verify
+
+        head = cfg[root]
+        switches = [SwitchConfig(u, x.req_in, x.req_out, x.resp_in, x.resp_out)
+                    for u, x in sorted(cfg.items())]
+        where = f"Collective id {c}, coll[{c}]"
+        try:
+            embedding = reconstruct(self.topo, switches, op=head.op, dtype=head.dtype,
+                                    collective_id=c)
+            if embedding.root != root:
+                raise ValueError(f"the root flag is set at node {root}, but the tree's root is "
+                                 f"node {embedding.root}")
+            verify(embedding, self.topo)
+        except ValueError as error:
+            raise ImageError(str(error), where) from None
+        return embedding
 
     def request_links(self, c: int, cfg: dict[int, CollectiveConfig]) -> None:
         base = f"coll[{c}]"
@@ -619,6 +650,20 @@ def validate(image: Image, header: Header | None = None) -> None:
         On the first problem found, naming the target, register or field, and the reason.
     """
     _Check(image).run(header)
+
+
+def embeddings(image: Image) -> dict[int, Any]:
+    """The in-network collectives an image configures: collective id ->
+    :class:`innet.gen.embed.Embedding`, rebuilt from the switch registers and verified.
+
+    Raises
+    ------
+    ImageError
+        If the image does not validate.
+    """
+    check = _Check(image)
+    check.run(None)
+    return dict(check.embeddings)
 
 
 def collective_configs(image: Image, collective_id: int) -> dict[int, CollectiveConfig]:
