@@ -153,43 +153,58 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
     arrays = schedule.arrays()
     send_peer, send = arrays["send_peer"], arrays["send"]
     steps = schedule.steps
-    c, s, src = np.nonzero(send_peer >= 0)
+    # Messages ordered by step: (step, collective, rank) order of np.nonzero on (S, C, P).
+    s, c, src = np.nonzero(np.swapaxes(send_peer, 0, 1) >= 0)
     dst = send_peer[c, s, src].astype(np.int64)
     weight = 1.0 / (np.asarray(schedule.blocks, dtype=np.float64) * schedule.collectives)
     size = (send[c, s, src, 1] - send[c, s, src, 0]) * weight[c]
     step_message = np.zeros(steps)
     np.maximum.at(step_message, s, size)
 
+    # Steps that move the same messages (an allgather step retraces a reduce-scatter step)
+    # load the links the same way: route each distinct step once.
+    bounds = np.searchsorted(s, np.arange(steps + 1))
+    same_as = np.arange(steps)
+    seen: dict[bytes, int] = {}
+    for step in range(steps):
+        lo, hi = bounds[step], bounds[step + 1]
+        order = np.lexsort((size[lo:hi], dst[lo:hi], src[lo:hi]))
+        key = b"".join(a[lo:hi][order].tobytes() for a in (src, dst, size))
+        same_as[step] = seen.setdefault(key, step)
+    routed = np.isin(s, np.nonzero(same_as == np.arange(steps))[0])
+
     load = np.zeros(steps * nodes * radix)
-    hops = np.zeros(len(src), dtype=np.int64)
-    cur = src.astype(np.int64)
-    active = np.nonzero(cur != dst)[0]
-    while len(active):
-        if hops[active[0]] >= nodes:
-            raise ValueError(f"Routing from node {int(src[active[0]])} to node "
-                             f"{int(dst[active[0]])} does not arrive within {nodes} hops")
-        here = cur[active]
-        port = np.asarray(next_port(here, dst[active]), dtype=np.int64)
+    step_hops = np.zeros(steps, dtype=np.int64)
+    row, origin, dst, size = s[routed], src[routed].astype(np.int64), dst[routed], size[routed]
+    cur = origin
+    hop = 0
+    while len(cur):
+        if hop >= nodes:
+            raise ValueError(f"Routing from node {int(origin[0])} to node {int(dst[0])} does "
+                             f"not arrive within {nodes} hops")
+        port = np.asarray(next_port(cur, dst), dtype=np.int64)
         bad = (port < 0) | (port >= radix)
         if not bad.any():
-            bad = peer[here, port] < 0
+            bad = peer[cur, port] < 0
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"Routing at node {int(here[i])} toward node "
-                             f"{int(dst[active[i]])} chose port {int(port[i])}, which the node "
-                             f"does not have")
-        link = (s[active] * nodes + here) * radix + port
-        load += np.bincount(link, weights=size[active], minlength=load.size)
-        cur[active] = peer[here, port]
-        hops[active] += 1
-        active = active[cur[active] != dst[active]]
+            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[i])} chose "
+                             f"port {int(port[i])}, which the node does not have")
+        load += np.bincount((row * nodes + cur) * radix + port, weights=size,
+                            minlength=load.size)
+        cur = peer[cur, port].astype(np.int64)
+        hop += 1
+        arrived = cur == dst
+        step_hops[row[arrived]] = hop
+        keep = ~arrived
+        row, origin, cur, dst, size = row[keep], origin[keep], cur[keep], dst[keep], size[keep]
 
     step_load = load.reshape(steps, -1).max(axis=1) if steps else np.zeros(0)
-    step_hops = np.zeros(steps, dtype=np.int64)
-    np.maximum.at(step_hops, s, hops)
+    step_load = step_load[same_as]
+    step_hops = step_hops[same_as]
     return Congestion(algorithm=schedule.algorithm, ranks=schedule.ranks, dimensions=dimensions,
                       steps=int((step_hops > 0).sum()),
-                      max_hops=int(hops.max()) if len(hops) else 0,
+                      max_hops=int(step_hops.max()) if steps else 0,
                       bandwidth_term=float(step_load.sum()),
                       contention_free_term=float(step_message.sum()),
                       step_hops=tuple(step_hops.tolist()),
