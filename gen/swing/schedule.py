@@ -50,12 +50,17 @@ entries, so a receiver tells messages apart by their ``(collective, step)``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Entry", "Schedule"]
+__all__ = ["JSON_FORMAT", "JSON_VERSION", "Entry", "Schedule"]
+
+#: Format name and version written by :meth:`Schedule.to_json`.
+JSON_FORMAT = "innet-swing-schedule"
+JSON_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -375,6 +380,61 @@ class Schedule:
         sizes = (self._send[..., 1] - self._send[..., 0]).sum(axis=1)
         weight = 1.0 / (np.asarray(self._blocks, dtype=np.float64) * self.collectives)
         return (sizes * weight[:, None]).sum(axis=0).tolist()
+
+    # -- JSON ---------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The whole schedule as compact, byte-stable JSON (:meth:`from_json` reads it back).
+
+        ``{"format": "innet-swing-schedule", "version": 1, "algorithm", "shape", "collectives":
+        [{"blocks", "reduce": [per step], "send_peer": [per step: per rank, -1 for none],
+        "recv_peer", "send": [per step: per rank [lo, hi]], "recv"}]}``.
+        """
+        collectives = []
+        for c in range(self.collectives):
+            collectives.append({
+                "blocks": self._blocks[c], "reduce": self._reduce[c].tolist(),
+                "send_peer": self._send_peer[c].tolist(),
+                "recv_peer": self._recv_peer[c].tolist(),
+                "send": self._send[c].tolist(), "recv": self._recv[c].tolist()})
+        return json.dumps({"format": JSON_FORMAT, "version": JSON_VERSION,
+                           "algorithm": self._algorithm, "shape": list(self._shape),
+                           "collectives": collectives}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Schedule:
+        """Read :meth:`to_json` output back, checking everything the constructor checks.
+
+        Raises
+        ------
+        ValueError
+            If the text is not a schedule of this format and version, or is not valid.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"Schedule JSON does not parse: {error}") from None
+        if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
+            raise ValueError(f"Schedule JSON must have format {JSON_FORMAT!r}")
+        if data.get("version") != JSON_VERSION:
+            raise ValueError(f"Schedule JSON version must be {JSON_VERSION}, not "
+                             f"{data.get('version')!r}")
+        try:
+            collectives = data["collectives"]
+            if not collectives:
+                raise ValueError("Schedule JSON must have at least one collective")
+            arrays = {}
+            for key, dtype in (("send_peer", np.int64), ("recv_peer", np.int64),
+                               ("send", np.int64), ("recv", np.int64), ("reduce", bool)):
+                try:
+                    arrays[key] = np.asarray([col[key] for col in collectives], dtype=dtype)
+                except ValueError:
+                    raise ValueError(f"Schedule JSON field {key!r} is not a rectangular array "
+                                     f"of {np.dtype(dtype).name}") from None
+            return cls(data["algorithm"], data["shape"], [col["blocks"] for col in collectives],
+                       **arrays)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"Schedule JSON is missing or mistypes a field: {error}") from None
 
     def __repr__(self) -> str:
         shape = "x".join(str(d) for d in self._shape)

@@ -86,25 +86,6 @@ def _summary(schedule, model, network: str) -> dict:
     }
 
 
-def _tables(schedule) -> dict:
-    """The full schedule, for ``-o``: per collective and step, every rank's entry."""
-    arrays = schedule.arrays()
-    return {
-        "format": "innet-swing-schedule", "version": 1,
-        "algorithm": schedule.algorithm, "shape": list(schedule.shape),
-        "order": "step-major: for each step, collectives 0..C-1",
-        "collectives": [
-            {"blocks": schedule.blocks[c],
-             "steps": [{"reduce": bool(arrays["reduce"][c, s]),
-                        "send_peer": arrays["send_peer"][c, s].tolist(),
-                        "recv_peer": arrays["recv_peer"][c, s].tolist(),
-                        "send": arrays["send"][c, s].tolist(),
-                        "recv": arrays["recv"][c, s].tolist()}
-                       for s in range(schedule.steps)]}
-            for c in range(schedule.collectives)],
-    }
-
-
 @click.command("swing")
 @click.option("--topology", "kind", type=click.Choice(_TOPOLOGIES), default="torus",
               show_default=True, help="The network; rank r runs on node r.")
@@ -182,8 +163,7 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
                             "sizes": table}
 
     if output is not None:
-        write_atomic(output / "schedule.json",
-                     json.dumps(_tables(schedule), separators=(",", ":")) + "\n")
+        write_atomic(output / "schedule.json", schedule.to_json() + "\n")
         write_atomic(output / "summary.json", _compact(summary) + "\n")
 
     if as_json:
