@@ -44,8 +44,15 @@ send of entry ``k`` is matched by a receive of the same entry ``k`` at its peer.
 ``k``: once every rank has finished its entries before ``k``, every rank posts entry ``k``, every
 transfer of entry ``k`` finds its partner, and all of them complete. Entries of the same step in
 different collectives touch disjoint shares and use different ports, so an endpoint may also run
-them concurrently; the sequential order above is the reference. A peer may run ahead by a few
-entries, so a receiver tells messages apart by their ``(collective, step)``.
+them concurrently; the sequential order above is the reference.
+
+What a receiver must do: a rank's peers can run ahead of it (in Swing, rank 3 may finish step
+0 with rank 2 and send its step-1 data to rank 0 while rank 0 still waits for rank 1's step-0
+data), so messages for later entries can arrive early, from other sources. A receiver tells
+messages apart by ``(collective, step)`` and source, accepts early ones into a buffer instead
+of stalling its ejection port (stalling can block the message it is waiting for behind them),
+and applies receives in table order: the reduction order, and with it the floating-point
+result of :func:`innet.gen.swing.execute.golden`, is the table order.
 """
 
 from __future__ import annotations
