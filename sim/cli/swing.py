@@ -63,7 +63,7 @@ def _compact(value: Any, indent: int = 0) -> str:
     return json.dumps(value, separators=(", ", ": "))
 
 
-def _summary(schedule, model, network: str) -> dict:
+def _summary(schedule, model, network: str, peers: bool) -> dict:
     sent = schedule.blocks_sent()
     fraction = schedule.fraction_sent()
     return {
@@ -74,8 +74,6 @@ def _summary(schedule, model, network: str) -> dict:
         "collectives": schedule.collectives,
         "steps": schedule.steps,
         "blocks": list(schedule.blocks),
-        "peers": [schedule.peers(c) for c in range(schedule.collectives)],
-        "recv_peers": [schedule.recv_peers(c) for c in range(schedule.collectives)],
         "blocks_sent_per_rank": [sum(col) for col in zip(*sent, strict=True)],
         "vector_sent_per_rank_max": max(fraction),
         "max_hops": model.max_hops,
@@ -83,7 +81,9 @@ def _summary(schedule, model, network: str) -> dict:
         "bandwidth_deficiency": model.bandwidth_deficiency,
         "latency_deficiency": model.latency_deficiency,
         "steps_with_traffic": model.steps,
-    }
+    } | ({"peers": [schedule.peers(c) for c in range(schedule.collectives)],
+          "recv_peers": [schedule.recv_peers(c) for c in range(schedule.collectives)]}
+         if peers else {})
 
 
 @click.command("swing")
@@ -139,7 +139,7 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
     topo, shape, network = _network(kind, shape_text, q)
     schedule = build_schedule(algorithm, shape, multiport=multiport, nonpow2=nonpow2)
     model = _model(schedule, topo)
-    summary = _summary(schedule, model, network)
+    summary = _summary(schedule, model, network, peers=as_json or output is not None)
 
     verdict = None
     if verify:
