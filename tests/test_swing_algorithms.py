@@ -5,8 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from innet.gen.swing import ALGORITHMS, MAX_ENTRIES, Schedule, build_schedule, verify
+from innet.gen.swing import (
+    ALGORITHMS,
+    MAX_ENTRIES,
+    Schedule,
+    build_schedule,
+    snake_cycle,
+    verify,
+)
 from innet.gen.swing.butterfly import PAPER_LIMIT
+from innet.gen.swing.peers import torus_distance
 
 SHAPES = [(2, 4), (4, 4), (6, 6), (10, 10), (4, 6, 4), (8, 8, 8)]
 
@@ -154,3 +162,16 @@ def test_odd_ring_runs_section_3_2():
 def test_bad_requests(args, kwargs, error, message):
     with pytest.raises(error, match=message):
         build_schedule(*args, **kwargs)
+
+
+@pytest.mark.parametrize("shape", [(2,), (9,), (4, 4), (3, 3), (3, 5), (2, 3), (5, 5, 5),
+                                   (3, 1, 7), (3, 4, 5), (3, 3, 3, 3), (1, 6)])
+def test_ring_follows_a_hamiltonian_cycle(shape):
+    cycle = snake_cycle(shape)
+    assert sorted(cycle.tolist()) == list(range(math.prod(shape)))
+    assert (torus_distance(shape, cycle, np.roll(cycle, -1)) == 1).all()
+    schedule = build_schedule("ring", shape)
+    for c in range(2):
+        successor = [schedule.entry(c, 0, int(r)).send_peer for r in cycle]
+        expected = np.roll(cycle, -1 if c == 0 else 1).tolist()
+        assert successor == expected

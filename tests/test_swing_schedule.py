@@ -1,5 +1,7 @@
 """The Schedule contract type: entries, block and element ranges, validation, execution order."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -126,3 +128,39 @@ def test_arrays_are_read_only():
     arrays = two_ranks().arrays()
     with pytest.raises(ValueError, match="read-only"):
         arrays["send_peer"][0, 0, 0] = 5
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "ring", "recdoub-l"])
+def test_json_round_trip(algorithm):
+    schedule = build_schedule(algorithm, (2, 3))
+    text = schedule.to_json()
+    again = Schedule.from_json(text)
+    assert again.to_json() == text
+    assert list(again) == list(schedule)
+    assert (again.algorithm, again.shape, again.blocks) == (algorithm, (2, 3), schedule.blocks)
+
+
+def _edit(mutate):
+    data = json.loads(two_ranks().to_json())
+    mutate(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{", (r"^Schedule JSON does not parse: Expecting property name enclosed in double quotes: "
+          r"line 1 column 2 \(char 1\)$")),
+    ("[]", r"^Schedule JSON must have format 'innet-swing-schedule'$"),
+    (_edit(lambda d: d.update(version=2)), r"^Schedule JSON version must be 1, not 2$"),
+    (_edit(lambda d: d.update(collectives=[])),
+     r"^Schedule JSON must have at least one collective$"),
+    (_edit(lambda d: d["collectives"][0].pop("recv")),
+     r"^Schedule JSON is missing or mistypes a field: 'recv'$"),
+    (_edit(lambda d: d["collectives"][0]["send"][0].append([1])),
+     r"^Schedule JSON field 'send' is not a rectangular array of int64$"),
+    (_edit(lambda d: d["collectives"][0]["send"][0][0].__setitem__(1, 1)),
+     (r"^Collective 0, step 0: rank 0's send has an empty range; a range is empty exactly "
+     r"when there is no peer$")),
+])
+def test_bad_json_is_rejected(text, message):
+    with pytest.raises(ValueError, match=message):
+        Schedule.from_json(text)

@@ -2,10 +2,11 @@
 
 *Ring* (Patarasuk and Yuan): the ranks form a cycle; a reduce-scatter of ``p - 1`` steps, in
 which every rank sends one block to its successor and reduces the block from its predecessor,
-then an allgather of ``p - 1`` steps. The cycle is a Hamiltonian cycle of the torus when one
-exists in snake order (a reflected Gray code with an even side outermost), so every transfer is
-one hop; when every side is odd the snake closes with one longer hop. With ``multiport`` two
-rings run, one per direction of the cycle, each on half the vector.
+then an allgather of ``p - 1`` steps. The cycle is a Hamiltonian cycle of the torus
+(:func:`snake_cycle`), so every transfer is one hop. With ``multiport`` two rings run, one per
+direction of the cycle, each on half the vector (two of the ``2·D`` ports; the four-ring
+variant of Section 2.3.1 on two edge-disjoint Hamiltonian cycles of a 2-D torus is not
+generated).
 
 *Bucket* (Barnett et al.; Sack and Gropp; Jain and Sabharwal): a ring reduce-scatter along each
 dimension in turn, on the data the previous dimensions left, then ring allgathers in the
@@ -32,19 +33,46 @@ from innet.gen.swing.schedule import Schedule
 __all__ = ["bucket_schedule", "ring_schedule", "snake_cycle"]
 
 
-def snake_cycle(shape: Sequence[int]) -> np.ndarray:
-    """Ranks in snake order: consecutive ranks are torus neighbours.
+def _odd_cycle(shape: tuple[int, ...]) -> np.ndarray:
+    """Coordinates ``(D, P)`` of a Hamiltonian cycle of a torus whose sides are all odd.
 
-    A reflected mixed-radix Gray code over the coordinates, with an even side (if any) as the
-    outermost digit so that the last rank is also a neighbour of the first (through the
-    wrap-around link of that side).
+    Recursively: a cycle ``C`` of the last ``D - 1`` sides, then the ``a x |C|`` torus (``a``
+    odd) walked as row 0 left to right, rows ``1..a-1`` in snake order over columns
+    ``1..|C|-1``, the wrap-around link back to column 0 and up column 0 to the start.
+    """
+    if len(shape) == 1:
+        return np.arange(shape[0])[None, :]
+    rest = _odd_cycle(shape[1:])
+    a, m = shape[0], rest.shape[1]
+    rows = [np.zeros(m, dtype=np.int64)]
+    cols = [np.arange(m)]
+    for row in range(1, a):
+        inner = np.arange(1, m)
+        rows.append(np.full(m - 1, row))
+        cols.append(inner[::-1] if row % 2 else inner)
+    rows.append(np.arange(a - 1, 0, -1))
+    cols.append(np.zeros(a - 1, dtype=np.int64))
+    row, col = np.concatenate(rows), np.concatenate(cols)
+    return np.concatenate([row[None, :], rest[:, col]])
+
+
+def snake_cycle(shape: Sequence[int]) -> np.ndarray:
+    """Ranks in the order of a Hamiltonian cycle of the torus: consecutive ranks, and the last
+    and the first, are neighbours.
+
+    With an even side: a reflected mixed-radix Gray code (snake order) with that side as the
+    outermost digit, closed by its wrap-around link. With all sides odd: the construction of
+    :func:`_odd_cycle`.
     """
     shape = tuple(int(d) for d in shape)
-    dims = list(range(len(shape)))
-    even = [i for i in dims if shape[i] % 2 == 0 and shape[i] > 1]
-    if even:
-        dims.remove(even[0])
-        dims.insert(0, even[0])
+    dims = [i for i, d in enumerate(shape) if d > 1]
+    even = [i for i in dims if shape[i] % 2 == 0]
+    coords = np.zeros((len(shape), int(np.prod(shape))), dtype=np.int64)
+    if not even:
+        coords[dims] = _odd_cycle(tuple(shape[i] for i in dims))
+        return np.ravel_multi_index(tuple(coords), shape)
+    dims.remove(even[0])
+    dims.insert(0, even[0])
     # Build the Gray code from the innermost digit outwards.
     codes = np.zeros((1, 0), dtype=np.int64)
     for dim in reversed(dims):
@@ -52,7 +80,6 @@ def snake_cycle(shape: Sequence[int]) -> np.ndarray:
         blocks = [codes if v % 2 == 0 else codes[::-1] for v in range(size)]
         heads = np.repeat(np.arange(size), len(codes))[:, None]
         codes = np.concatenate([heads, np.concatenate(blocks)], axis=1)
-    coords = np.empty((len(shape), len(codes)), dtype=np.int64)
     for column, dim in enumerate(dims):
         coords[dim] = codes[:, column]
     return np.ravel_multi_index(tuple(coords), shape)

@@ -44,18 +44,30 @@ send of entry ``k`` is matched by a receive of the same entry ``k`` at its peer.
 ``k``: once every rank has finished its entries before ``k``, every rank posts entry ``k``, every
 transfer of entry ``k`` finds its partner, and all of them complete. Entries of the same step in
 different collectives touch disjoint shares and use different ports, so an endpoint may also run
-them concurrently; the sequential order above is the reference. A peer may run ahead by a few
-entries, so a receiver tells messages apart by their ``(collective, step)``.
+them concurrently; the sequential order above is the reference.
+
+What a receiver must do: a rank's peers can run ahead of it (in Swing, rank 3 may finish step
+0 with rank 2 and send its step-1 data to rank 0 while rank 0 still waits for rank 1's step-0
+data), so messages for later entries can arrive early, from other sources. A receiver tells
+messages apart by ``(collective, step)`` and source, accepts early ones into a buffer instead
+of stalling its ejection port (stalling can block the message it is waiting for behind them),
+and applies receives in table order: the reduction order, and with it the floating-point
+result of :func:`innet.gen.swing.execute.golden`, is the table order.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Entry", "Schedule"]
+__all__ = ["JSON_FORMAT", "JSON_VERSION", "Entry", "Schedule"]
+
+#: Format name and version written by :meth:`Schedule.to_json`.
+JSON_FORMAT = "innet-swing-schedule"
+JSON_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -375,6 +387,61 @@ class Schedule:
         sizes = (self._send[..., 1] - self._send[..., 0]).sum(axis=1)
         weight = 1.0 / (np.asarray(self._blocks, dtype=np.float64) * self.collectives)
         return (sizes * weight[:, None]).sum(axis=0).tolist()
+
+    # -- JSON ---------------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """The whole schedule as compact, byte-stable JSON (:meth:`from_json` reads it back).
+
+        ``{"format": "innet-swing-schedule", "version": 1, "algorithm", "shape", "collectives":
+        [{"blocks", "reduce": [per step], "send_peer": [per step: per rank, -1 for none],
+        "recv_peer", "send": [per step: per rank [lo, hi]], "recv"}]}``.
+        """
+        collectives = []
+        for c in range(self.collectives):
+            collectives.append({
+                "blocks": self._blocks[c], "reduce": self._reduce[c].tolist(),
+                "send_peer": self._send_peer[c].tolist(),
+                "recv_peer": self._recv_peer[c].tolist(),
+                "send": self._send[c].tolist(), "recv": self._recv[c].tolist()})
+        return json.dumps({"format": JSON_FORMAT, "version": JSON_VERSION,
+                           "algorithm": self._algorithm, "shape": list(self._shape),
+                           "collectives": collectives}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Schedule:
+        """Read :meth:`to_json` output back, checking everything the constructor checks.
+
+        Raises
+        ------
+        ValueError
+            If the text is not a schedule of this format and version, or is not valid.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"Schedule JSON does not parse: {error}") from None
+        if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
+            raise ValueError(f"Schedule JSON must have format {JSON_FORMAT!r}")
+        if data.get("version") != JSON_VERSION:
+            raise ValueError(f"Schedule JSON version must be {JSON_VERSION}, not "
+                             f"{data.get('version')!r}")
+        try:
+            collectives = data["collectives"]
+            if not collectives:
+                raise ValueError("Schedule JSON must have at least one collective")
+            arrays = {}
+            for key, dtype in (("send_peer", np.int64), ("recv_peer", np.int64),
+                               ("send", np.int64), ("recv", np.int64), ("reduce", bool)):
+                try:
+                    arrays[key] = np.asarray([col[key] for col in collectives], dtype=dtype)
+                except ValueError:
+                    raise ValueError(f"Schedule JSON field {key!r} is not a rectangular array "
+                                     f"of {np.dtype(dtype).name}") from None
+            return cls(data["algorithm"], data["shape"], [col["blocks"] for col in collectives],
+                       **arrays)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"Schedule JSON is missing or mistypes a field: {error}") from None
 
     def __repr__(self) -> str:
         shape = "x".join(str(d) for d in self._shape)
