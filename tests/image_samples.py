@@ -25,7 +25,8 @@ from innet.gen.image import Image, MapParams
 from innet.gen.regmap import port_code, port_mask
 from innet.gen.topology import LOCAL, torus
 
-__all__ = ["PARAMS", "TREE", "mesh", "reseal", "sample", "set_register", "set_writes"]
+__all__ = ["PARAMS", "TREE", "mesh", "reseal", "sample", "set_register", "set_writes",
+           "shortest_routes"]
 
 PARAMS = MapParams(radix=3, collective_ids=2, routing_depth=8, step_depth=4, vector_depth=16)
 TREE = {0: 1, 2: 1, 3: 0, 4: 1, 5: 4}  # parent of every node but the root, 1
@@ -37,7 +38,7 @@ def mesh():
     return torus((2, 3), mesh=True)
 
 
-def _routes(topo):
+def shortest_routes(topo):
     graph = topo.to_networkx()
     dist = dict(nx.all_pairs_shortest_path_length(graph))
     table = {}
@@ -64,7 +65,7 @@ def switch_values(topo, u):
         up = topo.port_to(u, TREE[u])
         values["coll[0].req_out"] = {"port": up, "root": 0}
         values["coll[0].resp_in"] = {"port": up}
-    routes = _routes(topo)
+    routes = shortest_routes(topo)
     for d in range(topo.nodes):
         values[f"route[{d}]"] = {"port": port_code(routes[u, d], radix), "valid": 1}
     return values
