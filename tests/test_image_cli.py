@@ -201,3 +201,34 @@ def test_build_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     assert done.returncode == 1
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_readme_section_is_real_output(tmp_path):
+    """The README's "Configuration images" commands and Python session give what it shows."""
+    import doctest
+    import os
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Configuration images", 1)[1].split("\n## ", 1)[0]
+    env = {**os.environ,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    blocks = [block.split("```", 1)[0] for block in section.split("```console\n")[1:]]
+    ran = 0
+    for block in blocks:
+        for chunk in block.split("$ ")[1:]:
+            command, *expected = chunk.rstrip("\n").split("\n")
+            done = subprocess.run(["bash", "-c", f"{{ {command}\n}} 2>&1"], capture_output=True,
+                                  text=True, cwd=tmp_path, env=env)
+            assert [line.rstrip() for line in done.stdout.splitlines()] == expected, command
+            ran += 1
+    assert ran == 7
+    session = section.split("```pycon\n", 1)[1].split("```", 1)[0]
+    test = doctest.DocTestParser().get_doctest(session, {}, "README", "README.md", 0)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = doctest.DocTestRunner(verbose=False).run(test)
+    finally:
+        os.chdir(cwd)
+    assert (result.failed, result.attempted) == (0, 5)

@@ -21,8 +21,7 @@ target ``N + n`` is the endpoint of node ``n``** (``0 <= n < N``). :func:`target
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -194,9 +193,6 @@ def _endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, width
     return endpoint_map(collective_ids, step_depth, vector_depth, node_id_width=width)
 
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-
-
 @dataclass(frozen=True)
 class Header:
     """The header of an image, as every encoding records it.
@@ -350,16 +346,3 @@ class Image:
         return (f"Image({self.topology!r}, {self.params}, targets={self.target_count}, "
                 f"writes={self.write_count})")
 
-
-def check_digest(name: str, value: Any) -> str:
-    """Return ``value`` if it is a lowercase hex SHA-256 digest, else raise ValueError."""
-    if not isinstance(value, str) or not _HEX64.fullmatch(value):
-        raise ValueError(f"{name} must be 64 lowercase hex digits, not {value!r:.80}")
-    return value
-
-
-def as_mapping(value: Any, what: str) -> Mapping[str, Any]:
-    """``value`` if it is a mapping, else a TypeError naming ``what``."""
-    if not isinstance(value, Mapping):
-        raise TypeError(f"{what} must be a mapping, not {value!r:.60}")
-    return value
