@@ -303,3 +303,29 @@ def test_routing_objects_program_the_tables():
     for u in range(topo.nodes):
         values = image.values(u)
         assert [values[f"route[{d}]"]["port"] for d in range(topo.nodes)] == list(hardware[u])
+
+
+def test_embeddings_and_routes_around_failures():
+    from innet.gen.embed import embed
+    from innet.gen.routing import routing
+
+    topo = torus((4, 4))
+    links, dead = [(0, 1), (5, 9)], [10]
+    plan = routing(topo, failed_links=links, failed_switches=dead)
+    parts = [u for u in range(16) if u != 10]
+    tree = embed(topo, parts, failed_links=links, failed_switches=dead)
+    image = build_image(topo, routes=plan, embeddings=[tree], failed_links=[(1, 0)])
+    assert image.failed_links == ((0, 1), (5, 9))
+    assert image.failed_switches == (10,)
+    decoded = decode(encode(image, "json"))
+    assert decoded == image
+    from innet.gen.image import embeddings
+
+    assert embeddings(decoded)[0].switches == tree.switches
+    assert embeddings(decoded)[0].depth == tree.depth
+    # a failure the routing did not avoid
+    with pytest.raises(ImageError, match=r"^Switch \d+ \(target \d+\), route\[\d+\]\.port: "
+                                         r"leads over the failed link 14-15$"):
+        build_image(topo, routes=plan, failed_links=[(14, 15)])
+    rebuilt = embeddings(decoded)[0]
+    assert (rebuilt.failed_links, rebuilt.failed_switches) == (((0, 1), (5, 9)), (10,))

@@ -232,3 +232,21 @@ def test_readme_section_is_real_output(tmp_path):
     finally:
         os.chdir(cwd)
     assert (result.failed, result.attempted) == (0, 5)
+
+
+def test_build_with_failures(tmp_path):
+    out = tmp_path / "f.json"
+    code, text = innet("build", "torus", "--shape", "4x4", "--embed", "allreduce",
+                       "--fail-links", "0-1,5-9", "--fail-switches", "10", "-o", out)
+    assert code == 0, text
+    topo = torus((4, 4))
+    failures = {"failed_links": [(0, 1), (5, 9)], "failed_switches": [10]}
+    expected = build_image(topo, routes=routing(topo, **failures),
+                           embeddings=[embed(topo, **failures)], elements=1024)
+    assert out.read_text() == encode(expected, "json")
+    code, text = innet("build", "torus", "--shape", "4x4", "--no-routes", "--fail-links",
+                       "0-1", "-o", tmp_path / "g.img")
+    assert code == 0, text
+    assert decode((tmp_path / "g.img").read_bytes()).failed_links == ((0, 1),)
+    code, text = innet("inspect", tmp_path / "g.img")
+    assert "  failures    links 0-1; switches none" in text.splitlines()

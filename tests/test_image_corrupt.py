@@ -5,6 +5,7 @@ case must get past them); content corruptions edit the image's writes through th
 map, then encode, so the decoder sees a well-framed image whose content is wrong.
 """
 
+import dataclasses
 import re
 import struct
 
@@ -79,6 +80,16 @@ def _crc_message():
     return (f"Header: CRC mismatch: the header says {stored:#010x}, the image gives "
             f"{actual:#010x}")
 
+
+def failing(links=(), switches=(), *changes):
+    """Encode the sample after ``changes`` (as :func:`edit`) with failures recorded."""
+    image = sample()
+    for target, name, fields in changes:
+        image = set_register(image, target, name, fields)
+    return encode(dataclasses.replace(image, failed_links=links, failed_switches=switches))
+
+
+NO_ROUTES = tuple((u, f"route[{d}]", {}) for u in range(6) for d in range(6))
 
 CASES = {
     # -- framing ---------------------------------------------------------------------------
@@ -239,7 +250,7 @@ CASES = {
         f"0, but node 0 takes its response from node 3")),
     "response not the inverse of the requests (embedding verifier)": (
         edit((4, "coll[0].resp_out", mask(4, 5, local=False))),
-        (f"Collective id 0, coll[0]: Switch 4: resp_out {{{port(4, 5)}}} must equal req_in "
+        (f"Switch 4 (target 4), coll[0]: Switch 4: resp_out {{{port(4, 5)}}} must equal req_in "
         f"{{{port(4, 5)}, local}} (the inverse of the request tree)")),
     "tree deeper than the root's eccentricity (embedding verifier)": (
         edit(*((u, f"coll[0].{r}", fields) for u, r, fields in [
@@ -251,6 +262,18 @@ CASES = {
             (1, "req_in", mask(1, 2, 4)), (1, "resp_out", mask(1, 2, 4))])),
         ("Collective id 0, coll[0]: Depth 3 differs from the root's eccentricity 2 over the "
         "participants")),
+    "failure that is not a link": (failing([(0, 5)]),
+                                   ("Topology, failures: Failed link 0-5 does not exist: nodes 0 "
+                                   "and 5 are not adjacent")),
+    "route over a failed link": (failing([(0, 3)]),
+                                 ("Switch 0 (target 0), route[3].port: leads over the failed link "
+                                 "0-3")),
+    "route into a failed switch": (failing((), [5]),
+                                   ("Switch 2 (target 2), route[3].port: leads into the failed "
+                                   "switch 5")),
+    "tree over a failed link (embedding verifier)": (
+        failing([(4, 5)], (), *NO_ROUTES),
+        f"Switch 4 (target 4), coll[0]: Switch 4: req_in port {port(4, 5)} is on failed link 4-5"),
     "routing loop": (
         edit((0, "route[5]", {"port": port(0, 3), "valid": 1}),
              (3, "route[5]", {"port": port(3, 0), "valid": 1})),

@@ -80,7 +80,8 @@ def test_binary_layout_matches_the_documentation(image):
     meta_len, columns = struct.unpack_from("<II", data, 152)
     meta = json.loads(data[160:160 + meta_len])
     assert meta == {"kind": "torus", "params": {"shape": [2, 3], "mesh": True},
-                    "labels": [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]], "classes": []}
+                    "labels": [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]], "classes": [],
+                    "failed_links": [], "failed_switches": []}
     arrays = 160 + meta_len + (-meta_len % 4)
     peer = np.frombuffer(data, "<i4", 6 * columns, arrays).reshape(6, columns)
     assert (peer == mesh().ports.peer).all()
@@ -154,6 +155,26 @@ def test_multiword_port_masks_round_trip():
     assert entry["words"] == ["0x00000001", "0x00000180"]
     assert entry["fields"] == {"ports": [0, 39, "local"]}
     assert LOCAL == -1
+
+
+def test_failures_are_part_of_the_content():
+    import dataclasses
+
+    image = dataclasses.replace(sample(), failed_links=((5, 2), (0, 3), (2, 5)),
+                                failed_switches=(5,))
+    assert image.failed_links == ((0, 3), (2, 5))
+    assert image.failed_switches == (5,)
+    for fmt in FORMATS:
+        from innet.gen.image.binary import from_bytes
+        from innet.gen.image.jsonform import from_json
+
+        data = encode(image, fmt)
+        parsed = (from_json(data)[1] if fmt == "json" else from_bytes(encode(image))[1])
+        assert parsed == image
+    assert encode(image) != encode(sample())
+    with pytest.raises(TypeError, match=r"^Failed links must be \(u, v\) pairs and failed "
+                                        r"switches node ids, not \[\(1, 2, 3\)\] and \(\)$"):
+        Image(PARAMS, mesh(), sample().writes, [(1, 2, 3)])
 
 
 def test_target_numbering():

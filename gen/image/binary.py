@@ -30,7 +30,8 @@ offset bytes  type      field
 
 Topology section (at 152): ``u32`` length ``J`` of the metadata, ``u32`` columns ``C`` of the
 port arrays, the metadata (compact JSON with sorted keys: ``kind``, ``params``, ``labels``,
-``classes``) padded with zero bytes to a multiple of 4, then ``peer`` and ``peer_port`` as
+``classes`` of the topology, and the image's ``failed_links`` ``[[u, v], ...]`` and
+``failed_switches``) padded with zero bytes to a multiple of 4, then ``peer`` and ``peer_port`` as
 ``N x C`` ``i32`` arrays in row-major order (``-1`` where a port is absent), as in
 :class:`innet.gen.topology.PortMap`.
 
@@ -86,10 +87,16 @@ def thaw(value: Any) -> Any:
     return value
 
 
-def _topology_meta(topology: Any) -> bytes:
+_META = {"kind", "params", "labels", "classes", "failed_links", "failed_switches"}
+
+
+def _topology_meta(image: Image) -> bytes:
+    topology = image.topology
     meta = {"kind": topology.kind, "params": thaw(topology.params),
             "labels": [list(label) for label in topology.labels],
-            "classes": list(topology.classes)}
+            "classes": list(topology.classes),
+            "failed_links": [list(link) for link in image.failed_links],
+            "failed_switches": list(image.failed_switches)}
     return json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -103,7 +110,7 @@ def _body(image: Image) -> tuple[bytes, bytes]:
     """The header without the CRC and length patched in, and everything after it."""
     topo = image.topology
     peer = np.asarray(topo.ports.peer)
-    meta = _topology_meta(topo)
+    meta = _topology_meta(image)
     section = b"".join([struct.pack("<II", len(meta), peer.shape[1]), _pad4(meta),
                         peer.astype("<i4").tobytes(),
                         np.asarray(topo.ports.peer_port).astype("<i4").tobytes()])
@@ -230,7 +237,7 @@ class _Reader:
         return struct.unpack("<I", self.take(4, what))[0]
 
 
-def _topology(data: bytes, start: int, size: int, nodes: int) -> Any:
+def _topology(data: bytes, start: int, size: int, nodes: int) -> tuple[Any, Any, Any]:
     from innet.gen.topology import PortMap, Topology
 
     where = "Topology section"
@@ -251,11 +258,12 @@ def _topology(data: bytes, start: int, size: int, nodes: int) -> Any:
                               dtype="<i4").reshape(nodes, columns)
     try:
         meta = json.loads(meta_raw.decode("utf-8"))
-        if not isinstance(meta, dict) or set(meta) != {"kind", "params", "labels", "classes"}:
-            raise ValueError("metadata must be an object with kind, params, labels, classes")
-        return Topology(kind=meta["kind"], params=meta["params"],
-                        labels=tuple(tuple(label) for label in meta["labels"]),
-                        ports=PortMap(peer, peer_port), classes=tuple(meta["classes"]))
+        if not isinstance(meta, dict) or set(meta) != _META:
+            raise ValueError(f"metadata must be an object with {', '.join(sorted(_META))}")
+        topology = Topology(kind=meta["kind"], params=meta["params"],
+                            labels=tuple(tuple(label) for label in meta["labels"]),
+                            ports=PortMap(peer, peer_port), classes=tuple(meta["classes"]))
+        return topology, meta["failed_links"], meta["failed_switches"]
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError,
             OverflowError) as error:
         raise _fail(f"not a valid topology: {error}", where) from None
@@ -282,7 +290,7 @@ def from_bytes(data: bytes) -> tuple[Header, Image]:
     if topo_end > len(data):
         raise _fail(f"the topology section of {extra['topology_bytes']} bytes runs past the "
                     f"end of the image")
-    topology = _topology(data, HEADER_BYTES, extra["topology_bytes"], nodes)
+    topology, links, switches = _topology(data, HEADER_BYTES, extra["topology_bytes"], nodes)
     r = _Reader(data, topo_end, len(data))
     writes = []
     for expected in range(targets):
@@ -299,7 +307,11 @@ def from_bytes(data: bytes) -> tuple[Header, Image]:
     if r.pos != len(data):
         raise _fail(f"{len(data) - r.pos} bytes after the last target", "Body")
     params = MapParams(**{name: extra[name] for name in _PARAMS})
-    return header, Image(params, topology, tuple(writes))
+    try:
+        image = Image(params, topology, tuple(writes), links, switches)
+    except TypeError as error:
+        raise _fail(str(error), "Topology section") from None
+    return header, image
 
 
 def from_hex(text: str) -> tuple[Header, Image]:

@@ -232,7 +232,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
                 dtype: DType | str = DType.INT32, vec_base: int = 0,
                 radix: int | None = None, collective_ids: int | None = None,
                 routing_depth: int | None = None, step_depth: int | None = None,
-                vector_depth: int | None = None, node_id_width: int = 16) -> Image:
+                vector_depth: int | None = None, node_id_width: int = 16,
+                failed_links: Iterable[Any] = (), failed_switches: Iterable[int] = ()) -> Image:
     """Build and validate the configuration image of a whole network.
 
     Parameters
@@ -247,6 +248,10 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         Host-style schedule for the endpoints' step tables (rank ``r`` on node ``r``).
     elements, op, dtype, vec_base
         The endpoints' vector length and base, and the step engine's reduction.
+    failed_links, failed_switches : iterable
+        Links ``(u, v)`` and switches that have failed, recorded in the image (with those the
+        routing and the embeddings were made around) so that validation checks the routes and
+        trees against them.
     radix, collective_ids, routing_depth, step_depth, vector_depth, node_id_width : int
         Map parameters; by default the smallest that hold the content: the topology's radix,
         one more than the largest collective id, or the schedule's collectives (at least 1), the
@@ -306,6 +311,13 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     writes += [emap.pack(endpoint_registers(u, params, schedule=schedule, elements=elements,
                                             op=op, dtype=dtype, vec_base=vec_base))
                for u in range(n)]
-    image = Image(params, topology, tuple(tuple(w) for w in writes))
+    links, dead = list(failed_links), list(failed_switches)
+    for source in (routes, *embeddings):
+        links += list(getattr(source, "failed_links", ()))
+        dead += list(getattr(source, "failed_switches", ()))
+    from innet.gen.routing import parse_failures
+
+    links, dead = parse_failures(topology, links, dead)
+    image = Image(params, topology, tuple(tuple(w) for w in writes), links, dead)
     validate(image)
     return image

@@ -9,6 +9,7 @@
       "target_count": 8,
       "params": {"radix": 2, "collective_ids": 1, ...},
       "topology": {...},                  innet.gen.topology.Topology.to_dict()
+      "failures": {"links": [[u, v], ...], "switches": [...]},
       "targets": [
         {"target": 0, "kind": "switch", "node": 0, "registers": [
           {"register": "node_id", "address": 5, "words": ["0x00000000"], "fields": {"id": 0}},
@@ -49,7 +50,7 @@ __all__ = ["FORMAT", "check_annotations", "from_json", "render_fields", "to_json
 FORMAT = "innet-image"
 
 _TOP = ("format", "version", "crc32", "switch_map_digest", "endpoint_map_digest", "fingerprint",
-        "target_count", "params", "topology", "targets")
+        "target_count", "params", "topology", "failures", "targets")
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -121,7 +122,10 @@ def to_dict(image: Image) -> dict[str, Any]:
             "switch_map_digest": p.switch_map.digest,
             "endpoint_map_digest": p.endpoint_map.digest,
             "fingerprint": image.fingerprint, "target_count": image.target_count,
-            "params": p.as_dict(), "topology": image.topology.to_dict(), "targets": targets}
+            "params": p.as_dict(), "topology": image.topology.to_dict(),
+            "failures": {"links": [list(link) for link in image.failed_links],
+                         "switches": list(image.failed_switches)},
+            "targets": targets}
 
 
 def _scalars(value: Any) -> bool:
@@ -280,7 +284,16 @@ def from_json(text: str | bytes) -> tuple[Header, Image, list[list[dict[str, Any
             pairs.extend((address + i, _word(w, f"word {i}", at)) for i, w in enumerate(words))
         writes.append(tuple(pairs))
         annotations.append(entries)
-    return header, Image(params, topology, tuple(writes)), annotations
+    failures = data["failures"]
+    if not isinstance(failures, dict) or sorted(failures) != ["links", "switches"] \
+            or not isinstance(failures["links"], list) \
+            or not isinstance(failures["switches"], list):
+        raise _fail("failures must be an object with lists links and switches")
+    try:
+        image = Image(params, topology, tuple(writes), failures["links"], failures["switches"])
+    except TypeError as error:
+        raise _fail(str(error)) from None
+    return header, image, annotations
 
 
 def check_annotations(image: Image, annotations: list[list[dict[str, Any]]]) -> None:

@@ -7,7 +7,8 @@ An image configures one whole network: every switch and every endpoint of a
   routing depth, step depth, vector depth, node-id width), from which a loader rebuilds the
   exact switch and endpoint maps, and those maps' digests;
 - the topology itself, so that a validator can check ports, links and embeddings without
-  further input (its fingerprint is in the header);
+  further input (its fingerprint is in the header), and the links and switches that have
+  failed (routes and embeddings made around failures avoid them);
 - per target, the configuration-bus writes ``(address, word)`` that :meth:`Map.pack
   <innet.gen.regmap.Map.pack>` produced, in ascending address order.
 
@@ -242,6 +243,10 @@ class Image:
         The network.
     writes : sequence of sequence of (int, int)
         Per target id (see :func:`target_id`), the bus writes ``(address, word)``.
+    failed_links : sequence of (int, int)
+        Links ``(u, v)`` that have failed; kept sorted with ``u < v``.
+    failed_switches : sequence of int
+        Switches that have failed; kept sorted.
 
     Raises
     ------
@@ -254,6 +259,8 @@ class Image:
     params: MapParams
     topology: Any  # innet.gen.topology.Topology; typed loosely so the model imports lightly
     writes: tuple[Writes, ...] = field(repr=False)
+    failed_links: tuple[tuple[int, int], ...] = ()
+    failed_switches: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, MapParams):
@@ -267,6 +274,16 @@ class Image:
             raise ValueError(f"Writes must have one list per target ({self.target_count}), "
                              f"not {len(writes)}")
         object.__setattr__(self, "writes", writes)
+        try:
+            links = tuple(sorted({(min(int(u), int(v)), max(int(u), int(v)))
+                                  for u, v in self.failed_links}))
+            switches = tuple(sorted({int(s) for s in self.failed_switches}))
+        except (TypeError, ValueError):
+            raise TypeError(f"Failed links must be (u, v) pairs and failed switches node ids, "
+                            f"not {self.failed_links!r:.40} and {self.failed_switches!r:.40}"
+                            ) from None
+        object.__setattr__(self, "failed_links", links)
+        object.__setattr__(self, "failed_switches", switches)
 
     # -- shape ----------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ the target, the register or field, and the reason.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +174,14 @@ class _Check:
         if self.n > 1 << p.node_id_width:
             raise ImageError(f"{p.node_id_width} bits cannot name {self.n} nodes",
                              "Header, params.node_id_width")
+        from innet.gen.routing import parse_failures
+
+        image = self.image
+        try:
+            links, dead = parse_failures(topo, image.failed_links, image.failed_switches)
+        except (ValueError, TypeError) as error:
+            raise ImageError(str(error), "Topology, failures") from None
+        self.failed_links, self.dead = set(links), set(dead)
 
     # -- 3. per-target writes ---------------------------------------------------------------
 
@@ -308,15 +317,27 @@ class _Check:
                                 f"{self.port_list(u)}")
 
     def next_hops(self) -> list[dict[int, int]]:
-        """``hops[u][d]``: the node switch ``u`` forwards destination ``d`` to (``u`` if local)."""
+        """``hops[u][d]``: the node switch ``u`` forwards destination ``d`` to (``u`` if local).
+
+        A failed switch forwards nothing; no route may lead over a failed link or into a failed
+        switch.
+        """
         hops: list[dict[int, int]] = []
         for u in range(self.n):
-            table = {}
+            table: dict[int, int] = {}
+            hops.append(table)
+            if u in self.dead:
+                continue
             for name, entry in self.values[u].items():
                 if name.startswith("route[") and entry["valid"]:
                     d = int(name[6:-1])
-                    table[d] = u if d == u else int(self.peer[u, entry["port"]])
-            hops.append(table)
+                    v = u if d == u else int(self.peer[u, entry["port"]])
+                    if (min(u, v), max(u, v)) in self.failed_links:
+                        raise self.fail(u, f"{name}.port", f"leads over the failed link "
+                                        f"{min(u, v)}-{max(u, v)}")
+                    if v in self.dead and v != u:
+                        raise self.fail(u, f"{name}.port", f"leads into the failed switch {v}")
+                    table[d] = v
         return hops
 
     def routes(self) -> None:
@@ -406,12 +427,18 @@ class _Check:
         where = f"Collective id {c}, coll[{c}]"
         try:
             embedding = reconstruct(self.topo, switches, op=head.op, dtype=head.dtype,
-                                    collective_id=c)
+                                    collective_id=c, failed_links=self.image.failed_links,
+                                    failed_switches=self.image.failed_switches)
             if embedding.root != root:
                 raise ValueError(f"the root flag is set at node {root}, but the tree's root is "
                                  f"node {embedding.root}")
             verify(embedding, self.topo)
         except ValueError as error:
+            named = re.match(r"(?:Switch|Participant|Root) (\d+)\b", str(error))
+            if named and int(named[1]) < self.n:
+                t = int(named[1])
+                raise ImageError(str(error), f"{self.image.name(t)}, coll[{c}]", target=t,
+                                 register=None) from None
             raise ImageError(str(error), where) from None
         return embedding
 

@@ -96,7 +96,8 @@ def parse_embed(text: str) -> dict[str, Any]:
     return spec
 
 
-def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str) -> list[Any]:
+def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
+                failures: dict[str, Any]) -> list[Any]:
     from innet.gen.embed import Embedding, embed
 
     made, taken = [], set()
@@ -119,7 +120,7 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str) -> list[Any]:
         taken.add(cid)
         made.append(embed(topo, spec.pop("participants", None), root=spec.pop("root", "auto"),
                           kind=spec.pop("kind"), op=spec.pop("op", op),
-                          dtype=spec.pop("dtype", dtype), collective_id=cid))
+                          dtype=spec.pop("dtype", dtype), collective_id=cid, **failures))
     return made
 
 
@@ -171,6 +172,10 @@ def command() -> None:
               help="Data type of the step engine and of --embed without dtype=.")
 @click.option("--routes/--no-routes", default=True, show_default=True,
               help="Program the p2p routing tables (innet.gen.routing).")
+@click.option("--fail-links", default=None, metavar="u-v,...",
+              help="Failed links: routes and --embed trees avoid them; the image records them.")
+@click.option("--fail-switches", default=None, metavar="LIST",
+              help="Failed switches, as --fail-links.")
 @click.option("--radix", type=int, default=None, help="Switch radix [topology's].")
 @click.option("--collective-ids", type=int, default=None,
               help="Collective ids [the fewest that hold the content].")
@@ -188,27 +193,32 @@ def command() -> None:
 @json_option
 def build_command(kind: str, q: int | None, r0: int, r1: int, shape: str | None, mesh: bool,
                   embed_specs: tuple[str, ...], swing: str | None, elements: int, op: str,
-                  dtype: str, routes: bool, radix: int | None, collective_ids: int | None,
+                  dtype: str, routes: bool, fail_links: str | None, fail_switches: str | None,
+                  radix: int | None, collective_ids: int | None,
                   routing_depth: int | None, step_depth: int | None,
                   vector_depth: int | None, node_id_width: int, fmt: str | None,
                   output: Path, as_json: bool) -> None:
     """Build the configuration image of a network: every switch and endpoint's registers."""
     from innet.gen.image import encode, format_for
     from innet.gen.image.build import build_image
+    from innet.sim.cli.embed import parse_links, parse_nodes
 
     topo, layout, name = topology_from_args(kind, q, r0, r1, shape, mesh)
-    made = _embeddings(topo, embed_specs, op, dtype)
+    failures = {"failed_links": parse_links(fail_links) if fail_links else [],
+                "failed_switches": parse_nodes(fail_switches, "--fail-switches")
+                if fail_switches else []}
+    made = _embeddings(topo, embed_specs, op, dtype, failures)
     schedule = _schedule(swing, layout)
     plan = None
     if routes:
         from innet.gen.routing import routing
 
-        plan = routing(topo)
+        plan = routing(topo, **failures)
     image = build_image(topo, routes=plan, embeddings=made, schedule=schedule,
                         elements=elements, op=op, dtype=dtype, radix=radix,
                         collective_ids=collective_ids, routing_depth=routing_depth,
                         step_depth=step_depth, vector_depth=vector_depth,
-                        node_id_width=node_id_width)
+                        node_id_width=node_id_width, **failures)
     fmt = fmt or format_for(output)
     data = encode(image, fmt)
     write_atomic(output, data)
@@ -326,6 +336,8 @@ def _summary(image, path: Path, fmt: str) -> dict[str, Any]:
             "params": image.params.as_dict(), "fingerprint": header.fingerprint,
             "switch_map_digest": header.switch_map_digest,
             "endpoint_map_digest": header.endpoint_map_digest,
+            "failed_links": [list(link) for link in image.failed_links],
+            "failed_switches": list(image.failed_switches),
             "topology": {"kind": image.topology.kind,
                          "params": json.loads(json.dumps(_thaw(image.topology.params))),
                          "links": image.topology.num_links, "radix": image.topology.radix}}
@@ -392,6 +404,10 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
             ("maps", (f"switch {summary['switch_map_digest'][:16]}, endpoint "
                      f"{summary['endpoint_map_digest'][:16]}")),
             ("writes", f"{image.write_count:,}")]
+    if image.failed_links or image.failed_switches:
+        links = ", ".join(f"{u}-{v}" for u, v in image.failed_links) or "none"
+        dead = ", ".join(map(str, image.failed_switches)) or "none"
+        rows.append(("failures", f"links {links}; switches {dead}"))
     if problem:
         rows.append(("INVALID", problem))
     for name, value in rows:
