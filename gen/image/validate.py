@@ -7,7 +7,7 @@ CRC are the codecs' job) and checks, in this order, stopping at the first proble
    maps the parameters give, the topology fingerprint, the target count, the CRC of the
    canonical binary encoding;
 2. the network against the parameters: the switch radix covers the topology's maximum degree,
-   node ids fit in the node-id width;
+   node ids fit in the node-id width, the recorded failures name links and switches that exist;
 3. every target's writes: ascending addresses written once, port masks within ``radix + 1``
    bits, then :meth:`Map.unpack <innet.gen.regmap.Map.unpack>` (each write hits a writable
    register, every field in range, no read-only field set), the node id;
@@ -15,7 +15,8 @@ CRC are the codecs' job) and checks, in this order, stopping at the first proble
    type supported (:func:`innet.gen.ops.check_supported`); port masks and port fields name only
    ports the node has (``0..degree-1`` and the local port where allowed); the root flag and an
    output port are not both set; routing entries name existing destinations, the local port
-   exactly for the node itself, and the tables are loop-free;
+   exactly for the node itself, no hop over a failed link or into a failed switch, and the
+   tables are loop-free;
 5. every collective id: the request and response trees agree across each link (a switch waits
    only on neighbours that send to it, a neighbour's requests are taken by one switch), one
    root, no cycle, one operation and data type (PIUMA, "Request-response Mechanism"); then
@@ -77,10 +78,6 @@ class CollectiveConfig:
     resp_out: frozenset[int]
     op: Op
     dtype: DType
-
-
-def _ports(ports) -> str:
-    return "{" + ", ".join("local" if p == LOCAL else str(p) for p in sorted(ports)) + "}"
 
 
 class _Check:

@@ -498,16 +498,17 @@ def validate_command(path: Path, as_json: bool) -> None:
                         "error": str(error)})
             raise SystemExit(1) from None
         fail(f"{path}: {error}")
-    used = sorted({c for t in image.switches()
-                   for c in range(image.params.collective_ids)
-                   if image.values(t).get(f"coll[{c}].ctrl", {}).get("enable")})
-    steps = max(image.values(t)["engine.cfg"]["steps"] if "engine.cfg" in image.values(t)
-                else 0 for t in image.endpoints())
+    used: set[int] = set()
+    for t in image.switches():
+        used.update(int(name[5:name.index("]")]) for name, fields in image.values(t).items()
+                    if name.startswith("coll[") and name.endswith(".ctrl") and fields["enable"])
+    steps = max(image.values(t).get("engine.cfg", {}).get("steps", 0)
+                for t in image.endpoints())
     if as_json:
         print_json({**_summary(image, path, fmt), "valid": True, "error": None,
-                    "collective_ids_used": used, "max_steps": steps})
+                    "collective_ids_used": sorted(used), "max_steps": steps})
         return
-    ids = ", ".join(map(str, used)) or "none"
+    ids = ", ".join(map(str, sorted(used))) or "none"
     tables = f"step tables of up to {steps} entries" if steps else "no step tables"
     click.echo(f"{path}: valid ({fmt}, format {image.version}): {image.nodes} switches and "
                f"{image.nodes} endpoints, collective ids {ids}, {tables}, CRC "
