@@ -229,3 +229,29 @@ def test_networkx_agrees_on_a_random_graph():
         for p, (v, p2) in enumerate(topo.ports[u]):
             assert topo.ports[v][p2] == (u, p)
             assert topo.port_to(u, v) == p
+
+
+def test_from_edges_orders_ports_by_peer_id():
+    topo = Topology.from_edges("custom", {}, [(0,), (1,), (2,), (3,)], [(2, 0), (0, 1), (3, 0)])
+    assert topo.neighbors(0) == (1, 2, 3)
+    assert topo.ports[2] == ((0, 1),)
+    assert topo.ports[0] == ((1, 0), (2, 0), (3, 0))
+
+
+@pytest.mark.parametrize(("edges", "message"), [
+    ([(0, 4)], r"^Edge \(0, 4\) names a node outside 0..2$"),
+    ([(1, 1)], r"^Edge \(1, 1\) is a self-loop$"),
+    ([(0, 1), (1, 0)], r"^Edge \(0, 1\) is listed more than once$"),
+])
+def test_from_edges_errors(edges, message):
+    with pytest.raises(ValueError, match=message):
+        Topology.from_edges("custom", {}, [(0,), (1,), (2,)], edges)
+
+
+def test_from_edges_size_limit(monkeypatch):
+    from innet.gen.topology import core
+
+    monkeypatch.setattr(core, "MAX_PORT_ENTRIES", 2)
+    with pytest.raises(ValueError, match=r"^A port map of 3 nodes of radix 2 is too large; at "
+                                         r"most 2 port entries are supported$"):
+        Topology.from_edges("custom", {}, [(0,), (1,), (2,)], [(0, 1), (0, 2)])

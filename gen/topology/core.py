@@ -107,6 +107,9 @@ class PortMap(Sequence):
             raise TypeError(f"Ports must be a sequence of port lists, not {ports!r:.60}")
         n = len(ports)
         rows = [list(row) for row in ports]
+        fast = cls._from_uniform_rows(rows)
+        if fast is not None:
+            return fast
         radix = max((len(row) for row in rows), default=0)
         peer = np.full((n, radix), -1, dtype=np.int64)
         peer_port = np.full((n, radix), -1, dtype=np.int64)
@@ -122,6 +125,30 @@ class PortMap(Sequence):
                 if peer[u, p] < 0 or peer_port[u, p] < 0:
                     raise ValueError(f"Port {p} of node {u} names ({pair[0]}, {pair[1]}); "
                                      f"nodes and ports are non-negative")
+        return cls(peer, peer_port)
+
+    @classmethod
+    def _from_uniform_rows(cls, rows: list[list[Any]]) -> PortMap | None:
+        """The vectorised path of :meth:`from_lists` for well-formed input, else None (then
+        the element-by-element path finds and names the problem)."""
+        degree = np.array([len(row) for row in rows], dtype=np.int64)
+        flat = [pair for row in rows for pair in row]
+        try:
+            pairs = np.array(flat) if flat else np.zeros((0, 2), dtype=np.int64)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        if pairs.shape != (len(flat), 2) or pairs.dtype.kind not in "iu":
+            return None
+        pairs = pairs.astype(np.int64)
+        if (pairs < 0).any():
+            return None
+        radix = int(degree.max(initial=0))
+        peer = np.full((len(rows), radix), -1, dtype=np.int64)
+        peer_port = np.full((len(rows), radix), -1, dtype=np.int64)
+        us = np.repeat(np.arange(len(rows)), degree)
+        ps = np.arange(len(flat)) - np.repeat(np.cumsum(degree) - degree, degree)
+        peer[us, ps] = pairs[:, 0]
+        peer_port[us, ps] = pairs[:, 1]
         return cls(peer, peer_port)
 
     # -- the Sequence protocol ----------------------------------------------------------------

@@ -42,8 +42,8 @@ class FieldTables:
     neg, inv : ndarray of int32, shape (q,)
         ``neg[a] == -a``; ``inv[a] == 1/a`` for ``a != 0`` (``inv[0] == 0``, never used).
     poly : str
-        The irreducible polynomial of the representation (``"x - 0"`` style is never used:
-        for a prime field it is ``""``).
+        The irreducible polynomial of the representation for ``m > 1`` (galois's default);
+        ``""`` for a prime field.
     """
 
     q: int
