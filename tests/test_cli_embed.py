@@ -70,6 +70,9 @@ def test_json_options_hyperx_and_torus():
     data = json.loads(out)
     assert Embedding.from_dict(data) == embed(mesh, failed_links=[(0, 1), (5, 6)])
     assert data["failed_links"] == [[0, 1], [5, 6]]
+    code, out = run("polarfly", "--q", "3", "--r0", "1", "--json")
+    assert code == 0, out
+    assert Embedding.from_dict(json.loads(out)) == embed(polarfly(3, r0=1))
 
 
 def test_trees_json():
@@ -80,6 +83,8 @@ def test_trees_json():
     assert len({t["root"] for t in data["trees"]}) == 3
     assert data["max_link_load"] == max(load for _, _, load in data["link_load"])
     assert data["predicted_gain"] == pytest.approx(1 / data["max_link_load"])
+    assert data["predicted_latency_cycles"] == pytest.approx(
+        data["predicted"]["alpha_cycles"] + data["max_link_load"])
     verify([Embedding.from_dict(t) for t in data["trees"]], torus((4, 4)))
 
 

@@ -12,6 +12,7 @@ from innet.gen.embed import (
     check_disjoint,
     conflict,
     embed,
+    embedding_cost,
     stripe,
     verify,
 )
@@ -121,6 +122,8 @@ def test_striping(topo):
     assert {(u, p): load for u, p, load in s.loads} == pytest.approx(dict(by_hand))
     assert s.max_link_load == pytest.approx(max(by_hand.values()))
     assert s.predicted_gain == pytest.approx(1 / s.max_link_load)
+    assert s.cost.beta == pytest.approx(s.max_link_load)  # 4-byte elements, 4-byte/cycle links
+    assert s.cost.alpha == max(embedding_cost(e, topo).alpha for e in s.embeddings)
     assert s.predicted_gain > 1
     assert s.element_ranges(10) == ((0, 2), (2, 5), (5, 8), (8, 10))
     assert s.load_array(topo).sum() == pytest.approx(sum(by_hand.values()))
