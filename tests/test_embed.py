@@ -223,3 +223,18 @@ def test_errors():
         embed(topo, [1, 2], root=5, kind="reduce")
     with pytest.raises(ValueError, match=r"^Root 5 of a broadcast must be a participant$"):
         embed(topo, [1, 2], root=5, kind="broadcast")
+
+
+@pytest.mark.parametrize("name", ["hx4x4x4", "hx2x8", "t3x5", "mesh3x4", "pf7", "pf8",
+                                  "pf3-expanded"])
+def test_root_keys_match_brute_force(name):
+    topo = NETWORKS[name]()
+    dist = distances(topo)
+    rng = random.Random(name)
+    for size in (1, 2, topo.nodes // 2, topo.nodes):
+        parts = sorted(rng.sample(range(topo.nodes), size))
+        keys = root_keys(topo, np.array(parts))
+        for c, (ecc, total, _, node) in zip(parts, keys.tolist(), strict=True):
+            assert node == c
+            assert ecc == max(dist[c][p] for p in parts)
+            assert total == sum(dist[c][p] for p in parts)
