@@ -125,6 +125,9 @@ def test_readable_summary_and_files(tmp_path):
     (["hyperx", "--shape", "4x0"], "Dimension 1 of shape 4x0 must be at least 1, not 0"),
     (["hyperx", "--shape", "4x4", "--op", "xor", "--dtype", "fp32"],
      "Operation xor is not defined on fp32"),
+    (["torus", "--shape", "3x3", "--participants", "0,1", "--fail-switches", "4",
+      "--booksim-routing", "t.route"],
+     "Node 4 cannot be reached from node 0; the table has no register form"),
 ])
 def test_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     done = innet(*args, "-o", "out", cwd=tmp_path)

@@ -167,14 +167,17 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
                               "beta_cycles_per_element": striping.cost.beta,
                               "elements": opts["elements"]},
                 "predicted_latency_cycles": striping.cost.time(opts["elements"])}
+    p2p = None
+    if opts["booksim_routing"] is not None:  # check before anything is written
+        p2p = routing(topo, failed_links=links, failed_switches=dead)
+        p2p.hardware_table()  # raises if a failure leaves some destination unreachable
     if opts["output"] is not None:
         import json
 
         write_atomic(Path(opts["output"]) / "embedding.json",
                      json.dumps(data, indent=2, sort_keys=True) + "\n")
-    if opts["booksim_routing"] is not None:
-        write_booksim_routing(routing(topo, failed_links=links, failed_switches=dead),
-                              opts["booksim_routing"])
+    if p2p is not None:
+        write_booksim_routing(p2p, opts["booksim_routing"])
     if opts["as_json"]:
         print_json(data)
         return
