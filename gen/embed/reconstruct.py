@@ -39,10 +39,10 @@ def reconstruct(topo: Topology, switches: Iterable[SwitchConfig], *, op: Op | st
     collective_id : int
         The id the configurations were read from.
     kind : str, optional
-        Default: inferred. A switch set where only one switch has no ``resp_in`` but none sends
-        requests is a ``"broadcast"``; one with no response configuration below the root is a
-        ``"reduce"``; otherwise ``"allreduce"`` (a barrier is configured exactly like an
-        allreduce: pass ``kind="barrier"``).
+        Default: inferred. Several switches of which none sends requests are a
+        ``"broadcast"``; several with no response configuration below the root are a
+        ``"reduce"``; anything else is an ``"allreduce"``. The registers cannot tell a barrier
+        from an allreduce, nor the kinds apart on a single switch: pass ``kind`` for those.
     failed_links, failed_switches
         Failures the embedding was made around (for the verifier's depth check).
 
@@ -80,7 +80,7 @@ def reconstruct(topo: Topology, switches: Iterable[SwitchConfig], *, op: Op | st
     if kind is None:
         if bcast:
             kind = "broadcast"
-        elif all(s.resp_in is None for s in items):
+        elif len(items) > 1 and all(s.resp_in is None for s in items):
             kind = "reduce"
         else:
             kind = "allreduce"

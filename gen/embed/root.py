@@ -32,7 +32,7 @@ from innet.gen.topology import Topology
 __all__ = ["root_keys", "select_root"]
 
 #: Pairwise distance entries per block when eccentricities are computed pair by pair.
-_PAIR_ENTRIES = 1 << 23
+_PAIR_ENTRIES = 1 << 21
 
 
 def _centre(topo: Topology, nodes: np.ndarray) -> np.ndarray:
@@ -64,12 +64,48 @@ def _grid_full(topo: Topology) -> tuple[np.ndarray, np.ndarray]:
     return ecc, total
 
 
+def _hyperx_subset(topo: Topology, cands: np.ndarray, parts: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Eccentricity and total distance over a participant subset of a HyperX, by counting.
+
+    HyperX distance is ``L - matches`` (coordinates that agree). With ``M_S(c)`` the number of
+    participants agreeing with ``c`` on every dimension of ``S``, inclusion-exclusion gives the
+    number agreeing on exactly ``k`` dimensions, ``sum_{|S| >= k} (-1)^(|S|-k) C(|S|, k)
+    M_S(c)``; the eccentricity is ``L - (least k with a participant)``. ``O(2^L * |P|)``.
+    """
+    from itertools import combinations
+    from math import comb
+
+    shape = np.array(topo.params["shape"], dtype=np.int64)
+    dims = len(shape)
+    coords = grid_coordinates(topo)
+    exactly = np.zeros((dims + 1, len(cands)), dtype=np.int64)
+    singles = np.zeros(len(cands), dtype=np.int64)
+    for size in range(dims + 1):
+        for subset in combinations(range(dims), size):
+            sub = list(subset)
+            radix = np.cumprod(np.r_[1, shape[sub][:-1]]) if sub else np.zeros(0, np.int64)
+            keys_p = coords[parts][:, sub] @ radix if sub else np.zeros(len(parts), np.int64)
+            keys_c = coords[cands][:, sub] @ radix if sub else np.zeros(len(cands), np.int64)
+            uniq, counts = np.unique(keys_p, return_counts=True)
+            at = np.clip(np.searchsorted(uniq, keys_c), 0, len(uniq) - 1)
+            m = np.where(uniq[at] == keys_c, counts[at], 0)
+            if size == 1:
+                singles += m
+            for k in range(size + 1):
+                exactly[k] += (-1) ** (size - k) * comb(size, k) * m
+    least = np.argmax(exactly > 0, axis=0)
+    return dims - least, dims * len(parts) - singles
+
+
 def _undamaged(topo: Topology, cands: np.ndarray, parts: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     """Eccentricity and total distance of each candidate over ``parts`` (no failures)."""
     if len(parts) == topo.nodes and is_grid(topo):
         ecc, total = _grid_full(topo)
         return ecc[cands], total[cands]
+    if is_grid(topo) and topo.kind == "hyperx" and len(topo.params["shape"]) <= 8:
+        return _hyperx_subset(topo, cands, parts)
     if is_er_graph(topo):
         member = np.zeros(topo.nodes, dtype=bool)
         member[parts] = True

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.embed.cost import CostModel, embedding_cost
+from innet.gen.embed.cost import Cost, CostModel, embedding_cost
 from innet.gen.embed.dynamic import (
     _routing,
     check_collective_id,
@@ -62,7 +62,9 @@ class Striping:
         The largest channel load (1.0 for a single tree).
     predicted_gain : float
         ``T_single(m) / T_striped(m)`` for large ``m`` under the cost model: the bandwidth
-        speed-up over one tree (the ratio of the β terms).
+        speed-up over one tree (the ratio of the beta terms).
+    cost : Cost
+        The striped collective: alpha of the slowest tree, beta of the busiest channel.
     """
 
     embeddings: tuple[Embedding, ...]
@@ -70,6 +72,7 @@ class Striping:
     loads: tuple[tuple[int, int, float], ...]
     max_link_load: float
     predicted_gain: float
+    cost: Cost
 
     def element_ranges(self, elements: int) -> tuple[tuple[int, int], ...]:
         """Half-open element ranges of each tree for a vector of ``elements`` (contiguous,
@@ -171,10 +174,12 @@ def stripe(topo: Topology, trees: int, participants: Iterable[int] | None = None
     loads = tuple((int(i // radix), int(i % radix), float(load[i])) for i in used)
     max_load = float(load.max(initial=0.0))
     model = model if model is not None else CostModel()
-    single = embedding_cost(embeddings[0], topo, model).beta
-    striped = model.beta(link_load=max(max_load, 1e-12))
+    costs = [embedding_cost(e, topo, model) for e in embeddings]
+    striped = Cost(alpha=max(c.alpha for c in costs),
+                   beta=model.beta(link_load=max(max_load, 1e-12)))
     return Striping(embeddings=embeddings, shares=shares, loads=loads,
-                    max_link_load=max_load, predicted_gain=single / striped)
+                    max_link_load=max_load, predicted_gain=costs[0].beta / striped.beta,
+                    cost=striped)
 
 
 def _choose_roots(topo: Topology, trees: int, parts: np.ndarray, links: tuple,

@@ -17,9 +17,9 @@ request tree):
 - ``"reduce"``: every participant contributes; the result is delivered at the root only (the
   root's ``resp_out == {LOCAL}``; no other switch has a response configuration).
 - ``"broadcast"``: the root's local input is the only request (``req_in == {LOCAL}`` at the
-  root, empty elsewhere, and only the root has ``req_out is None`` by being the root; other
-  switches have ``req_out is None`` too because they send no requests); the response tree
-  delivers it to every participant, the root included.
+  root, empty elsewhere; no switch sends requests, so ``req_out`` is ``None`` everywhere); the
+  response tree (``resp_in`` pointing up) delivers it to every participant, the root
+  included.
 """
 
 from __future__ import annotations

@@ -95,8 +95,28 @@ class DimensionOrder:
         return np.where(differ.any(axis=1), port, LOCAL)
 
     def fill_rows(self, start: int, stop: int, out: np.ndarray) -> None:
-        """``out[:] = table[start:stop, :]``."""
-        n = self.topo.nodes
-        u = np.repeat(np.arange(start, stop), n)
-        d = np.tile(np.arange(n), stop - start)
-        out[:] = self.next_port(u, d).reshape(stop - start, n)
+        """``out[:] = table[start:stop, :]``: the same rule as :meth:`next_port`, one dimension
+        at a time on ``(rows, N)`` blocks, the highest dimension first so that the lowest
+        differing dimension is written last and wins."""
+        out[:] = LOCAL
+        rows = np.arange(start, stop)
+        for dim in reversed(range(len(self.shape))):
+            size = int(self.shape[dim])
+            if size == 1:
+                continue
+            small = np.int16 if size < 1 << 14 else np.int64
+            x = self.coords[start:stop, dim].astype(small)[:, None]
+            c = self.coords[:, dim].astype(small)[None, :]
+            differ = x != c
+            if self.kind == "hyperx":
+                port = np.where(c < x, c, c - 1) + small(self.offsets[dim])
+            else:
+                if self.mesh:
+                    plus = c > x
+                else:
+                    ahead = (c - x) % small(size)
+                    plus = ahead <= small(size) - ahead
+                minus_port = self.slot_port[rows, 2 * dim][:, None].astype(out.dtype)
+                plus_port = self.slot_port[rows, 2 * dim + 1][:, None].astype(out.dtype)
+                port = np.where(plus, plus_port, minus_port)
+            np.copyto(out, port, where=differ, casting="unsafe")

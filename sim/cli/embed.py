@@ -9,8 +9,11 @@
 local port spelt ``"local"``), ``links_used`` (request-direction links
 ``[child, child_port, parent, parent_port]``) and ``predicted_latency_cycles`` (``T(m)`` of
 the cost model for ``--elements m``), plus ``kind``, ``op``, ``dtype``, ``participants``,
-``predicted`` (alpha, beta) and ``topology``. With ``--trees T > 1`` it prints ``trees`` (one
-such object per tree), ``link_load``, ``max_link_load`` and ``predicted_gain``.
+``predicted`` (alpha, beta), ``topology`` (the fingerprint) and ``network`` (kind, params,
+nodes, links, radix). With ``--trees T > 1`` it prints ``trees`` (one
+such object per tree), ``link_load`` (``[node, port, fraction of the vector]`` per directed
+channel), ``max_link_load``, ``predicted_gain`` and the striped ``predicted`` /
+``predicted_latency_cycles``.
 """
 
 from __future__ import annotations
@@ -140,12 +143,12 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
               "failed_links": links, "failed_switches": dead}
     head = {"kind": topo.kind, "params": {k: (list(v) if isinstance(v, tuple) else v)
                                           for k, v in topo.params.items()},
-            "nodes": topo.nodes, "radix": topo.radix, "fingerprint": topo.fingerprint}
+            "nodes": topo.nodes, "links": topo.num_links, "radix": topo.radix}
     if opts["trees"] == 1:
         embedding = embed(topo, participants, root=root, collective_id=opts["collective_id"],
                           **common)
         data = _summary(embedding, topo, model, opts["elements"])
-        data["topology"] = head
+        data["network"] = head
         trees = [embedding]
         striping = None
     else:
@@ -155,19 +158,26 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
         striping = stripe(topo, opts["trees"], participants, first_id=opts["collective_id"],
                           model=model, **common)
         trees = list(striping.embeddings)
-        data = {"topology": head,
+        data = {"network": head, "topology": topo.fingerprint,
                 "trees": [_summary(e, topo, model, opts["elements"]) for e in trees],
                 "link_load": [list(item) for item in striping.loads],
                 "max_link_load": striping.max_link_load,
-                "predicted_gain": striping.predicted_gain}
+                "predicted_gain": striping.predicted_gain,
+                "predicted": {"alpha_cycles": striping.cost.alpha,
+                              "beta_cycles_per_element": striping.cost.beta,
+                              "elements": opts["elements"]},
+                "predicted_latency_cycles": striping.cost.time(opts["elements"])}
+    p2p = None
+    if opts["booksim_routing"] is not None:  # check before anything is written
+        p2p = routing(topo, failed_links=links, failed_switches=dead)
+        p2p.hardware_table()  # raises if a failure leaves some destination unreachable
     if opts["output"] is not None:
         import json
 
         write_atomic(Path(opts["output"]) / "embedding.json",
                      json.dumps(data, indent=2, sort_keys=True) + "\n")
-    if opts["booksim_routing"] is not None:
-        write_booksim_routing(routing(topo, failed_links=links, failed_switches=dead),
-                              opts["booksim_routing"])
+    if p2p is not None:
+        write_booksim_routing(p2p, opts["booksim_routing"])
     if opts["as_json"]:
         print_json(data)
         return
@@ -189,8 +199,11 @@ def _print(description, topo, trees, data, striping, opts) -> None:
              f"{pred['beta_cycles_per_element']:g} cycles/element, T({opts['elements']}) = "
              f"{summary['predicted_latency_cycles']:g} cycles")
     if striping is not None:
+        cost = striping.cost
         echo(f"striped over {len(trees)} trees: max link load {striping.max_link_load:.3g} of "
              f"the vector, predicted bandwidth gain {striping.predicted_gain:.3g}x")
+        echo(f"  predicted: alpha {cost.alpha:g} cycles, beta {cost.beta:g} cycles/element, "
+             f"T({opts['elements']}) = {cost.time(opts['elements']):g} cycles")
     if (e := trees[0]).failed_links or e.failed_switches:
         echo(f"avoiding {len(e.failed_links)} failed links and {len(e.failed_switches)} failed "
              f"switches")
@@ -226,12 +239,17 @@ def command() -> None:
 
 @command.command("polarfly")
 @click.option("--q", "q", type=int, required=True, help="Prime power q (N = q^2 + q + 1).")
+@click.option("--r0", type=int, default=0, show_default=True,
+              help="Quadric-cluster replications (Section VI-A).")
+@click.option("--r1", type=int, default=0, show_default=True,
+              help="Non-quadric clusters replicated, at most q (Section VI-B; odd q).")
 @_options
-def polarfly_cmd(q: int, **opts: Any) -> None:
-    """PolarFly ER_q."""
+def polarfly_cmd(q: int, r0: int, r1: int, **opts: Any) -> None:
+    """PolarFly ER_q, optionally expanded."""
     from innet.gen.topology import polarfly
 
-    _run(polarfly(q), f"PolarFly q={q}", opts)
+    name = f"PolarFly q={q}" + (f" (r0={r0}, r1={r1})" if r0 or r1 else "")
+    _run(polarfly(q, r0=r0, r1=r1), name, opts)
 
 
 @command.command("hyperx")
