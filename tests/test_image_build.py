@@ -234,7 +234,8 @@ def test_builder_errors():
                              collective_ids=4), ValueError,
          "Collective id 4 needs at least 5 collective ids, not 4"),
         (lambda: build_image(topo, embeddings=[tree, tree]), ValueError,
-         "Collective id 0 is used by two embeddings"),
+         "Collective id 0: switch 0 is configured by two embeddings, but it has one register "
+         "copy per id"),
         (lambda: build_image(topo, embeddings=["tree"]), TypeError,
          "Expected an Embedding with a collective id, not 'tree'"),
         (lambda: build_image(torus((4, 2)), embeddings=[tree]), ValueError,
@@ -283,7 +284,7 @@ def test_embeddings_of_every_kind_round_trip(kind):
             embed(topo, [1, 4, 7, 9], kind=kind, collective_id=2, root=4 if kind in (
                 "reduce", "broadcast") else "auto")]
     image = decode(encode(build_image(topo, routes=routing(topo), embeddings=made), "hex"))
-    found = embeddings(image)
+    found = {e.collective_id: e for e in embeddings(image)}
     assert sorted(found) == [0, 2]
     for original in made:
         rebuilt = found[original.collective_id]
@@ -329,3 +330,22 @@ def test_embeddings_and_routes_around_failures():
         build_image(topo, routes=plan, failed_links=[(14, 15)])
     rebuilt = embeddings(decoded)[0]
     assert (rebuilt.failed_links, rebuilt.failed_switches) == (((0, 1), (5, 9)), (10,))
+
+
+def test_disjoint_embeddings_share_a_collective_id():
+    from innet.gen.embed import assign_collective_ids, embed
+    from innet.gen.image import embeddings
+
+    topo = torus((4, 4))
+    groups = [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [0, 5, 10, 15]]
+    made = assign_collective_ids([embed(topo, g, op="min") for g in groups])
+    assert [e.collective_id for e in made] == [0, 0, 0, 1]
+    image = decode(encode(build_image(topo, routes=bfs_routes(topo), embeddings=made)))
+    assert image.params.collective_ids == 2
+    rebuilt = embeddings(image)
+    assert [(e.collective_id, e.participants) for e in rebuilt] == [
+        (0, (0, 1, 4, 5)), (0, (2, 3, 6, 7)), (0, (8, 9, 12, 13)), (1, (0, 5, 10, 15))]
+    for original, again in zip(sorted(made, key=lambda e: (e.collective_id, min(e.nodes))),
+                               rebuilt, strict=True):
+        assert again.switches == original.switches
+        assert again.root == original.root

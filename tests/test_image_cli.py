@@ -86,7 +86,7 @@ def test_embedding_and_schedule_files_from_their_commands(tmp_path):
                        "--elements", 26, "-o", tmp_path / "x.json")
     assert code == 0, text
     image = decode((tmp_path / "x.json").read_text())
-    found = embeddings(image)
+    found = {e.collective_id: e for e in embeddings(image)}
     assert sorted(found) == [0, 1]
     assert found[1].participants == (0, 1, 2, 3, 4, 5)
     assert (found[0].kind, found[0].root) == ("broadcast", 2)
@@ -164,12 +164,13 @@ def test_inspect_force_shows_an_invalid_image(tmp_path):
     path.write_bytes(reseal(encode(bad)))
     code, text = innet("inspect", path)
     assert code == 1
-    assert "collective id 0 has two roots" in text
+    message = ("Switch 1 (target 1), coll[0].req_in.ports: takes requests on port 0 from node "
+               "4, which is the root")
+    assert text == f"innet: error: {path}: {message}\n"
     done = innet_process("inspect", path, "--force")
     assert done.returncode == 1
-    assert ("INVALID     Switch 4 (target 4), coll[0].req_out.root: collective id 0 has two "
-            "roots, nodes 1 and 4") in done.stdout
-    assert done.stderr.startswith(f"innet: error: {path}: Switch 4 (target 4)")
+    assert f"  INVALID     {message}" in done.stdout.splitlines()
+    assert done.stderr == f"innet: error: {path}: {message}\n"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -194,7 +195,8 @@ def test_inspect_force_shows_an_invalid_image(tmp_path):
     (["torus", "--shape", "4x4", "--swing", "swing-b", "--step-depth", "3"],
      "Endpoint 0's step table of 32 entries exceeds the step depth 3"),
     (["torus", "--shape", "4x4", "--embed", "allreduce", "--embed", "allreduce:id=0"],
-     "Collective id 0 is used by two embeddings"),
+     "Collective id 0: switch 0 is configured by two embeddings, but it has one register copy "
+     "per id"),
 ])
 def test_build_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     done = innet_process("build", *args, "-o", "net.img", cwd=tmp_path)

@@ -212,18 +212,23 @@ def embedding_configs(embedding: Any) -> dict[int, CollectiveConfig]:
 
 def _collectives(embeddings: Iterable[Any], params: MapParams | None = None
                  ) -> dict[int, dict[int, CollectiveConfig]]:
+    """Switch configurations by collective id and node. Several embeddings may share an id
+    if they share no switch (a switch has one register copy per id)."""
     out: dict[int, dict[int, CollectiveConfig]] = {}
     for embedding in embeddings:
         c = getattr(embedding, "collective_id", None)
         if isinstance(c, bool) or not isinstance(c, int) or c < 0:
             raise TypeError(f"Expected an Embedding with a collective id, not "
                             f"{embedding!r:.60}")
-        if c in out:
-            raise ValueError(f"Collective id {c} is used by two embeddings")
         if params is not None and c >= params.collective_ids:
             raise ValueError(f"Collective id {c} needs at least {c + 1} collective ids, not "
                              f"{params.collective_ids}")
-        out[c] = embedding_configs(embedding)
+        configs = out.setdefault(c, {})
+        for u, cfg in embedding_configs(embedding).items():
+            if u in configs:
+                raise ValueError(f"Collective id {c}: switch {u} is configured by two "
+                                 f"embeddings, but it has one register copy per id")
+            configs[u] = cfg
     return out
 
 
@@ -243,7 +248,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     routes : Routing or array-like, optional
         p2p routing (see :func:`route_table`).
     embeddings : iterable of innet.gen.embed.Embedding
-        In-network collectives, each on its own collective id.
+        In-network collectives. Several may share a collective id if they share no switch and
+        no link (:func:`innet.gen.embed.assign_collective_ids` packs them so).
     schedule : innet.gen.swing.Schedule, optional
         Host-style schedule for the endpoints' step tables (rank ``r`` on node ``r``).
     elements, op, dtype, vec_base

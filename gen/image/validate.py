@@ -91,7 +91,7 @@ class _Check:
         self.peer = self.topo.ports.peer
         self.peer_port = self.topo.ports.peer_port
         self.values: list[dict[str, dict[str, int]]] = []
-        self.embeddings: dict[int, Any] = {}
+        self.embeddings: list[Any] = []
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -383,35 +383,41 @@ class _Check:
         return out
 
     def collective(self, c: int) -> dict[int, CollectiveConfig]:
+        """Check one collective id: its trees link by link, then each tree's embedding.
+
+        Several embeddings may share a collective id when they share no switch (a switch has
+        one register copy per id) and no link: the configured switches then form several
+        trees, each with its own root.
+        """
         cfg = self.configs(c)
         if not cfg:
             return cfg
         base = f"coll[{c}]"
-        roots = [u for u, x in cfg.items() if x.root]
-        if not roots:
-            first = min(cfg)
-            raise self.fail(first, f"{base}.req_out.root", f"collective id {c} is enabled on "
-                            f"{len(cfg)} switches, but none is the root")
-        if len(roots) > 1:
-            raise self.fail(roots[1], f"{base}.req_out.root", f"collective id {c} has two "
-                            f"roots, nodes {roots[0]} and {roots[1]}")
-        root = roots[0]
-        head = cfg[root]
-        for u, x in cfg.items():
-            if (x.op, x.dtype) != (head.op, head.dtype):
-                raise self.fail(u, f"{base}.ctrl", f"operation {x.op.name.lower()} on "
-                                f"{x.dtype.name.lower()} differs from the root's (node {root}) "
-                                f"{head.op.name.lower()} on {head.dtype.name.lower()}")
         self.request_links(c, cfg)
         self.response_links(c, cfg)
-        if not cfg[root].req_in:
-            raise self.fail(root, f"{base}.req_in.ports", "the root takes no input")
-        if not cfg[root].resp_out:
-            raise self.fail(root, f"{base}.resp_out.ports", "the root sends the result "
-                            "nowhere")
         self.acyclic(c, cfg, "req_out", lambda x: x.req_in, "request")
         self.acyclic(c, cfg, "resp_in", lambda x: x.resp_out, "response")
-        self.embeddings[c] = self.embedding(c, cfg, root)
+        # Every switch that takes requests (passes responses) points on to a configured switch
+        # that does too, and those chains are acyclic: each tree ends in exactly one root.
+        trees = self.trees(cfg)
+        roots = [next(u for u in tree if cfg[u].root) for tree in trees]
+        for tree, root in zip(trees, roots, strict=True):
+            head = cfg[root]
+            for u in tree:
+                x = cfg[u]
+                if (x.op, x.dtype) != (head.op, head.dtype):
+                    raise self.fail(u, f"{base}.ctrl", f"operation {x.op.name.lower()} on "
+                                    f"{x.dtype.name.lower()} differs from the root's (node "
+                                    f"{root}) {head.op.name.lower()} on "
+                                    f"{head.dtype.name.lower()}")
+            if not head.req_in:
+                raise self.fail(root, f"{base}.req_in.ports", "the root takes no input")
+            if not head.resp_out:
+                raise self.fail(root, f"{base}.resp_out.ports", "the root sends the result "
+                                "nowhere")
+        built = [self.embedding(c, {u: cfg[u] for u in tree}, root)
+                 for tree, root in zip(trees, roots, strict=True)]
+        self.embeddings.extend(built)  # disjoint: each switch is in one tree
         return cfg
 
     def embedding(self, c: int, cfg: dict[int, CollectiveConfig], root: int) -> Any:
@@ -438,6 +444,26 @@ class _Check:
                                  register=None) from None
             raise ImageError(str(error), where) from None
         return embedding
+
+    def trees(self, cfg: dict[int, CollectiveConfig]) -> list[list[int]]:
+        """The configured switches grouped into trees (joined by request and response links,
+        which the link checks have made consistent), each ascending, by smallest node."""
+        group = {u: u for u in cfg}
+
+        def find(u: int) -> int:
+            while group[u] != u:
+                group[u] = group[group[u]]
+                u = group[u]
+            return u
+
+        for u, x in cfg.items():
+            for port in (x.req_out, x.resp_in):
+                if port is not None:
+                    group[find(u)] = find(self.neighbour(u, port)[0])
+        trees: dict[int, list[int]] = {}
+        for u in sorted(cfg):
+            trees.setdefault(find(u), []).append(u)
+        return sorted(trees.values())
 
     def request_links(self, c: int, cfg: dict[int, CollectiveConfig]) -> None:
         base = f"coll[{c}]"
@@ -676,9 +702,10 @@ def validate(image: Image, header: Header | None = None) -> None:
     _Check(image).run(header)
 
 
-def embeddings(image: Image) -> dict[int, Any]:
-    """The in-network collectives an image configures: collective id ->
-    :class:`innet.gen.embed.Embedding`, rebuilt from the switch registers and verified.
+def embeddings(image: Image) -> list[Any]:
+    """The in-network collectives an image configures, as :class:`innet.gen.embed.Embedding`
+    objects rebuilt from the switch registers and verified, ordered by collective id and then
+    by their smallest switch.
 
     Raises
     ------
@@ -687,7 +714,7 @@ def embeddings(image: Image) -> dict[int, Any]:
     """
     check = _Check(image)
     check.run(None)
-    return dict(check.embeddings)
+    return list(check.embeddings)
 
 
 def collective_configs(image: Image, collective_id: int) -> dict[int, CollectiveConfig]:
