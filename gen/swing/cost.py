@@ -171,11 +171,15 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
         order = np.lexsort((size[lo:hi], dst[lo:hi], src[lo:hi]))
         key = b"".join(a[lo:hi][order].tobytes() for a in (src, dst, size))
         same_as[step] = seen.setdefault(key, step)
-    routed = np.isin(s, np.nonzero(same_as == np.arange(steps))[0])
+    distinct = np.nonzero(same_as == np.arange(steps))[0]
+    slot = np.full(steps, -1)
+    slot[distinct] = np.arange(len(distinct))
+    routed = slot[s] >= 0
 
-    load = np.zeros(steps * nodes * radix)
-    step_hops = np.zeros(steps, dtype=np.int64)
-    row, origin, dst, size = s[routed], src[routed].astype(np.int64), dst[routed], size[routed]
+    load = np.zeros(len(distinct) * nodes * radix)
+    slot_hops = np.zeros(len(distinct), dtype=np.int64)
+    row, origin = slot[s[routed]], src[routed].astype(np.int64)
+    dst, size = dst[routed], size[routed]
     cur = origin
     hop = 0
     while len(cur):
@@ -195,13 +199,13 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
         cur = peer[cur, port].astype(np.int64)
         hop += 1
         arrived = cur == dst
-        step_hops[row[arrived]] = hop
+        slot_hops[row[arrived]] = hop
         keep = ~arrived
         row, origin, cur, dst, size = row[keep], origin[keep], cur[keep], dst[keep], size[keep]
 
-    step_load = load.reshape(steps, -1).max(axis=1) if steps else np.zeros(0)
-    step_load = step_load[same_as]
-    step_hops = step_hops[same_as]
+    slot_load = load.reshape(len(distinct), -1).max(axis=1) if steps else np.zeros(0)
+    step_load = slot_load[slot[same_as]]
+    step_hops = slot_hops[slot[same_as]]
     return Congestion(algorithm=schedule.algorithm, ranks=schedule.ranks, dimensions=dimensions,
                       steps=int((step_hops > 0).sum()),
                       max_hops=int(step_hops.max()) if steps else 0,

@@ -199,12 +199,13 @@ def _print(summary: dict, network: str, table, format_size) -> None:
         out.print(f"verify: {v['message']} ({ranks} ranks, {v['elements']} elements)")
     if table:
         names = list(table[0]["times"])
-        grid = Table(title="predicted allreduce time (µs)")
+        grid = Table(title="predicted allreduce time (µs)", box=None, pad_edge=False,
+                     show_edge=False, padding=(0, 1))
         grid.add_column("size", justify="right")
         for name in names:
             grid.add_column(name, justify="right")
         grid.add_column("best")
         for row in table:
-            cells = [f"{row['times'][n] * 1e6:.2f}" for n in names]
+            cells = [f"{row['times'][n] * 1e6:.1f}" for n in names]
             grid.add_row(format_size(row["size"]), *cells, row["best"])
         out.print(grid)
