@@ -234,8 +234,8 @@ def test_builder_errors():
                              collective_ids=4), ValueError,
          "Collective id 4 needs at least 5 collective ids, not 4"),
         (lambda: build_image(topo, embeddings=[tree, tree]), ValueError,
-         "Collective id 0: switch 0 is configured by two embeddings, but it has one register "
-         "copy per id"),
+         ("Collective id 0: switch 0 is configured by two embeddings, but it has one register "
+         "copy per id")),
         (lambda: build_image(topo, embeddings=["tree"]), TypeError,
          "Expected an Embedding with a collective id, not 'tree'"),
         (lambda: build_image(torus((4, 2)), embeddings=[tree]), ValueError,

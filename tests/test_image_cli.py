@@ -195,8 +195,8 @@ def test_inspect_force_shows_an_invalid_image(tmp_path):
     (["torus", "--shape", "4x4", "--swing", "swing-b", "--step-depth", "3"],
      "Endpoint 0's step table of 32 entries exceeds the step depth 3"),
     (["torus", "--shape", "4x4", "--embed", "allreduce", "--embed", "allreduce:id=0"],
-     "Collective id 0: switch 0 is configured by two embeddings, but it has one register copy "
-     "per id"),
+     ("Collective id 0: switch 0 is configured by two embeddings, but it has one register copy "
+     "per id")),
 ])
 def test_build_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     done = innet_process("build", *args, "-o", "net.img", cwd=tmp_path)

@@ -214,12 +214,12 @@ CASES = {
         "disabled collective id's registers must be zero")),
     "a second root inside the tree": (
         edit((4, "coll[0].req_out", {"root": 1}), (4, "coll[0].resp_in", {})),
-        f"Switch 1 (target 1), coll[0].req_in.ports: takes requests on port {port(1, 4)} from "
-        f"node 4, which is the root"),
+        (f"Switch 1 (target 1), coll[0].req_in.ports: takes requests on port {port(1, 4)} from "
+        f"node 4, which is the root")),
     "root flag cleared": (
         edit((1, "coll[0].req_out", {"port": port(1, 4)}), (1, "coll[0].resp_in", {})),
-        f"Switch 1 (target 1), coll[0].req_out.port: sends requests to node 4 on port "
-        f"{port(1, 4)}, but node 4 does not take them on its port {port(4, 1)}"),
+        (f"Switch 1 (target 1), coll[0].req_out.port: sends requests to node 4 on port "
+        f"{port(1, 4)}, but node 4 does not take them on its port {port(4, 1)}")),
     "request tree with a cycle": (
         edit((0, "coll[0].req_out", {"port": port(0, 3)}), (0, "coll[0].req_in", mask(0, 3)),
              (3, "coll[0].req_in", mask(3, 0)), (1, "coll[0].req_in", mask(1, 2, 4))),
