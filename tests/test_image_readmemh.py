@@ -28,7 +28,7 @@ def test_readmemh_loads_the_hex_image(tmp_path):
     words = np.frombuffer(encode(image), dtype="<u4").tolist()
     assert len(words) <= 4096
     (tmp_path / "image.hex").write_text(encode(image, "hex"))
-    result = runner.run(Design(ROM, "innet_test_image_rom"), "image_readmemh_tb",
+    result = runner.run(Design(ROM, "innet_test_image_rom"), "innet.sim.tb_readmemh",
                         params={"words": words}, workdir=tmp_path)
     assert result.ntests == 1
     assert result.output == {"checked": len(words), "wrong": []}

@@ -1,4 +1,4 @@
-"""cocotb testbench for tests/test_image_readmemh.py: read back a ROM loaded by $readmemh.
+"""cocotb testbench: read back a ROM loaded by $readmemh (driven by tests/test_image_readmemh.py).
 
 Runs inside the simulator; the pytest driver passes the expected words as parameters.
 """
