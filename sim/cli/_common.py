@@ -86,6 +86,10 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
     try:
         with os.fdopen(fd, mode) as handle:
             handle.write(data)
+        # mkstemp creates the file 0600; give it the mode a plain open() would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

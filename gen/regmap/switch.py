@@ -1,0 +1,199 @@
+"""The switch register map and the port encodings its registers use.
+
+PIUMA ("Switch Architecture: Configuration Registers", "Multiple In-network Collectives"): the
+configuration registers of a switch determine which input ports contribute to a collective, the
+output port toward the root, the operation of the collective engine, and, for the response
+(broadcast) direction, the input port and the set of output ports the result is multicast to.
+The registers are replicated once per collective identifier. Point-to-point traffic is routed by
+a table (destination node id -> output port).
+
+Port numbering (cross-team contract): a switch has ``radix`` network ports ``0..radix-1`` and
+the local (endpoint) port has index ``radix``; in a port mask bit ``i`` is network port ``i`` and
+bit ``radix`` is the local port. Generator data spells the local port ``LOCAL = -1``
+(:data:`innet.gen.topology.LOCAL`); :func:`port_code` and :func:`port_mask` translate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from innet.gen.ops import DType, Op
+from innet.gen.regmap.addrmap import Map
+from innet.gen.regmap.model import (
+    FORMAT_VERSION,
+    Access,
+    Array,
+    Cluster,
+    Field,
+    Register,
+    Target,
+    check_param,
+)
+
+__all__ = [
+    "MAX_COLLECTIVE_IDS",
+    "ident_register",
+    "mask_ports",
+    "param_register",
+    "port_code",
+    "port_mask",
+    "port_width",
+    "switch_map",
+]
+
+#: Largest number of collective ids a map supports (collective-id fields are at most 16 bits).
+MAX_COLLECTIVE_IDS = 1 << 16
+
+_LOCAL = -1  # innet.gen.topology.LOCAL; not imported so that the register model stands alone
+RO = Access.RO
+
+
+def port_width(radix: int) -> int:
+    """Bits of a port-number field: ``clog2(radix + 1)``, enough for the local port ``radix``."""
+    return check_param("Radix", radix, 1).bit_length()
+
+
+def port_code(port: int, radix: int) -> int:
+    """The register code of a port: network ports are themselves, ``LOCAL`` (-1) is ``radix``.
+
+    Raises
+    ------
+    ValueError
+        If the port does not exist on a switch of this radix.
+    """
+    check_param("Radix", radix, 1)
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"Port must be an integer, not {port!r}")
+    if port == _LOCAL:
+        return radix
+    if not 0 <= port < radix:
+        raise ValueError(f"Port {port} does not exist on a radix-{radix} switch "
+                         f"(network ports 0..{radix - 1} and LOCAL = -1)")
+    return port
+
+
+def port_mask(ports: Iterable[int], radix: int) -> int:
+    """The port-mask code of a set of ports (``LOCAL`` = -1 sets bit ``radix``)."""
+    mask = 0
+    for port in ports:
+        mask |= 1 << port_code(port, radix)
+    return mask
+
+
+def mask_ports(mask: int, radix: int) -> list[int]:
+    """The ports of a port-mask code, network ports ascending, then ``LOCAL`` (-1) if set.
+
+    Raises
+    ------
+    ValueError
+        If the mask sets a bit beyond the local port ``radix``.
+    """
+    check_param("Radix", radix, 1)
+    if isinstance(mask, bool) or not isinstance(mask, int):
+        raise TypeError(f"Port mask must be an integer, not {mask!r}")
+    if not 0 <= mask < 1 << (radix + 1):
+        raise ValueError(f"Port mask {mask:#x} names ports beyond the local port {radix} of a "
+                         f"radix-{radix} switch")
+    ports = [p for p in range(radix) if mask >> p & 1]
+    return [*ports, _LOCAL] if mask >> radix & 1 else ports
+
+
+def ident_register(target: Target) -> Register:
+    """Address 0 of every map: the format version and the kind of target (read-only)."""
+    return Register("ident", [
+        Field("version", 8, RO, reset=FORMAT_VERSION, desc="register-map format version"),
+        Field("kind", 8, RO, reset=int(target), enum=Target,
+              desc="kind of target: 1 switch, 2 endpoint"),
+    ], desc="identification (read-only, constant)")
+
+
+def param_register(name: str, value: int, desc: str) -> Register:
+    """A read-only register reporting one build parameter."""
+    return Register(name, [Field("value", 32, RO, reset=value, desc=desc)],
+                    desc=f"{desc} (read-only, build parameter)")
+
+
+def _mask(name: str, radix: int, desc: str) -> Register:
+    return Register(name, [Field("ports", radix + 1, desc=f"{desc}: bit i = network port i, "
+                                 f"bit {radix} = local port")], desc=desc)
+
+
+def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
+               node_id_width: int = 16) -> Map:
+    """The register map of a switch (PIUMA, "Configuration Registers").
+
+    Layout (word addresses, every block naturally aligned, see :mod:`innet.gen.regmap.model`):
+
+    - ``ident`` (0), then read-only build parameters ``radix``, ``collective_ids``,
+      ``routing_depth``, ``node_id_width``; then ``node_id`` (RW). The node id is writable, not
+      a build parameter: every switch of a network is the same RTL, and the image tells each
+      one who it is (the image decoder checks it against the target id).
+    - ``coll[c]`` for each collective id ``c`` ("Multiple In-network Collectives": one register
+      copy per identifier): ``ctrl`` (``enable``, ``op``, ``dtype``), ``req_in`` (request input
+      mask, local included), ``req_out`` (``port`` toward the root, and ``root``: this switch
+      is the root, where ``port`` must be 0 and ``resp_in`` is unused), ``resp_in`` (``port``
+      the response arrives on), ``resp_out`` (response multicast mask, local included).
+    - ``route[d]`` for each destination node id ``d < routing_depth``: ``port`` (``radix`` =
+      deliver to the local port) and ``valid``.
+
+    A port mask of ``radix + 1`` bits takes ``ceil((radix + 1) / 32)`` words.
+
+    Parameters
+    ----------
+    radix : int
+        Network ports (the topology's maximum degree), at least 1.
+    collective_ids : int
+        Collective identifiers, 1..65536.
+    routing_depth : int
+        Routing-table entries (destinations ``0..routing_depth-1``), 1..2**node_id_width.
+    node_id_width : int
+        Bits of a node id, 1..32.
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a parameter that is not an integer or out of range.
+    """
+    check_param("Radix", radix, 1)
+    check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
+    check_param("Node id width", node_id_width, 1, 32)
+    check_param("Routing depth", routing_depth, 1, 1 << node_id_width)
+    pw = port_width(radix)
+    coll = Cluster("coll", [
+        Register("ctrl", [
+            Field("enable", 1, desc="the collective id is configured on this switch"),
+            Field("op", 4, offset=4, enum=Op, desc="reduction operation (innet.gen.ops.Op)"),
+            Field("dtype", 2, offset=8, enum=DType, desc="element data type (innet.gen.ops.DType)"),
+        ], desc="enable, operation and data type"),
+        _mask("req_in", radix, "request input ports that contribute"),
+        Register("req_out", [
+            Field("port", pw, max=radix,
+                  desc="request output port toward the root (0 at the root)"),
+            Field("root", 1, offset=31, desc="this switch is the root: the reduced value turns "
+                  "into the response here"),
+        ], desc="request output port, or root"),
+        Register("resp_in", [
+            Field("port", pw, max=radix,
+                  desc="port the response arrives on (0 at the root, unused)"),
+        ], desc="response input port"),
+        _mask("resp_out", radix, "response multicast ports"),
+    ], desc="per collective id configuration")
+    route = Register("route", [
+        Field("port", pw, max=radix,
+              desc=f"output port toward the destination ({radix} = local port)"),
+        Field("valid", 1, offset=31, desc="the entry is configured"),
+    ], desc="p2p routing-table entry for one destination node id")
+    return Map("switch", [
+        ident_register(Target.SWITCH),
+        param_register("radix", radix, "network ports"),
+        param_register("collective_ids", collective_ids, "collective identifiers"),
+        param_register("routing_depth", routing_depth, "routing-table entries"),
+        param_register("node_id_width", node_id_width, "bits of a node id"),
+        Register("node_id", [Field("id", node_id_width, max=routing_depth - 1,
+                                           desc="this switch's node id")],
+                 desc="node id of this switch (set by the image)"),
+        Array(coll, collective_ids, desc="one configuration per collective id"),
+        Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),
+    ], params={"radix": radix, "collective_ids": collective_ids,
+               "routing_depth": routing_depth, "node_id_width": node_id_width},
+        desc="PIUMA-style switch: collective configuration and p2p routing table")
