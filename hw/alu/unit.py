@@ -176,7 +176,13 @@ class ALU(wiring.Component):
             b=b,
             signed=dtype == DType.INT32,
             int_sum=(a + b)[:32],
-            a_nan=fa.nan, b_nan=fb.nan, a_inf=fa.inf, b_inf=fb.inf,
+            any_nan=fa.nan | fb.nan,
+            # Special results of fp32 add and mul: NaN (a NaN operand, inf - inf, 0 * inf) and
+            # infinity. Zero products need no special case: the datapath packs them as +-0.
+            nan=fa.nan | fb.nan | Mux(op_mul, (fa.inf & fb.zero) | (fa.zero & fb.inf),
+                                      fa.inf & fb.inf & (fa.sign ^ fb.sign)),
+            inf=fa.inf | fb.inf,
+            inf_sign=Mux(op_mul, fa.sign ^ fb.sign, Mux(fa.inf, fa.sign, fb.sign)),
             a_zero=fa.zero, b_zero=fb.zero,
             x=Mux(a_big, fa.significand, fb.significand),
             y=Mux(a_big, fb.significand, fa.significand),
@@ -199,17 +205,10 @@ class ALU(wiring.Component):
 
         # ---- Stage 2: results without the fp datapath; alignment; partial products ---------
         a1, b1, op1 = s1["a"], s1["b"], s1["op"]
-        any_nan = s1["a_nan"] | s1["b_nan"]
+        any_nan, nan, inf = s1["any_nan"], s1["nan"], s1["inf"]
         a_sign, b_sign = a1[31], b1[31]
-        # Special results of fp32 add and mul: NaN and infinity.
-        inf_times_zero = (s1["a_inf"] & s1["b_zero"]) | (s1["a_zero"] & s1["b_inf"])
-        inf_minus_inf = s1["a_inf"] & s1["b_inf"] & (a_sign ^ b_sign)
-        nan = any_nan | Mux(s1["is_mul"], inf_times_zero, inf_minus_inf)
-        inf = s1["a_inf"] | s1["b_inf"]
-        # (Zero products need no special case: the datapath packs a zero significand as +-0.)
         special = nan | inf
-        special_sign = Mux(s1["is_mul"], a_sign ^ b_sign, Mux(s1["a_inf"], a_sign, b_sign))
-        special_bits = Mux(nan, CANONICAL_NAN, Cat(Const(INFINITY, 31), special_sign))
+        special_bits = Mux(nan, CANONICAL_NAN, Cat(Const(INFINITY, 31), s1["inf_sign"]))
         # min/max: order from the magnitude comparison of stage 1 and the sign bits. Integers
         # of different signs: the negative one is less (signed) or greater (unsigned); fp32 of
         # different signs: the negative one is less (-0 < +0); both negative: the larger
@@ -296,7 +295,9 @@ class ALU(wiring.Component):
             s3 |= through(3, right_mask=low_mask(s2["rshift"], 48))
 
         # ---- Stage 4: leading-zero count; right shift of tiny products ---------------------
-        lz = leading_zeros(m, s3["lzc_in"], name="s4_lzc")
+        # Sums occupy bits 47..20 and have at most 27 leading zeros (a zero sum is the cancel
+        # case above), so without products the count looks at those 28 bits only.
+        lz = leading_zeros(m, s3["lzc_in"] if mul else s3["lzc_in"][20:], name="s4_lzc")
         s4 = carry(4, s3, "valid", "tag", "unsupported", "use_dp", "bypass", "exp0", "sign",
                    "significand", "right")
         s4 |= through(4, lz=lz[:6])
