@@ -95,8 +95,8 @@ def _near_ties(op: Op, a: np.ndarray, b: np.ndarray, n: int) -> tuple[np.ndarray
     These are the pairs whose rounding depends on every sticky bit. The exact value is computed
     in float64: exact for products, and for sums whose exponents differ by less than 29
     (otherwise the filter may misjudge a pair, which only changes the mixture)."""
-    fa, fb = a.view(np.float32).astype(np.float64), b.view(np.float32).astype(np.float64)
     with np.errstate(all="ignore"):
+        fa, fb = a.view(np.float32).astype(np.float64), b.view(np.float32).astype(np.float64)
         exact = fa + fb if op == Op.ADD else fa * fb
         nearest = exact.astype(np.float32)
         other = np.nextafter(nearest, np.where(exact > nearest, np.float32(np.inf),
