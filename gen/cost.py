@@ -34,32 +34,36 @@ Parameters and their defaults
 The defaults describe the project's own network (DESIGN.md, "Hardware model") as built by the
 hardware issues; the simulation of issue 10 measures them and may refine them:
 
-================== ======= ==================================================================
-parameter          default where it comes from
-================== ======= ==================================================================
-``link_latency``   0       cycles a link adds on top of the switches: links are wired
-                           directly (``hw/switch.py``: the output register of one switch is
-                           the input of the next); pipelined long links add their stages
-``switch_latency`` 2       a flit crosses an idle switch in 2 cycles (``hw/switch.py``,
-                           measured by its tests): buffer write, then allocation and the
-                           output register
-``local_latency``  1       endpoint to switch and switch to endpoint, each: the endpoint's
-                           link sender / receiver registers the flit once (``hw/link.py``)
-``reduce_latency`` 7       cycles per level of a switch's reduction tree (``hw.alu.LATENCY``);
-                           a switch with ``k`` contributing ports has ``ceil(log2 k)`` levels
-                           (issue 8: a pipelined tree of depth ``ceil(log2(ports))``)
-``step_overhead``  8       host-style only: cycles an endpoint's step engine needs between the
-                           last element of one step and the first of the next (reduce the last
-                           element, 7 cycles, then advance the step table); an estimate until
-                           the endpoint of issue 9 is measured
-``element_bytes``  4       one 32-bit element per flit (``int32``, ``uint32``, ``fp32``)
-``link_bandwidth`` 1       elements per cycle per channel direction: one flit per cycle per port
-``local_bandwidth`` 1      elements per cycle each way between an endpoint and its switch: the
-                           local port is one more switch port. ``None``: never the bottleneck
-``engine_bandwidth`` None  elements per cycle a switch's collective engine reduces over all
-                           collective ids together; ``None``: one engine per id at line rate
-``clock_hz``       None    optional, to print seconds
-================== ======= ==================================================================
+``link_latency = 0``
+    Cycles a link adds on top of the switches: links are wired directly (the switch RTL of
+    issue 7, ``hw/switch.py``: the output register of one switch is the input of the next);
+    pipelined long links add their stages.
+``switch_latency = 2``
+    A flit crosses an idle switch in 2 cycles (``hw/switch.py``, measured by its tests): buffer
+    write, then allocation into the output register.
+``local_latency = 1``
+    Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
+    register the flit once (``hw/link.py``).
+``reduce_latency = 7``
+    Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
+    A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (issue 8: a pipelined
+    tree of depth ``ceil(log2(ports))``).
+``step_overhead = 8``
+    Host-style only: cycles an endpoint's step engine needs between the last element of one
+    step and the first of the next (reduce the last element, 7 cycles, then advance the step
+    table). An estimate until the endpoint of issue 9 is measured.
+``element_bytes = 4``
+    One 32-bit element per flit (``int32``, ``uint32``, ``fp32``).
+``link_bandwidth = 1``
+    Elements per cycle per channel direction: one flit per cycle per port (issue 7).
+``local_bandwidth = 1``
+    Elements per cycle each way between an endpoint and its switch: the local port is one more
+    switch port. ``None``: never the bottleneck.
+``engine_bandwidth = None``
+    Elements per cycle a switch's collective engine reduces over all collective ids together;
+    ``None``: one engine per id at line rate.
+``clock_hz = None``
+    Optional, to print seconds.
 """
 
 from __future__ import annotations

@@ -127,3 +127,10 @@ def test_from_seconds_errors():
         CostModel.from_seconds(-1, 0, 0)
     with pytest.raises(ValueError, match=r"^Clock frequency must be finite and > 0, not 0.0$"):
         CostModel.from_seconds(0, 0, 0, clock_hz=0)
+
+
+def test_reduce_latency_default_is_the_alu_pipeline():
+    """The default per-level reduction latency is the ALU's pipeline depth (``hw.alu``)."""
+    from innet.hw.alu import LATENCY
+
+    assert CostModel().reduce_latency == LATENCY
