@@ -12,6 +12,20 @@ on the real topology with the project's routing:
 
 Each is one line ``T(m) = alpha + beta · m``; :func:`compare` evaluates them at the requested
 sizes and gives the exact intervals where each one is fastest (:func:`innet.gen.cost.envelope`).
+
+Limits of the model
+-------------------
+- Message sizes are fractions of the vector (Swing's model). Below a schedule's block count a
+  message would be a fraction of an element, while the hardware moves whole flits and skips
+  empty messages; predictions for such tiny vectors are approximate (the latency term, which
+  dominates there, is exact).
+- A step's latency (its longest route) and its bandwidth term (its busiest channel or port)
+  are added even when they belong to different messages, as in Swing's Eq. 1.
+- The collectives of one step run concurrently through the endpoint's one local port. An
+  endpoint that runs its step table strictly one entry after another pays the step overhead
+  and latency once per entry, not once per step.
+- Host-style costs count hops: a model with per-link latencies (``link_latencies``) prices
+  in-network embeddings only.
 """
 
 from __future__ import annotations
@@ -180,11 +194,12 @@ def _host(schedule: Any, topo: Topology, model: CostModel | None, route: Any) ->
                       congestion_deficiency=loads.congestion_deficiency)
 
 
-def _innet_prediction(topo: Topology, model: CostModel, innet: Any) -> Prediction:
+def _innet_prediction(topo: Topology, model: CostModel, innet: Any,
+                      failed_links: Any) -> Prediction:
     from innet.gen.embed import Embedding, Striping, embed, embedding_cost
 
     if innet is None:
-        innet = embed(topo)
+        innet = embed(topo, failed_links=failed_links)
     if isinstance(innet, Striping):
         trees = innet.embeddings
         cost = innet.cost
@@ -225,7 +240,8 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
         ``topo``); with several trees, the :class:`~innet.gen.embed.Striping`. It must include
         every node, as the host-style schedules do.
     failed_links : iterable of (int, int), optional
-        Links the host-style messages route around (give ``innet`` embedded around them too).
+        Links the host-style messages route around, and the default embedding too (a given
+        ``innet`` should have been embedded around them).
     nonpow2 : str
         As :func:`innet.gen.swing.build_schedule`.
 
@@ -267,7 +283,7 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
     route = None
     for name in algorithms:
         if name == "innet":
-            predictions[name] = _innet_prediction(topo, model, innet)
+            predictions[name] = _innet_prediction(topo, model, innet, failed_links)
             continue
         try:
             schedule = build_schedule(name, host_shape(topo), nonpow2=nonpow2)

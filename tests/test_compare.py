@@ -161,6 +161,11 @@ def test_striped_in_network_and_failed_links():
     # The message from 0 to 1 now goes the long way round: 7 hops.
     assert detour.predictions["ring"].max_hops == 7
     assert detour.cycles("ring", 16) > plain.cycles("ring", 16)
+    grid = torus((4, 4))  # the default embedding avoids the failed links too
+    tree = compare(grid, [1], MODEL, algorithms=["innet"], failed_links=[(7, 11)])
+    assert tree.predictions["innet"].cost == embedding_cost(
+        embed(grid, failed_links=[(7, 11)]), grid, MODEL)
+    assert tree.predictions["innet"].cost != embedding_cost(embed(grid), grid, MODEL)
 
 
 def test_skipped_algorithms_are_reported(monkeypatch):
