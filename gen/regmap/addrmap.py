@@ -79,7 +79,7 @@ class MappedRegister:
         """The register value after reset."""
         return self.register.reset
 
-    @property
+    @cached_property
     def writable(self) -> bool:
         """Whether the register has ``RW`` fields (a configuration image may write it)."""
         return any(f.access is Access.RW for f in self.fields)

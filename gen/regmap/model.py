@@ -38,6 +38,7 @@ import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 __all__ = [
@@ -303,7 +304,8 @@ class Register:
                                  f"field {a.name!r} ({_bits(a.offset, a.width)}) in {label}")
         object.__setattr__(self, "fields", tuple(placed))
 
-    @property
+    # Derived values are computed once: images pack and unpack millions of registers.
+    @cached_property
     def words(self) -> int:
         """Number of 32-bit words."""
         return -(-max(f.offset + f.width for f in self.fields) // WORD_BITS)
@@ -318,7 +320,7 @@ class Register:
         """Alignment in words."""
         return _pow2ceil(self.words)
 
-    @property
+    @cached_property
     def reset(self) -> int:
         """The register value after reset."""
         return sum(f.reset << f.offset for f in self.fields)
@@ -332,7 +334,14 @@ class Register:
 
     def mask(self, *access: Access) -> int:
         """The bits of the fields with one of the given accesses (all fields if none given)."""
-        return sum(f.mask for f in self.fields if not access or f.access in access)
+        masks = self._masks
+        if access not in masks:
+            masks[access] = sum(f.mask for f in self.fields if not access or f.access in access)
+        return masks[access]
+
+    @cached_property
+    def _masks(self) -> dict[tuple[Access, ...], int]:
+        return {}
 
 
 @dataclass(frozen=True)

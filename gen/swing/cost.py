@@ -1,0 +1,348 @@
+"""Congestion and alpha-beta cost of a schedule on a real network (Swing, Sections 2.2 and 4.1).
+
+Every message of every step is routed hop by hop with the network's routing function, and the
+bytes crossing each directed link in each step are added up. With message sizes as fractions
+of the vector (``n = 1``):
+
+- ``bandwidth_term`` ``W = sum over steps of the largest load on any link``: the time one step
+  takes is set by its most loaded link, so an allreduce of ``n`` bytes spends ``W * n * beta``
+  transmitting;
+- ``contention_free_term`` ``W0 = sum over steps of the largest single message``: the same
+  time if no two messages ever shared a link;
+- the congestion deficiency ``Ξ = W / W0`` (1 when no link carries two messages of a step at
+  once; Swing, Table 2: about 1.19, 1.03 and 1.008 for large square 2-, 3- and 4-D tori);
+- the bandwidth deficiency ``Ψ = W0·D`` against the optimum ``n/D`` of Eq. 1 (``D`` the
+  number of dimensions), and the latency deficiency ``Λ = steps / log2(p)``.
+
+The alpha-beta time of Eq. 1, step by step, is :meth:`Congestion.cost`: with the project's one
+cost model (:class:`innet.gen.cost.CostModel`, cycles and elements, shared with the in-network
+embeddings) a step that moves data costs
+
+    alpha_s + m * beta_s,  alpha_s = step_overhead + latency(h_s),
+                           beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)
+
+cycles for a vector of ``m`` elements, with ``h_s`` the step's largest hop count, ``load_s``
+its largest link load and ``port_s`` the largest fraction of the vector one endpoint injects or
+ejects in it (all collectives of the step together). :meth:`Congestion.time` is the same model
+in the seconds and bytes of the Swing paper (``CostModel.from_seconds``): per step
+``alpha + h * hop_latency + n * beta * load`` with ``alpha`` the per-message overhead,
+``hop_latency`` the latency of one hop (link plus switch) and ``n`` bytes.
+
+Routing
+-------
+The model takes the network's routing as a vectorised next-hop function
+``next_port(nodes, destinations) -> ports``: for arrays of current nodes and destinations
+(never equal), the output port at each node toward its destination, in the topology's port
+numbering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from innet.gen.cost import Cost, CostModel
+from innet.gen.swing.schedule import Schedule
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_BETA",
+    "DEFAULT_HOP_LATENCY",
+    "Congestion",
+    "NextPort",
+    "congestion",
+    "format_size",
+    "model_table",
+    "parse_size",
+    "parse_sizes",
+]
+
+#: Next-hop routing: ``next_port(nodes, destinations) -> ports`` (integer arrays).
+NextPort = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+#: Per-message overhead in seconds (an assumption: a NIC and a light software stack).
+DEFAULT_ALPHA = 1e-6
+#: Seconds per byte on one link: 400 Gb/s, as in the paper's simulations (Section 5).
+DEFAULT_BETA = 8 / 400e9
+#: Seconds per hop: 100 ns of link and 300 ns of switch latency (Section 5).
+DEFAULT_HOP_LATENCY = 400e-9
+
+
+@dataclass(frozen=True)
+class Congestion:
+    """Link loads of a schedule on a network (module documentation).
+
+    Attributes
+    ----------
+    algorithm : str
+    ranks, dimensions : int
+        Number of ranks and of torus dimensions ``D`` used for ``Ψ``.
+    steps : int
+        Steps in which anything moves.
+    max_hops : int
+        The longest route any message takes.
+    bandwidth_term, contention_free_term : float
+        ``W`` and ``W0``, in vectors.
+    step_hops : tuple of int
+        Largest hop count of each schedule step (0 when nothing moves).
+    step_load : tuple of float
+        Largest link load of each schedule step, in vectors.
+    step_inject, step_eject : tuple of float
+        Largest fraction of the vector one rank sends (receives) in each schedule step, all
+        collectives together: what its one local port carries.
+    """
+
+    algorithm: str
+    ranks: int
+    dimensions: int
+    steps: int
+    max_hops: int
+    bandwidth_term: float
+    contention_free_term: float
+    step_hops: tuple[int, ...]
+    step_load: tuple[float, ...]
+    step_inject: tuple[float, ...]
+    step_eject: tuple[float, ...]
+
+    @property
+    def congestion_deficiency(self) -> float:
+        """Ξ = W / W0."""
+        if self.contention_free_term == 0:
+            return 1.0
+        return self.bandwidth_term / self.contention_free_term
+
+    @property
+    def bandwidth_deficiency(self) -> float:
+        """Ψ = W0 / (1/D): data each port carries against Eq. 1's optimum ``n/D``."""
+        return self.contention_free_term * self.dimensions
+
+    @property
+    def latency_deficiency(self) -> float:
+        """Λ = steps / log2(p)."""
+        return self.steps / math.log2(self.ranks)
+
+    def step_costs(self, model: CostModel | None = None) -> tuple[Cost, ...]:
+        """alpha and beta of every schedule step, in cycles and cycles per element of the whole
+        vector (module documentation); ``Cost(0, 0)`` for a step that moves nothing.
+
+        Raises
+        ------
+        ValueError
+            If the model has per-link latency overrides (host-style costs count hops).
+        """
+        model = model if model is not None else CostModel()
+        if model.link_latencies:
+            raise ValueError("Host-style costs count hops, so the cost model cannot have "
+                             "per-link latencies (link_latencies)")
+        out = []
+        for hops, load, inject, eject in zip(self.step_hops, self.step_load,
+                                             self.step_inject, self.step_eject, strict=True):
+            if not hops:
+                out.append(Cost(alpha=0.0, beta=0.0))
+                continue
+            out.append(Cost(alpha=model.step_overhead + model.latency(hops),
+                            beta=model.beta(link_load=load, local_load=max(inject, eject))))
+        return tuple(out)
+
+    def cost(self, model: CostModel | None = None) -> Cost:
+        """The whole allreduce as one ``T(m) = alpha + beta * m`` in cycles: the sum of
+        :meth:`step_costs` (Swing, Eq. 1 step by step).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`step_costs`.
+        """
+        steps = self.step_costs(model)
+        return Cost(alpha=math.fsum(c.alpha for c in steps),
+                    beta=math.fsum(c.beta for c in steps))
+
+    def time(self, size: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
+             hop_latency: float = DEFAULT_HOP_LATENCY) -> float:
+        """Predicted allreduce time in seconds for a vector of ``size`` bytes (Eq. 1): the
+        cycle model :meth:`cost` with ``CostModel.from_seconds(alpha, beta, hop_latency)``."""
+        model = CostModel.from_seconds(alpha, beta, hop_latency)
+        return float(model.seconds(self.cost(model).time(size / model.element_bytes)))
+
+
+def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
+               dimensions: int | None = None) -> Congestion:
+    """Route every message of ``schedule`` and measure the link loads.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Rank ``r`` runs on node ``r``.
+    peer : numpy.ndarray, shape (nodes, radix)
+        ``peer[u, port]`` is the node port ``port`` of ``u`` leads to (``Topology.ports.peer``).
+    next_port : NextPort
+        The routing (module documentation).
+    dimensions : int, optional
+        ``D`` for ``Ψ``; by default the number of sides of the schedule's shape longer than 1.
+
+    Raises
+    ------
+    ValueError
+        If the network has a different number of nodes than the schedule has ranks, or the
+        routing returns a port a node does not have or does not reach a destination.
+    """
+    peer = np.asarray(peer)
+    nodes, radix = peer.shape
+    if nodes != schedule.ranks:
+        raise ValueError(f"The schedule has {schedule.ranks} ranks but the network has "
+                         f"{nodes} nodes")
+    if dimensions is None:
+        dimensions = max(1, sum(1 for d in schedule.shape if d > 1))
+    arrays = schedule.arrays()
+    send_peer, send = arrays["send_peer"], arrays["send"]
+    steps = schedule.steps
+    # Messages ordered by step: (step, collective, rank) order of np.nonzero on (S, C, P).
+    s, c, src = np.nonzero(np.swapaxes(send_peer, 0, 1) >= 0)
+    dst = send_peer[c, s, src].astype(np.int64)
+    weight = 1.0 / (np.asarray(schedule.blocks, dtype=np.float64) * schedule.collectives)
+    size = (send[c, s, src, 1] - send[c, s, src, 0]) * weight[c]
+    step_message = np.zeros(steps)
+    np.maximum.at(step_message, s, size)
+    # What each rank's local port carries per step (all collectives of the step together).
+    local = {}
+    for name in ("send", "recv"):
+        ranges = arrays[name]
+        total = np.zeros((steps, schedule.ranks))
+        for col in range(schedule.collectives):
+            total += (ranges[col, :, :, 1] - ranges[col, :, :, 0]) * weight[col]
+        local[name] = total.max(axis=1)
+
+    # Steps that move the same messages (an allgather step retraces a reduce-scatter step)
+    # load the links the same way: route each distinct step once.
+    bounds = np.searchsorted(s, np.arange(steps + 1))
+    same_as = np.arange(steps)
+    seen: dict[bytes, int] = {}
+    for step in range(steps):
+        lo, hi = bounds[step], bounds[step + 1]
+        order = np.lexsort((size[lo:hi], dst[lo:hi], src[lo:hi]))
+        key = b"".join(a[lo:hi][order].tobytes() for a in (src, dst, size))
+        same_as[step] = seen.setdefault(key, step)
+    distinct = np.nonzero(same_as == np.arange(steps))[0]
+    slot = np.full(steps, -1)
+    slot[distinct] = np.arange(len(distinct))
+    routed = slot[s] >= 0
+
+    load = np.zeros(len(distinct) * nodes * radix)
+    slot_hops = np.zeros(len(distinct), dtype=np.int64)
+    row, origin = slot[s[routed]], src[routed].astype(np.int64)
+    dst, size = dst[routed], size[routed]
+    cur = origin
+    hop = 0
+    while len(cur):
+        if hop >= nodes:
+            raise ValueError(f"Routing from node {int(origin[0])} to node {int(dst[0])} does "
+                             f"not arrive within {nodes} hops")
+        port = np.asarray(next_port(cur, dst), dtype=np.int64)
+        bad = (port < 0) | (port >= radix)
+        if not bad.any():
+            bad = peer[cur, port] < 0
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[i])} chose "
+                             f"port {int(port[i])}, which the node does not have")
+        load += np.bincount((row * nodes + cur) * radix + port, weights=size,
+                            minlength=load.size)
+        cur = peer[cur, port].astype(np.int64)
+        hop += 1
+        arrived = cur == dst
+        slot_hops[row[arrived]] = hop
+        keep = ~arrived
+        row, origin, cur, dst, size = row[keep], origin[keep], cur[keep], dst[keep], size[keep]
+
+    slot_load = load.reshape(len(distinct), -1).max(axis=1) if steps else np.zeros(0)
+    step_load = slot_load[slot[same_as]]
+    step_hops = slot_hops[slot[same_as]]
+    return Congestion(algorithm=schedule.algorithm, ranks=schedule.ranks, dimensions=dimensions,
+                      steps=int((step_hops > 0).sum()),
+                      max_hops=int(step_hops.max()) if steps else 0,
+                      bandwidth_term=float(step_load.sum()),
+                      contention_free_term=float(step_message.sum()),
+                      step_hops=tuple(step_hops.tolist()),
+                      step_load=tuple(step_load.tolist()),
+                      step_inject=tuple(local["send"].tolist()),
+                      step_eject=tuple(local["recv"].tolist()))
+
+
+# -- sizes and the "which algorithm wins" table -------------------------------------------------
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
+          "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """``"32B"``, ``"4KiB"``, ``"128MiB"``, ``"1G"`` -> bytes (binary units).
+
+    Raises
+    ------
+    ValueError
+        If the text is not a positive whole number of bytes with an optional unit.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _UNITS or int(match.group(1)) == 0:
+        raise ValueError(f"Size must be a positive number of bytes such as 32B, 4KiB or "
+                         f"128MiB, not {text!r}")
+    return int(match.group(1)) * _UNITS[unit]
+
+
+def parse_sizes(text: str) -> list[int]:
+    """Sizes for the model table.
+
+    ``"LO..HI"`` is ``LO, 4·LO, 16·LO, ...`` up to ``HI`` (with ``HI`` itself last);
+    ``"A,B,C"`` is a list.
+
+    Raises
+    ------
+    ValueError
+        If a size is invalid or the range is empty.
+    """
+    text = str(text)
+    if ".." in text:
+        lo_text, hi_text = text.split("..", 1)
+        lo, hi = parse_size(lo_text), parse_size(hi_text)
+        if hi < lo:
+            raise ValueError(f"Size range {text!r} is empty: {hi_text.strip()} is below "
+                             f"{lo_text.strip()}")
+        sizes = []
+        size = lo
+        while size < hi:
+            sizes.append(size)
+            size *= 4
+        return [*sizes, hi]
+    return [parse_size(part) for part in text.split(",")]
+
+
+def format_size(size: int) -> str:
+    """Bytes as the largest exact binary unit: ``32B``, ``4KiB``, ``128MiB``."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size}B"
+
+
+def model_table(models: Mapping[str, Congestion], sizes: Iterable[int],
+                alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
+                hop_latency: float = DEFAULT_HOP_LATENCY) -> list[dict]:
+    """Predicted time of every algorithm at every size, and the fastest.
+
+    Returns
+    -------
+    list of dict
+        One per size: ``{"size": bytes, "times": {name: seconds}, "best": name}``.
+    """
+    rows = []
+    for size in sizes:
+        times = {name: model.time(size, alpha, beta, hop_latency)
+                 for name, model in models.items()}
+        rows.append({"size": int(size), "times": times, "best": min(times, key=times.get)})
+    return rows
+

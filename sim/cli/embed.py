@@ -1,0 +1,415 @@
+"""``innet embed``: PIUMA in-network collective embeddings on PolarFly, HyperX and torus.
+
+``innet embed polarfly --q 7 [--participants 0,3,5] [--root auto|N] [--collective-id K]
+[--op add --dtype int32] [--kind allreduce] [--fail-links u-v,...] [--fail-switches a,b]
+[--trees T] [--json] [-o DIR]`` (and ``hyperx --shape 4x4``, ``torus --shape 4x4 [--mesh]``).
+
+``--json`` prints ``root``, ``depth``, ``collective_id``, ``switches`` (a list of
+``{"node", "req_in", "req_out", "resp_in", "resp_out"}`` in the topology's port numbering, the
+local port spelt ``"local"``), ``links_used`` (request-direction links
+``[child, child_port, parent, parent_port]``) and ``predicted_latency_cycles`` (``T(m)`` of
+the cost model for ``--elements m``), plus ``kind``, ``op``, ``dtype``, ``participants``,
+``predicted`` (alpha, beta), ``topology`` (the fingerprint) and ``network`` (kind, params,
+nodes, links, radix). With ``--trees T > 1`` it prints ``trees`` (one
+such object per tree), ``link_load`` (``[node, port, fraction of the vector]`` per directed
+channel), ``max_link_load``, ``predicted_gain`` and the striped ``predicted`` /
+``predicted_latency_cycles``.
+
+``--compare [--sizes 1,64,1024 | 1..1M]`` prices the in-network allreduce against every
+host-style algorithm (Swing, recursive doubling, ring, bucket) on the same network with the same
+cost model (:mod:`innet.gen.compare`, cycles and elements) and prints which wins at which size;
+with ``--json`` the summary gets a ``compare`` member (:meth:`Comparison.to_dict`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from innet.gen.cost import CostModel
+from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
+
+__all__ = ["command", "parse_links", "parse_nodes"]
+
+_DEFAULT = CostModel()
+
+
+def parse_nodes(text: str, what: str) -> list[int]:
+    """``"0,3,5"`` or ranges ``"0-7,9"`` -> node ids.
+
+    Raises
+    ------
+    ValueError
+        If an item is not a non-negative integer or an ascending ``a-b`` range.
+    """
+    out: list[int] = []
+    for item in (part.strip() for part in text.split(",")):
+        lo, sep, hi = item.partition("-")
+        if lo.isdigit() and (not sep or hi.isdigit()) and lo.isascii() and hi.isascii():
+            a, b = int(lo), int(hi) if sep else int(lo)
+            if b >= a:
+                out.extend(range(a, b + 1))
+                continue
+        raise ValueError(f"{what} must be node ids such as 0,3,5 or 0-7, not {item!r}")
+    return out
+
+
+def parse_links(text: str) -> list[tuple[int, int]]:
+    """``"0-1,2-7"`` -> ``[(0, 1), (2, 7)]``.
+
+    Raises
+    ------
+    ValueError
+        If an item is not ``u-v`` with non-negative integers.
+    """
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        u, sep, v = item.partition("-")
+        if not (sep and u.isdigit() and v.isdigit() and u.isascii() and v.isascii()):
+            raise ValueError(f"--fail-links must be links u-v separated by commas, not {item!r}")
+        out.append((int(u), int(v)))
+    return out
+
+
+def _root(text: str) -> int | str:
+    if text == "auto":
+        return text
+    if text.isdigit() and text.isascii():
+        return int(text)
+    raise ValueError(f"--root must be auto or a node id, not {text!r}")
+
+
+def _options(func):
+    options = [
+        click.option("--participants", default=None, metavar="LIST",
+                     help="Participating nodes, e.g. 0,3,5 or 0-15 [default: all]."),
+        click.option("--root", default="auto", show_default=True, metavar="auto|N",
+                     help="Root switch; auto = minimum-eccentricity participant."),
+        click.option("--kind", type=click.Choice(["allreduce", "reduce", "broadcast",
+                                                  "barrier"]),
+                     default="allreduce", show_default=True, help="Collective."),
+        click.option("--collective-id", type=int, default=0, show_default=True,
+                     help="Collective id (first one with --trees)."),
+        click.option("--op", default="add", show_default=True,
+                     help="add, min, max, and, or, xor, nor, mul."),
+        click.option("--dtype", default="int32", show_default=True,
+                     help="int32, uint32, fp32."),
+        click.option("--fail-links", default=None, metavar="u-v,...",
+                     help="Failed links to embed around."),
+        click.option("--fail-switches", default=None, metavar="LIST",
+                     help="Failed switches to embed around."),
+        click.option("--trees", type=int, default=1, show_default=True,
+                     help="Stripe the vector over this many trees (different roots and ids)."),
+        click.option("--elements", type=int, default=1, show_default=True,
+                     help="Vector length for the predicted latency."),
+        click.option("--compare", is_flag=True,
+                     help="Predict which allreduce wins at which size: in-network against "
+                          "Swing, recursive doubling, ring and bucket on this network."),
+        click.option("--sizes", default=None, metavar="LIST|LO..HI",
+                     help="Vector sizes in elements for --compare, e.g. 1,64,1024 or 1..1M "
+                          "(x4 steps) [default: 1..1M]."),
+        click.option("--link-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.link_latency, show_default=True,
+                     help="Cost model: cycles a link adds per hop."),
+        click.option("--switch-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.switch_latency, show_default=True,
+                     help="Cost model: cycles to cross a switch."),
+        click.option("--local-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.local_latency, show_default=True,
+                     help="Cost model: cycles between endpoint and switch, each way."),
+        click.option("--reduce-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.reduce_latency, show_default=True,
+                     help="Cost model: cycles per level of a switch's reduction tree."),
+        click.option("--step-overhead", type=click.FloatRange(min=0),
+                     default=_DEFAULT.step_overhead, show_default=True,
+                     help="Cost model: cycles between two steps of a host-style schedule."),
+        click.option("--link-bandwidth", type=click.FloatRange(min=0, min_open=True),
+                     default=_DEFAULT.link_bandwidth, show_default=True,
+                     help="Cost model: elements per cycle per link direction."),
+        click.option("--local-bandwidth", type=click.FloatRange(min=0, min_open=True),
+                     default=_DEFAULT.local_bandwidth, show_default=True,
+                     help="Cost model: elements per cycle between endpoint and switch, each "
+                          "way (inf: never the bottleneck)."),
+        click.option("--element-bytes", type=click.IntRange(min=1),
+                     default=_DEFAULT.element_bytes, show_default=True,
+                     help="Cost model: bytes per element."),
+        click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Clock frequency in MHz: --compare --json adds seconds."),
+        click.option("--booksim-routing", type=click.Path(path_type=Path), default=None,
+                     help="Also write the p2p routing table as a BookSim2 routing file."),
+        json_option,
+        output_option("Write embedding.json (the --json summary) into this directory."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _summary(embedding, topo, model, elements: int) -> dict[str, Any]:
+    from innet.gen.embed import embedding_cost
+
+    cost = embedding_cost(embedding, topo, model)
+    data = embedding.to_dict()
+    data["predicted"] = {"alpha_cycles": cost.alpha, "beta_cycles_per_element": cost.beta,
+                         "elements": elements}
+    data["predicted_latency_cycles"] = cost.time(elements)
+    return data
+
+
+def _run(topo, description: str, opts: dict[str, Any]) -> None:
+    from innet.gen.embed import embed, stripe
+    from innet.gen.routing import routing, write_booksim_routing
+
+    if opts["trees"] < 1:
+        raise ValueError(f"--trees must be at least 1, not {opts['trees']}")
+    if opts["elements"] < 0:
+        raise ValueError(f"--elements must be at least 0, not {opts['elements']}")
+    model = CostModel(link_latency=opts["link_latency"], switch_latency=opts["switch_latency"],
+                      local_latency=opts["local_latency"],
+                      reduce_latency=opts["reduce_latency"],
+                      step_overhead=opts["step_overhead"],
+                      link_bandwidth=opts["link_bandwidth"],
+                      local_bandwidth=opts["local_bandwidth"],
+                      element_bytes=opts["element_bytes"],
+                      clock_hz=None if opts["clock_mhz"] is None else opts["clock_mhz"] * 1e6)
+    sizes = None
+    if opts["compare"]:
+        from innet.gen.compare import DEFAULT_SIZES, parse_counts
+
+        sizes = parse_counts(opts["sizes"]) if opts["sizes"] is not None else DEFAULT_SIZES
+        _check_compare(opts)
+    elif opts["sizes"] is not None:
+        raise ValueError("--sizes applies to --compare; add --compare")
+    participants = (parse_nodes(opts["participants"], "--participants")
+                    if opts["participants"] is not None else None)
+    links = parse_links(opts["fail_links"]) if opts["fail_links"] else None
+    dead = parse_nodes(opts["fail_switches"], "--fail-switches") if opts["fail_switches"] \
+        else None
+    root = _root(opts["root"])
+    common = {"kind": opts["kind"], "op": opts["op"], "dtype": opts["dtype"],
+              "failed_links": links, "failed_switches": dead}
+    head = {"kind": topo.kind, "params": {k: (list(v) if isinstance(v, tuple) else v)
+                                          for k, v in topo.params.items()},
+            "nodes": topo.nodes, "links": topo.num_links, "radix": topo.radix}
+    if opts["trees"] == 1:
+        embedding = embed(topo, participants, root=root, collective_id=opts["collective_id"],
+                          **common)
+        data = _summary(embedding, topo, model, opts["elements"])
+        data["network"] = head
+        trees = [embedding]
+        striping = None
+    else:
+        if root != "auto":
+            raise ValueError("--root and --trees > 1 cannot be combined: each tree has its own "
+                             "root")
+        striping = stripe(topo, opts["trees"], participants, first_id=opts["collective_id"],
+                          model=model, **common)
+        trees = list(striping.embeddings)
+        data = {"network": head, "topology": topo.fingerprint,
+                "trees": [_summary(e, topo, model, opts["elements"]) for e in trees],
+                "link_load": [list(item) for item in striping.loads],
+                "max_link_load": striping.max_link_load,
+                "predicted_gain": striping.predicted_gain,
+                "predicted": {"alpha_cycles": striping.cost.alpha,
+                              "beta_cycles_per_element": striping.cost.beta,
+                              "elements": opts["elements"]},
+                "predicted_latency_cycles": striping.cost.time(opts["elements"])}
+    comparison = None
+    if sizes is not None:
+        from innet.gen.compare import compare
+
+        comparison = compare(topo, sizes, model, innet=striping or trees[0],
+                             failed_links=links)
+        data["compare"] = comparison.to_dict()
+    p2p = None
+    if opts["booksim_routing"] is not None:  # check before anything is written
+        p2p = routing(topo, failed_links=links, failed_switches=dead)
+        p2p.hardware_table()  # raises if a failure leaves some destination unreachable
+    if opts["output"] is not None:
+        import json
+
+        write_atomic(Path(opts["output"]) / "embedding.json",
+                     json.dumps(data, indent=2, sort_keys=True) + "\n")
+    if p2p is not None:
+        write_booksim_routing(p2p, opts["booksim_routing"])
+    if opts["as_json"]:
+        print_json(data)
+        return
+    _print(description, topo, trees, data, striping, opts)
+    if comparison is not None:
+        _print_compare(comparison)
+
+
+def _check_compare(opts: dict[str, Any]) -> None:
+    """--compare prices full-system allreduces: host-style schedules run on every node."""
+    if opts["kind"] != "allreduce":
+        raise ValueError(f"--compare prices allreduces, not --kind {opts['kind']}")
+    if opts["participants"] is not None:
+        raise ValueError("--compare cannot be combined with --participants: host-style "
+                         "schedules run on every node")
+    if opts["fail_switches"] is not None:
+        raise ValueError("--compare cannot be combined with --fail-switches: host-style "
+                         "schedules run on every node")
+
+
+def _cycles(value: float) -> str:
+    """Cycles in at most 6 characters: 1234, 12345, 1.23M, 123k."""
+    if value < 1e5:
+        return f"{value:.0f}"
+    if value < 1e6:
+        return f"{value / 1e3:.0f}k"
+    return f"{value / 1e6:.3g}M"
+
+
+def _size(value: float) -> str:
+    from innet.gen.compare import format_count
+
+    return format_count(value) if value == int(value) else f"{value:.3g}"
+
+
+def _print_compare(comparison) -> None:
+    from innet.gen.compare import format_count
+
+    echo = click.echo
+    model = comparison.model
+    local = "unlimited" if model.local_bandwidth is None else f"{model.local_bandwidth:g}"
+    echo("")
+    echo(f"which allreduce wins at which size (predicted cycles, 1 element = "
+         f"{model.element_bytes} bytes)")
+    echo(f"  model: link {model.link_latency:g}, switch {model.switch_latency:g}, endpoint "
+         f"port {model.local_latency:g} cycles; reduction {model.reduce_latency:g} cycles per "
+         f"tree level;")
+    echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
+         f" element/cycle per link, {local} per endpoint port")
+    names = list(comparison.predictions)
+    rows = [["", *names, ""],
+            ["alpha", *(f"{comparison.predictions[n].cost.alpha:g}" for n in names), ""],
+            ["beta", *(f"{comparison.predictions[n].cost.beta:.3g}" for n in names), ""],
+            ["elements", *(["cycles"] + [""] * (len(names) - 1)), "fastest"]]
+    for row in comparison.rows():
+        rows.append([format_count(row["elements"]),
+                     *(_cycles(row["cycles"][n]) for n in names), row["winner"]])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [text.rjust(w) for text, w in zip(r[:-1], widths, strict=False)]
+        echo(("  " + "  ".join([*cells, r[-1]])).rstrip())
+    intervals = comparison.intervals()
+    if len(intervals) == 1:
+        echo(f"  fastest: {intervals[0][2]} at every size")
+    else:
+        parts = []
+        for start, stop, name in intervals:
+            if stop is None:
+                parts.append(f"{name} from {_size(start)} on")
+            elif not start:
+                parts.append(f"{name} below {_size(stop)}")
+            else:
+                parts.append(f"{name} from {_size(start)} to {_size(stop)}")
+        echo("  fastest: " + ", ".join(parts) + " elements")
+    if model.clock_hz is not None:
+        echo(f"  at {model.clock_hz / 1e6:g} MHz one cycle is {1e9 / model.clock_hz:.4g} ns")
+    for name, reason in comparison.skipped.items():
+        echo(f"  {name} left out: {reason}")
+
+
+def _print(description, topo, trees, data, striping, opts) -> None:
+    from innet.gen.embed.types import ports_json
+
+    echo = click.echo
+    echo(f"{description}: {topo.nodes} switches, {topo.num_links} links, radix {topo.radix}")
+    summaries = data["trees"] if striping is not None else [data]
+    for e, summary in zip(trees, summaries, strict=True):
+        pred = summary["predicted"]
+        echo(f"{e.kind} {e.op.name.lower()} {e.dtype.name.lower()} on collective id "
+             f"{e.collective_id}: {len(e.participants)} participants, root {e.root}, "
+             f"depth {e.depth}, {len(e.switches)} switches, {len(e.links)} links")
+        echo(f"  predicted: alpha {pred['alpha_cycles']:g} cycles, beta "
+             f"{pred['beta_cycles_per_element']:g} cycles/element, T({opts['elements']}) = "
+             f"{summary['predicted_latency_cycles']:g} cycles")
+    if striping is not None:
+        cost = striping.cost
+        echo(f"striped over {len(trees)} trees: max link load {striping.max_link_load:.3g} of "
+             f"the vector, predicted bandwidth gain {striping.predicted_gain:.3g}x")
+        echo(f"  predicted: alpha {cost.alpha:g} cycles, beta {cost.beta:g} cycles/element, "
+             f"T({opts['elements']}) = {cost.time(opts['elements']):g} cycles")
+    if (e := trees[0]).failed_links or e.failed_switches:
+        echo(f"avoiding {len(e.failed_links)} failed links and {len(e.failed_switches)} failed "
+             f"switches")
+    if striping is None and len(e.switches) <= 32:
+        def many(ports) -> str:
+            return ",".join(map(str, ports_json(ports))) or "-"
+
+        def one(node: int, port: int | None) -> str:
+            return str(port) if port is not None else "root" if node == e.root else "-"
+
+        rows = [("node", "req_in", "req_out", "resp_in", "resp_out")]
+        rows += [(str(s.node), many(s.req_in), one(s.node, s.req_out), one(s.node, s.resp_in),
+                  many(s.resp_out)) for s in e.switches]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        for row in rows:
+            echo("  " + "  ".join(text.ljust(w) for text, w in zip(row, widths, strict=True))
+                 .rstrip())
+    if opts["output"] is not None:
+        echo(f"wrote {Path(opts['output']) / 'embedding.json'}")
+    if opts["booksim_routing"] is not None:
+        echo(f"wrote {opts['booksim_routing']} (BookSim2 routing table)")
+
+
+@click.group("embed")
+def command() -> None:
+    """Embed an in-network collective (PIUMA's dynamic embedding) and predict its latency.
+
+    The root is the minimum-eccentricity participant unless --root names one; every
+    participant's input takes its minimal path to the root, reductions happen where paths
+    meet, and the result returns on the inverse tree.
+
+    --compare prices the in-network allreduce against the host-style algorithms (swing-l,
+    swing-b, recdoub-l, recdoub-b, ring, bucket) on the same network and routing, with one
+    cost model in cycles and elements (--link-latency ... --step-overhead), and prints which
+    wins at which size (--sizes, in elements); --json adds a "compare" member.
+
+    \b
+    innet embed polarfly --q 3 --compare
+    innet embed torus --shape 4x4 --compare --sizes 1,64,1024 --json
+    """
+
+
+@command.command("polarfly")
+@click.option("--q", "q", type=int, required=True, help="Prime power q (N = q^2 + q + 1).")
+@click.option("--r0", type=int, default=0, show_default=True,
+              help="Quadric-cluster replications (Section VI-A).")
+@click.option("--r1", type=int, default=0, show_default=True,
+              help="Non-quadric clusters replicated, at most q (Section VI-B; odd q).")
+@_options
+def polarfly_cmd(q: int, r0: int, r1: int, **opts: Any) -> None:
+    """PolarFly ER_q, optionally expanded."""
+    from innet.gen.topology import polarfly
+
+    name = f"PolarFly q={q}" + (f" (r0={r0}, r1={r1})" if r0 or r1 else "")
+    _run(polarfly(q, r0=r0, r1=r1), name, opts)
+
+
+@command.command("hyperx")
+@click.option("--shape", required=True, help="Sizes joined by x, e.g. 4x4.")
+@_options
+def hyperx_cmd(shape: str, **opts: Any) -> None:
+    """HyperX (all-to-all in every dimension)."""
+    from innet.gen.topology import hyperx, parse_shape
+
+    dims = parse_shape(shape)
+    _run(hyperx(dims), f"HyperX {'x'.join(map(str, dims))}", opts)
+
+
+@command.command("torus")
+@click.option("--shape", required=True, help="Sizes joined by x, e.g. 4x4.")
+@click.option("--mesh", is_flag=True, help="No wrap-around links.")
+@_options
+def torus_cmd(shape: str, mesh: bool, **opts: Any) -> None:
+    """Torus (or mesh)."""
+    from innet.gen.topology import parse_shape, torus
+
+    dims = parse_shape(shape)
+    name = "Mesh" if mesh else "Torus"
+    _run(torus(dims, mesh=mesh), f"{name} {'x'.join(map(str, dims))}", opts)

@@ -1,0 +1,515 @@
+"""``innet image``: build, inspect and validate network configuration images.
+
+    innet image build polarfly --q 3 [--embed SPEC ...] [--swing ALGO|FILE] -o net.img
+    innet image build torus --shape 4x4 [--mesh] ...     innet image build hyperx --shape 3x3 ...
+    innet image inspect net.img [--steps] [--routes] [--force] [--json]
+    innet image validate net.img [--json]
+
+``--embed`` configures one in-network collective per use, on the next free collective id:
+``KIND[:key=value...]`` with kind ``allreduce``, ``reduce``, ``broadcast`` or ``barrier`` and
+keys ``root`` (``auto`` or a node), ``participants`` (``0-7,9``), ``id``, ``op``, ``dtype``;
+or the path of an embedding JSON written by ``innet embed -o DIR`` (``DIR/embedding.json``).
+``--swing`` fills the endpoints' step tables from ``swing-b``, ``swing-l``, ``recdoub-b``,
+``recdoub-l``, ``ring`` or ``bucket`` (ranks laid out on the torus or HyperX shape, or as a
+ring of all nodes on PolarFly), or from a schedule JSON written by ``innet swing -o DIR``.
+The topology arguments are parsed here (``sim/cli/topo.py`` defines its options inline and
+exports no parser).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from innet.sim.cli._common import console, fail, json_option, print_json, write_atomic
+
+__all__ = ["command", "parse_embed", "topology_from_args"]
+
+_KINDS = ("polarfly", "hyperx", "torus")
+_EMBED_KEYS = ("root", "participants", "id", "op", "dtype")
+
+
+def topology_from_args(kind: str, q: int | None, r0: int, r1: int, shape: str | None,
+                       mesh: bool) -> tuple[Any, tuple[int, ...], str]:
+    """The topology, the rank layout a schedule runs on, and a short name.
+
+    Raises
+    ------
+    ValueError
+        If an option is missing or does not apply to the kind.
+    """
+    from innet.gen import topology
+
+    if kind == "polarfly":
+        if q is None:
+            raise ValueError("polarfly needs --q")
+        if shape is not None or mesh:
+            raise ValueError("--shape and --mesh do not apply to polarfly")
+        topo = topology.polarfly(q, r0=r0, r1=r1)
+        extra = "".join(f" {k}={v}" for k, v in (("r0", r0), ("r1", r1)) if v)
+        return topo, (topo.nodes,), f"polarfly q={q}{extra}"
+    if q is not None or r0 or r1:
+        raise ValueError(f"--q, --r0 and --r1 apply to polarfly, not {kind}")
+    if shape is None:
+        raise ValueError(f"{kind} needs --shape, such as 4x4")
+    if mesh and kind != "torus":
+        raise ValueError("--mesh applies to torus only")
+    dims = topology.parse_shape(shape)
+    topo = topology.torus(dims, mesh=mesh) if kind == "torus" else topology.hyperx(dims)
+    name = "mesh" if mesh else kind
+    return topo, dims, f"{name} {'x'.join(map(str, dims))}"
+
+
+def parse_embed(text: str) -> dict[str, Any]:
+    """``"reduce:root=4:participants=1,4,7:id=2"`` -> ``{"kind": "reduce", "root": 4, ...}``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown kind or key, or a malformed value.
+    """
+    from innet.gen.embed import KINDS
+    from innet.sim.cli.embed import parse_nodes
+
+    kind, *items = text.split(":")
+    if kind not in KINDS:
+        raise ValueError(f"--embed must start with one of {', '.join(KINDS)} (or be an "
+                         f"embedding JSON file), not {kind!r}")
+    spec: dict[str, Any] = {"kind": kind}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in _EMBED_KEYS:
+            raise ValueError(f"--embed items must be key=value with a key of "
+                             f"{', '.join(_EMBED_KEYS)}, not {item!r}")
+        if key == "participants":
+            spec[key] = parse_nodes(value, "--embed participants")
+        elif key in ("id", "root") and not (key == "root" and value == "auto"):
+            if not (value.isdigit() and value.isascii()):
+                raise ValueError(f"--embed {key} must be a non-negative integer"
+                                 f"{' or auto' if key == 'root' else ''}, not {value!r}")
+            spec[key] = int(value)
+        else:
+            spec[key] = value
+    return spec
+
+
+def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
+                failures: dict[str, Any]) -> list[Any]:
+    from innet.gen.embed import Embedding, embed
+
+    made, taken = [], set()
+    for text in specs:
+        path = Path(text)
+        if text.endswith(".json") or path.is_dir():
+            source = path / "embedding.json" if path.is_dir() else path
+            data = json.loads(source.read_text())
+            head = data.get("topology")  # `innet embed` writes a description, not the digest
+            for tree in data.get("trees", [data]):
+                if isinstance(tree.get("topology", head), dict):
+                    tree = {**tree, "topology": tree.get("topology", head)["fingerprint"]}
+                made.append(Embedding.from_dict(tree))
+            taken.update(e.collective_id for e in made)
+            continue
+        spec = parse_embed(text)
+        cid = spec.pop("id", None)
+        if cid is None:
+            cid = next(c for c in range(len(taken) + 1) if c not in taken)
+        taken.add(cid)
+        made.append(embed(topo, spec.pop("participants", None), root=spec.pop("root", "auto"),
+                          kind=spec.pop("kind"), op=spec.pop("op", op),
+                          dtype=spec.pop("dtype", dtype), collective_id=cid, **failures))
+    return made
+
+
+def _schedule(text: str | None, layout: tuple[int, ...]):
+    if text is None:
+        return None
+    from innet.gen.swing import ALGORITHMS, Schedule, build_schedule
+
+    if text in ALGORITHMS:
+        return build_schedule(text, layout)
+    path = Path(text)
+    if path.is_dir():
+        path = path / "schedule.json"
+    if path.suffix == ".json" or path.exists():
+        return Schedule.from_json(path.read_text())
+    raise ValueError(f"--swing must be one of {', '.join(ALGORITHMS)} or a schedule JSON "
+                     f"file, not {text!r}")
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes" if count < 10_000 else f"{count / 1024:,.1f} KiB"
+
+
+@click.group("image")
+def command() -> None:
+    """Build, inspect and validate network configuration images."""
+
+
+@command.command("build")
+@click.argument("kind", type=click.Choice(_KINDS))
+@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
+@click.option("--r0", type=int, default=0, show_default=True,
+              help="PolarFly: quadric-cluster replications.")
+@click.option("--r1", type=int, default=0, show_default=True,
+              help="PolarFly: non-quadric clusters replicated.")
+@click.option("--shape", default=None, metavar="AxB...", help="HyperX or torus shape.")
+@click.option("--mesh", is_flag=True, help="Torus: no wrap-around links.")
+@click.option("--embed", "embed_specs", multiple=True, metavar="SPEC|FILE",
+              help="An in-network collective, e.g. allreduce or reduce:root=4:participants=0-5"
+                   ":id=1 (repeatable), or an embedding JSON from `innet embed -o`.")
+@click.option("--swing", "swing", default=None, metavar="ALGO|FILE",
+              help="Endpoint step tables from a schedule: swing-b, swing-l, recdoub-b, "
+                   "recdoub-l, ring, bucket, or a schedule JSON from `innet swing -o`.")
+@click.option("--elements", type=click.IntRange(min=0), default=1024, show_default=True,
+              help="Vector length of every endpoint.")
+@click.option("--op", default="add", show_default=True,
+              help="Operation of the step engine and of --embed without op=.")
+@click.option("--dtype", default="int32", show_default=True,
+              help="Data type of the step engine and of --embed without dtype=.")
+@click.option("--routes/--no-routes", default=True, show_default=True,
+              help="Program the p2p routing tables (innet.gen.routing).")
+@click.option("--fail-links", default=None, metavar="u-v,...",
+              help="Failed links: routes and --embed trees avoid them; the image records them.")
+@click.option("--fail-switches", default=None, metavar="LIST",
+              help="Failed switches, as --fail-links.")
+@click.option("--radix", type=int, default=None, help="Switch radix [topology's].")
+@click.option("--collective-ids", type=int, default=None,
+              help="Collective ids [the fewest that hold the content].")
+@click.option("--routing-depth", type=int, default=None, help="Routing entries [nodes].")
+@click.option("--step-depth", type=int, default=None,
+              help="Step-table entries [the longest table].")
+@click.option("--vector-depth", type=int, default=None,
+              help="Elements of an endpoint's memory [--elements].")
+@click.option("--node-id-width", type=int, default=16, show_default=True,
+              help="Bits of a node id.")
+@click.option("--format", "fmt", type=click.Choice(["bin", "hex", "json"]), default=None,
+              help="Encoding [from the -o suffix: .img/.bin, .hex/.mem, .json; else bin].")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
+              help="Write the image to this file.")
+@json_option
+def build_command(kind: str, q: int | None, r0: int, r1: int, shape: str | None, mesh: bool,
+                  embed_specs: tuple[str, ...], swing: str | None, elements: int, op: str,
+                  dtype: str, routes: bool, fail_links: str | None, fail_switches: str | None,
+                  radix: int | None, collective_ids: int | None,
+                  routing_depth: int | None, step_depth: int | None,
+                  vector_depth: int | None, node_id_width: int, fmt: str | None,
+                  output: Path, as_json: bool) -> None:
+    """Build the configuration image of a network: every switch and endpoint's registers."""
+    from innet.gen.image import encode, format_for
+    from innet.gen.image.build import build_image
+    from innet.sim.cli.embed import parse_links, parse_nodes
+
+    topo, layout, name = topology_from_args(kind, q, r0, r1, shape, mesh)
+    failures = {"failed_links": parse_links(fail_links) if fail_links else [],
+                "failed_switches": parse_nodes(fail_switches, "--fail-switches")
+                if fail_switches else []}
+    made = _embeddings(topo, embed_specs, op, dtype, failures)
+    schedule = _schedule(swing, layout)
+    plan = None
+    if routes:
+        from innet.gen.routing import routing
+
+        plan = routing(topo, **failures)
+    image = build_image(topo, routes=plan, embeddings=made, schedule=schedule,
+                        elements=elements, op=op, dtype=dtype, radix=radix,
+                        collective_ids=collective_ids, routing_depth=routing_depth,
+                        step_depth=step_depth, vector_depth=vector_depth,
+                        node_id_width=node_id_width, **failures)
+    fmt = fmt or format_for(output)
+    data = encode(image, fmt)
+    write_atomic(output, data)
+    size = len(data if isinstance(data, bytes) else data.encode())
+    summary = {"output": str(output), "format": fmt, "bytes": size, "network": name,
+               "nodes": image.nodes, "targets": image.target_count,
+               "writes": image.write_count, "crc32": f"{image.header.crc32:#010x}",
+               "fingerprint": image.fingerprint, "params": image.params.as_dict(),
+               "collective_ids_used": sorted(e.collective_id for e in made),
+               "schedule": schedule.algorithm if schedule is not None else None}
+    if as_json:
+        print_json(summary)
+        return
+    used = ", ".join(map(str, summary["collective_ids_used"])) or "none"
+    extra = f", step tables from {schedule.algorithm}" if schedule is not None else ""
+    click.echo(f"wrote {output}: {fmt} image of {name} ({image.nodes} switches + "
+               f"{image.nodes} endpoints), collective ids {used}{extra}; "
+               f"{image.write_count:,} writes, {_size(size)}, CRC {summary['crc32']}")
+
+
+# -- inspect and validate ------------------------------------------------------------------------
+
+def _read(path: Path, check: bool = True):
+    from innet.gen.image import ImageError, decode, detect
+    from innet.gen.image.binary import from_bytes, from_hex
+    from innet.gen.image.jsonform import from_json
+
+    data = path.read_bytes()
+    fmt = detect(data)
+    try:
+        if check:
+            return decode(data), fmt
+        parse = {"bin": from_bytes, "hex": from_hex, "json": from_json}[fmt]
+        return parse(data)[1], fmt
+    except ImageError as error:
+        fail(f"{path}: {error}")
+
+
+def _ports(ports) -> str:
+    names = ["local" if p < 0 else str(p) for p in sorted(ports, key=lambda p: (p < 0, p))]
+    return "{" + ",".join(names) + "}"
+
+
+def _switch_rows(image, t: int) -> tuple[list[dict[str, Any]], dict[int, int | str]]:
+    from innet.gen.regmap import mask_ports
+
+    values = image.values(t)
+    radix = image.params.radix
+    colls = []
+    for c in range(image.params.collective_ids):
+        ctrl = values.get(f"coll[{c}].ctrl", {})
+        if not ctrl.get("enable"):
+            continue
+        req_in = mask_ports(values[f"coll[{c}].req_in"]["ports"], radix)
+        resp_out = mask_ports(values[f"coll[{c}].resp_out"]["ports"], radix)
+        req_out = values[f"coll[{c}].req_out"]
+        root = bool(req_out["root"])
+        colls.append({"collective_id": c, "op": _name("Op", ctrl["op"]),
+                      "dtype": _name("DType", ctrl["dtype"]), "root": root,
+                      "req_in": _json_ports(req_in),
+                      "req_out": None if root or not req_in else req_out["port"],
+                      "resp_in": None if root or not resp_out
+                      else values[f"coll[{c}].resp_in"]["port"],
+                      "resp_out": _json_ports(resp_out)})
+    routes: dict[int, int | str] = {}
+    for d in range(image.params.routing_depth):
+        entry = values.get(f"route[{d}]")
+        if entry and entry["valid"]:
+            routes[d] = "local" if entry["port"] == radix else entry["port"]
+    return colls, routes
+
+
+def _name(kind: str, code: int) -> str:
+    from innet.gen import ops
+
+    return getattr(ops, kind)(code).name.lower()
+
+
+def _json_ports(ports) -> list[int | str]:
+    return [p for p in ports if p >= 0] + (["local"] if -1 in ports else [])
+
+
+def _endpoint_data(image, t: int) -> dict[str, Any]:
+    values = image.values(t)
+
+    def get(name: str, key: str) -> int:
+        return values.get(name, {}).get(key, 0)
+
+    cfg = values.get("engine.cfg", {"steps": 0, "op": 0, "dtype": 0})
+    steps = []
+    for k in range(cfg["steps"]):
+        flags = values.get(f"step[{k}].flags", {})
+        step: dict[str, Any] = {"step": k, "cid": flags.get("cid", 0),
+                                "reduce": bool(flags.get("reduce"))}
+        for way in ("send", "recv"):
+            if flags.get(way):
+                first = get(f"step[{k}].{way}_first", "index")
+                step[way] = {"peer": get(f"step[{k}].{way}_peer", "node"),
+                             "elements": [first, first + get(f"step[{k}].{way}_count",
+                                                             "count")]}
+            else:
+                step[way] = None
+        steps.append(step)
+    return {"node": image.node(t), "vec_base": get("vec_base", "index"),
+            "vec_len": get("vec_len", "count"), "steps": len(steps),
+            "op": _name("Op", cfg["op"]), "dtype": _name("DType", cfg["dtype"]),
+            "step_table": steps}
+
+
+def _summary(image, path: Path, fmt: str) -> dict[str, Any]:
+    header = image.header
+    return {"path": str(path), "format": fmt, "version": header.version,
+            "crc32": f"{header.crc32:#010x}", "nodes": image.nodes,
+            "targets": image.target_count, "writes": image.write_count,
+            "params": image.params.as_dict(), "fingerprint": header.fingerprint,
+            "switch_map_digest": header.switch_map_digest,
+            "endpoint_map_digest": header.endpoint_map_digest,
+            "failed_links": [list(link) for link in image.failed_links],
+            "failed_switches": list(image.failed_switches),
+            "topology": {"kind": image.topology.kind,
+                         "params": json.loads(json.dumps(_thaw(image.topology.params))),
+                         "links": image.topology.num_links, "radix": image.topology.radix}}
+
+
+def _thaw(value: Any) -> Any:
+    from innet.gen.image.binary import thaw
+
+    return thaw(value)
+
+
+@command.command("inspect")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--steps", is_flag=True, help="Print every endpoint's step table.")
+@click.option("--routes", is_flag=True, help="Print every switch's routing table.")
+@click.option("--force", is_flag=True,
+              help="Show an image that parses but does not validate (registers that do not "
+                   "decode are reported).")
+@json_option
+def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json: bool) -> None:
+    """Show an image: its header, and a table per switch and endpoint."""
+    from rich.table import Table
+
+    from innet.gen.image import ImageError, validate
+
+    image, fmt = _read(path, check=not force)
+    problem = None
+    if force:
+        try:
+            validate(image)
+        except ImageError as error:
+            problem = str(error)
+    summary = _summary(image, path, fmt)
+    switches, endpoints = [], []
+    for t in range(image.target_count):
+        try:
+            if t < image.nodes:
+                colls, table = _switch_rows(image, t)
+                switches.append({"node": t, "collectives": colls, "routes": table})
+            else:
+                endpoints.append(_endpoint_data(image, t))
+        except ValueError as error:
+            entry = {"node": image.node(t), "error": str(error)}
+            (switches if t < image.nodes else endpoints).append(entry)
+    if as_json:
+        print_json({**summary, "valid": problem is None, "error": problem,
+                    "switches": switches, "endpoints": endpoints})
+        return
+    out = console()
+    if not out.is_terminal:
+        out.width = 200  # tables at their natural width when piped
+    p = image.params
+    topo = summary["topology"]
+    described = ", ".join(f"{k}={v}" for k, v in topo["params"].items())
+    out.print(f"{path}: innet configuration image, format {summary['version']} ({fmt}), "
+              f"CRC {summary['crc32']}", soft_wrap=True)
+    rows = [("network", (f"{topo['kind']} ({described}): {image.nodes} nodes, "
+                        f"{topo['links']} links, fingerprint {image.fingerprint[:16]}")),
+            ("targets", (f"{image.target_count}: switches 0..{image.nodes - 1}, endpoints "
+                        f"{image.nodes}..{image.target_count - 1} (target N + node)")),
+            ("parameters", (f"radix {p.radix}, collective ids {p.collective_ids}, routing "
+                           f"depth {p.routing_depth}, step depth {p.step_depth}, vector "
+                           f"depth {p.vector_depth}, node-id width {p.node_id_width}")),
+            ("maps", (f"switch {summary['switch_map_digest'][:16]}, endpoint "
+                     f"{summary['endpoint_map_digest'][:16]}")),
+            ("writes", f"{image.write_count:,}")]
+    if image.failed_links or image.failed_switches:
+        links = ", ".join(f"{u}-{v}" for u, v in image.failed_links) or "none"
+        dead = ", ".join(map(str, image.failed_switches)) or "none"
+        rows.append(("failures", f"links {links}; switches {dead}"))
+    if problem:
+        rows.append(("INVALID", problem))
+    for name, value in rows:
+        out.print(f"  {name:<10}  {value}", soft_wrap=True)
+
+    def show(value: Any) -> str:
+        if value is None:
+            return "-"
+        return _ports(["local" if v == "local" else v for v in value]).replace("'", "") \
+            if isinstance(value, list) else str(value)
+
+    table = Table(title="switches", title_justify="left", show_edge=False, pad_edge=False)
+    for column in ("switch", "routes", "id", "op", "dtype", "req_in", "req_out", "resp_in",
+                   "resp_out"):
+        table.add_column(column, justify="right" if column in ("switch", "id") else "left")
+    for s in switches:
+        if "error" in s:
+            table.add_row(str(s["node"]), f"[red]{s['error']}[/red]", *[""] * 7)
+            continue
+        lead = [str(s["node"]), f"{len(s['routes'])}/{image.nodes}"]
+        if not s["collectives"]:
+            table.add_row(*lead, "-", *[""] * 6)
+        for i, c in enumerate(s["collectives"]):
+            table.add_row(*(lead if i == 0 else ["", ""]), str(c["collective_id"]), c["op"],
+                          c["dtype"], _list(c["req_in"]), "root" if c["root"] else
+                          show(c["req_out"]), show(c["resp_in"]), _list(c["resp_out"]))
+    out.print()
+    out.print(table)
+    if routes:
+        out.print()
+        for s in switches:
+            if "routes" in s:
+                text = " ".join(f"{d}:{port}" for d, port in s["routes"].items())
+                out.print(f"  switch {s['node']} routes  {text or '-'}")
+    table = Table(title="endpoints", title_justify="left", show_edge=False, pad_edge=False)
+    for column in ("endpoint", "vector", "steps", "op", "dtype"):
+        table.add_column(column, justify="right" if column == "endpoint" else "left")
+    for e in endpoints:
+        if "error" in e:
+            table.add_row(str(e["node"]), f"[red]{e['error']}[/red]", "", "", "")
+            continue
+        vector = f"[{e['vec_base']}, {e['vec_base'] + e['vec_len']})"
+        table.add_row(str(e["node"]), vector, str(e["steps"]),
+                      e["op"] if e["steps"] else "-", e["dtype"] if e["steps"] else "-")
+    out.print()
+    out.print(table)
+    if steps:
+        for e in endpoints:
+            if "error" in e or not e["step_table"]:
+                continue
+            out.print()
+            table = Table(title=f"endpoint {e['node']} step table", title_justify="left",
+                          show_edge=False, pad_edge=False)
+            for column in ("step", "cid", "send to", "send", "recv from", "recv", "then"):
+                table.add_column(column, justify="right" if column in ("step", "cid") else
+                                 "left")
+            for s in e["step_table"]:
+                cells = []
+                for way in ("send", "recv"):
+                    part = s[way]
+                    cells += (["-", ""] if part is None else
+                              [str(part["peer"]), "[{}, {})".format(*part["elements"])])
+                then = "reduce" if s["reduce"] else ("copy" if s["recv"] else "-")
+                table.add_row(str(s["step"]), str(s["cid"]), *cells, then)
+            out.print(table)
+    if problem:
+        fail(f"{path}: {problem}")
+
+
+def _list(ports: list[int | str]) -> str:
+    return "{" + ",".join(str(p) for p in ports) + "}" if ports else "-"
+
+
+@command.command("validate")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@json_option
+def validate_command(path: Path, as_json: bool) -> None:
+    """Check an image completely; exit 0 if it is valid, else 1 with the reason."""
+    from innet.gen.image import ImageError, decode, detect
+
+    data = path.read_bytes()
+    fmt = detect(data)
+    try:
+        image = decode(data)
+    except ImageError as error:
+        if as_json:
+            print_json({"path": str(path), "format": fmt, "valid": False,
+                        "error": str(error)})
+            raise SystemExit(1) from None
+        fail(f"{path}: {error}")
+    used: set[int] = set()
+    for t in image.switches():
+        used.update(int(name[5:name.index("]")]) for name, fields in image.values(t).items()
+                    if name.startswith("coll[") and name.endswith(".ctrl") and fields["enable"])
+    steps = max(image.values(t).get("engine.cfg", {}).get("steps", 0)
+                for t in image.endpoints())
+    if as_json:
+        print_json({**_summary(image, path, fmt), "valid": True, "error": None,
+                    "collective_ids_used": sorted(used), "max_steps": steps})
+        return
+    ids = ", ".join(map(str, sorted(used))) or "none"
+    tables = f"step tables of up to {steps} entries" if steps else "no step tables"
+    click.echo(f"{path}: valid ({fmt}, format {image.version}): {image.nodes} switches and "
+               f"{image.nodes} endpoints, collective ids {ids}, {tables}, CRC "
+               f"{image.header.crc32:#010x}")

@@ -1,0 +1,115 @@
+"""``innet swing``: summary, JSON, --verify, --model-sizes, -o and errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from innet.gen.swing import Schedule, Verdict, build_schedule
+from innet.sim.cli import main
+
+
+def innet(*args):
+    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
+                          text=True)
+
+
+def test_json_summary_and_verify():
+    done = innet("swing", "--topology", "torus", "--shape", "8x8", "--algo", "swing-b",
+                 "--json", "--verify")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    schedule = build_schedule("swing-b", (8, 8))
+    assert report["ranks"] == 64
+    assert report["steps"] == schedule.steps == 12
+    assert report["collectives"] == 4
+    assert report["peers"] == [schedule.peers(c) for c in range(4)]
+    assert {report["peers"][0][0][0], report["peers"][1][0][0]} == {1, 8}
+    assert {report["peers"][2][0][0], report["peers"][3][0][0]} == {7, 56}
+    assert report["blocks_sent_per_rank"] == [4 * 2 * 63] * 64
+    assert report["max_hops"] == 3
+    assert 1.0 < report["congestion_deficiency"] < 1.19
+    assert report["verify"] == {"exact": True, "message": "exact, every block once",
+                                "elements": schedule.collectives * (2 * 64 + 1)}
+
+
+def test_readable_summary():
+    done = innet("swing", "--shape", "4x4", "--algo", "ring", "--verify")
+    assert done.returncode == 0, done.stderr
+    assert "ring on torus 4x4" in done.stdout
+    assert "verify: exact, every block once (16 ranks" in done.stdout
+
+
+def test_model_sizes_table():
+    done = innet("swing", "--topology", "hyperx", "--shape", "8x8", "--model-sizes",
+                 "32B..128MiB", "--json")
+    assert done.returncode == 0, done.stderr
+    model = json.loads(done.stdout)["model"]
+    sizes = [row["size"] for row in model["sizes"]]
+    assert sizes == [32 * 4**k for k in range(12)]
+    for row in model["sizes"]:
+        assert set(row["times"]) == {"swing-b", "swing-l", "recdoub-b", "recdoub-l", "ring",
+                                     "bucket"}
+        assert row["best"] == min(row["times"], key=row["times"].get)
+    assert model["sizes"][0]["best"].endswith("-l")  # latency-optimal wins small vectors
+    # The same numbers in cycles of the one cost model (Eq. 1 in seconds at 1 GHz).
+    assert model["units"]["times"] == "seconds"
+    assert model["cost_model"]["clock_hz"] == 1e9
+    assert model["cost_model"]["step_overhead"] == pytest.approx(model["alpha"] * 1e9)
+    for row in model["sizes"]:
+        assert row["cycles"] == pytest.approx({n: t * 1e9 for n, t in row["times"].items()})
+    readable = innet("swing", "--shape", "8x8", "--model-sizes", "32B,1MiB")
+    assert "predicted allreduce time in µs (1 µs/step, 400 ns/hop, 400 Gb/s)" in readable.stdout
+    assert "1MiB" in readable.stdout
+
+
+def test_polarfly():
+    done = innet("swing", "--topology", "polarfly", "--q", "3", "--algo", "swing-b", "--json",
+                 "--verify")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["ranks"] == 13
+    assert report["max_hops"] <= 2
+    assert report["verify"]["exact"]
+
+
+def test_output_directory(tmp_path):
+    done = innet("swing", "--shape", "2x4", "--algo", "bucket", "-o", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    schedule = Schedule.from_json((tmp_path / "out" / "schedule.json").read_text())
+    assert list(schedule) == list(build_schedule("bucket", (2, 4)))
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["algorithm"] == "bucket"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["schedule.json",
+                                                                     "summary.json"]
+
+
+def test_verify_failure_exits_non_zero(monkeypatch):
+    import innet.gen.swing as swing
+
+    monkeypatch.setattr(swing, "verify", lambda schedule: Verdict(False, 9, "rank 1 is off"))
+    result = CliRunner().invoke(main, ["swing", "--shape", "4", "--verify"])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "innet: error: verify: rank 1 is off"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--topology", "polarfly"], "innet: error: --topology polarfly needs --q"),
+    (["--topology", "polarfly", "--q", "3", "--shape", "4x4"],
+     "innet: error: --shape does not apply to --topology polarfly (use --q)"),
+    (["--shape", "4x4", "--q", "3"], "innet: error: --q applies to --topology polarfly, not torus"),
+    ([], "innet: error: --topology torus needs --shape, such as 8x8"),
+    (["--shape", "4x4", "--model-sizes", "12 apples"],
+     ("innet: error: Size must be a positive number of bytes such as 32B, 4KiB or 128MiB, "
+     "not '12 apples'")),
+    (["--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
+     ("innet: error: nonpow2='paper' (Swing Appendix A.2 and Section 3.2) needs "
+     "bandwidth-optimal Swing on a ring of at most 1024 ranks")),
+])
+def test_errors_are_one_line(args, message):
+    done = innet("swing", *args)
+    assert done.returncode == 1
+    assert done.stderr == message + "\n"
+    assert done.stdout == ""

@@ -1,0 +1,173 @@
+"""The congestion model's bookkeeping, Eq. 1 times and the size parser.
+
+The Figure 1 check routes on a bare ring with a next-hop function written here (shortest way
+round, the only minimal route for distances below p/2); the deficiencies on real networks,
+routed with the project's routing tables, are in test_swing_congestion.py.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from innet.gen.cost import Cost, CostModel
+from innet.gen.swing import build_schedule
+from innet.gen.swing.cost import (
+    DEFAULT_ALPHA,
+    DEFAULT_BETA,
+    DEFAULT_HOP_LATENCY,
+    Congestion,
+    congestion,
+    format_size,
+    model_table,
+    parse_size,
+    parse_sizes,
+)
+
+
+def ring(p):
+    """Peer table of a ring (port 0: minus neighbour, port 1: plus) and shortest-way routing."""
+    peer = np.stack([(np.arange(p) - 1) % p, (np.arange(p) + 1) % p], axis=1)
+
+    def next_port(nodes, dst):
+        forward = (dst - nodes) % p
+        return np.where(forward <= p // 2, 1, 0)
+
+    return peer, next_port
+
+
+def test_figure_1_link_loads():
+    """16-node ring, one port: recursive doubling puts 1, 2, 4 messages on a link in its first
+    three steps, Swing 1, 1, 2 (Section 1)."""
+    peer, route = ring(16)
+    recdoub = congestion(build_schedule("recdoub-b", 16), peer, route)
+    swing = congestion(build_schedule("swing-b", 16, multiport=False), peer, route)
+    messages = [1 / 2, 1 / 4, 1 / 8]
+    assert np.allclose(np.array(recdoub.step_load[:3]) / messages, [1, 2, 4])
+    assert np.allclose(np.array(swing.step_load[:3]) / messages, [1, 1, 2])
+    assert recdoub.step_hops[:3] == (1, 2, 4)
+    assert swing.step_hops[:4] == (1, 1, 3, 5)
+    assert swing.max_hops == 5
+    assert swing.congestion_deficiency < recdoub.congestion_deficiency
+
+
+def test_ring_algorithm_has_no_congestion():
+    peer, route = ring(12)
+    model = congestion(build_schedule("ring", 12), peer, route)
+    assert model.congestion_deficiency == pytest.approx(1.0)
+    assert model.bandwidth_deficiency == pytest.approx(11 / 12)  # both ports, optimal volume
+    assert model.max_hops == 1
+    assert model.steps == 22
+    assert model.latency_deficiency == pytest.approx(22 / math.log2(12))
+
+
+def test_eq_1_time():
+    peer, route = ring(8)
+    model = congestion(build_schedule("swing-l", 8), peer, route)
+    # Three steps of 1, 1 and 3 hops; each message is half the vector (two collectives), and
+    # in the 3-hop step every link carries delta(2) = 3 of them (plain and mirrored together).
+    assert model.step_hops == (1, 1, 3)
+    assert model.step_load == pytest.approx((0.5, 0.5, 1.5))
+    size = 1 << 20
+    expected = sum(DEFAULT_ALPHA + h * DEFAULT_HOP_LATENCY + size * DEFAULT_BETA * load
+                   for h, load in ((1, 0.5), (1, 0.5), (3, 1.5)))
+    assert model.time(size) == pytest.approx(expected)
+    assert model.time(size, alpha=0, beta=0, hop_latency=0) == 0
+
+
+def test_model_table_picks_the_fastest():
+    peer, route = ring(16)
+    models = {name: congestion(build_schedule(name, 16), peer, route)
+              for name in ("swing-l", "swing-b", "ring")}
+    table = model_table(models, [32, 1 << 30])
+    assert [row["size"] for row in table] == [32, 1 << 30]
+    for row in table:
+        assert row["best"] == min(row["times"], key=row["times"].get)
+    assert table[0]["best"] == "swing-l"  # few steps win on small vectors
+    assert table[1]["best"] in ("swing-b", "ring")  # little data wins on large ones
+
+
+@pytest.mark.parametrize(("peer", "route", "message"), [
+    (np.zeros((5, 2), dtype=int), None, r"^The schedule has 8 ranks but the network has 5 nodes$"),
+    (None, lambda u, d: np.full(len(u), 2), (r"^Routing at node 0 toward node 1 chose port 2, "
+                                            r"which the node does not have$")),
+    (None, lambda u, d: u % 2, (r"^Routing from node \d to node \d does not arrive within "
+                               r"8 hops$")),
+])
+def test_bad_networks(peer, route, message):
+    ring_peer, ring_route = ring(8)
+    with pytest.raises(ValueError, match=message):
+        congestion(build_schedule("swing-b", 8), ring_peer if peer is None else peer,
+                   route or ring_route)
+
+
+def test_a_port_past_the_degree_is_refused():
+    peer, _ = ring(4)
+    peer = np.concatenate([peer, np.full((4, 1), -1)], axis=1)
+    with pytest.raises(ValueError, match=r"chose port 2, which the node does not have$"):
+        congestion(build_schedule("swing-l", 4), peer, lambda u, d: np.full(len(u), 2))
+
+
+@pytest.mark.parametrize(("text", "size"), [("32B", 32), ("32", 32), ("4KiB", 4096),
+                                            ("4k", 4096), ("128MiB", 128 << 20),
+                                            (" 2 GiB ", 2 << 30), ("3MB", 3 << 20)])
+def test_parse_size(text, size):
+    assert parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0B", "1.5KiB", "12 apples", "-3"])
+def test_parse_size_rejects(text):
+    with pytest.raises(ValueError, match=r"^Size must be a positive number of bytes such as "
+                                         rf"32B, 4KiB or 128MiB, not {text!r}$"):
+        parse_size(text)
+
+
+def test_parse_sizes():
+    assert parse_sizes("32B..128MiB") == [32 * 4**k for k in range(12)]
+    assert parse_sizes("1KiB..5KiB") == [1024, 4096, 5120]
+    assert parse_sizes("8..8") == [8]
+    assert parse_sizes("1KiB,1MiB") == [1024, 1 << 20]
+    with pytest.raises(ValueError, match=r"^Size range '1MiB..1KiB' is empty: 1KiB is below "
+                                         r"1MiB$"):
+        parse_sizes("1MiB..1KiB")
+
+
+@pytest.mark.parametrize(("size", "text"), [(32, "32B"), (4096, "4KiB"), (1536, "1536B"),
+                                            (128 << 20, "128MiB"), (1 << 30, "1GiB")])
+def test_format_size(size, text):
+    assert format_size(size) == text
+    assert parse_size(text) == size
+
+
+def test_local_port_loads_and_cycle_cost():
+    """Each rank's one local port carries all its collectives' messages of a step: over the
+    whole schedule that is the fraction of the vector the rank sends (Swing: 2(p-1)/p)."""
+    peer, route = ring(8)
+    schedule = build_schedule("swing-b", 8)
+    model = congestion(schedule, peer, route)
+    assert schedule.collectives == 2
+    assert model.step_inject[0] == pytest.approx(0.5)  # half of each collective's share
+    assert sum(model.step_inject) == pytest.approx(max(schedule.fraction_sent()))
+    assert sum(model.step_inject) == pytest.approx(2 * 7 / 8)
+    assert model.step_eject == pytest.approx(model.step_inject)
+    cycles = CostModel(link_latency=1, switch_latency=2, local_latency=1, step_overhead=5)
+    steps = model.step_costs(cycles)
+    for cost, hops, load, inject in zip(steps, model.step_hops, model.step_load,
+                                        model.step_inject, strict=True):
+        assert cost.alpha == 5 + 2 + hops + 2 * (hops + 1)
+        assert cost.beta == max(load, inject)  # one element per cycle on links and ports
+    assert model.cost(cycles) == Cost(sum(c.alpha for c in steps), sum(c.beta for c in steps))
+    assert model.cost() == model.cost(CostModel())
+    with pytest.raises(ValueError, match=r"^Host-style costs count hops, so the cost model "
+                                         r"cannot have per-link latencies \(link_latencies\)$"):
+        model.cost(CostModel(link_latencies={(0, 1): 2}))
+
+
+def test_idle_steps_cost_nothing():
+    """A step in which nothing moves (hop count 0) adds neither latency nor bandwidth."""
+    model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
+                       bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
+                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75))
+    cycles = CostModel(step_overhead=3)
+    assert model.step_costs(cycles) == (Cost(0.0, 0.0), Cost(3 + cycles.latency(2), 0.75))
+    assert model.cost(cycles) == Cost(3 + cycles.latency(2), 0.75)
