@@ -1,0 +1,190 @@
+"""``innet synth``: size and speed of innet's RTL on an FPGA (Yosys + nextpnr, from PyPI).
+
+Each component is a subcommand with its construction parameters (``innet synth switch --radix
+8``) followed by the flow options every subcommand shares. The flow itself is
+:func:`innet.sim.synth.synthesize`; the targets are the files of ``constraints/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from innet.sim.cli._common import (
+    console,
+    err_console,
+    fail,
+    json_option,
+    output_option,
+    print_json,
+    write_atomic,
+)
+from innet.sim.cli.verilog import make_switch, switch_options
+
+__all__ = ["command", "flow_options", "print_result", "run"]
+
+#: Components that other issues are still building: module, issue, what it is.
+PENDING = {
+    "ceng": ("innet.hw.ceng", "issue 8", "the collective engine"),
+    "network": ("innet.hw.network", "issue 10", "the network top level"),
+}
+
+
+def flow_options(func: Callable) -> Callable:
+    """The options every ``innet synth`` component shares."""
+    options = [
+        click.option("--target", type=click.Choice(["ecp5", "ice40"]), default="ecp5",
+                     show_default=True, help="Synthesis target: a file of constraints/."),
+        click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=1,
+                     show_default=True,
+                     help="nextpnr placement seed (fmax moves 5-10 %% with it)."),
+        click.option("--no-pnr", "no_pnr", is_flag=True,
+                     help="Synthesis and packing only: no place and route, no fmax."),
+        click.option("--timeout", type=click.FloatRange(min=1), default=1800.0,
+                     show_default=True,
+                     help="Seconds each tool may run; a place and route past it keeps the "
+                          "synthesis figures and says so."),
+        click.option("--no-cache", "no_cache", is_flag=True,
+                     help="Run the tools even if this design's result is cached."),
+        output_option("Keep the build directory here (Verilog, scripts, logs, reports) and "
+                      "write synth.json into it."),
+        json_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def run(component: Any, name: str, params: dict[str, Any], *, target: str, seed: int,
+        no_pnr: bool, timeout: float, no_cache: bool, output: Path | None,
+        as_json: bool) -> dict[str, Any]:
+    """Emit ``component`` as ``name``, synthesise it and print the result."""
+    from innet.hw.verilog import emit
+    from innet.sim import synth
+
+    tgt = synth.load_target(target)
+    synth.check_tools(tgt.family)  # before the slow part: say how to install them
+    err = err_console()
+    with err.status(f"emitting {name}") as status:
+        design = emit(component, name)
+        result = synth.synthesize(design, tgt, seed=seed, pnr=not no_pnr, timeout=timeout,
+                                  workdir=output, cache=not no_cache,
+                                  status=lambda text: status.update(text))
+    report = {"component": params.pop("component"), "params": params,
+              "target_description": tgt.description, **result.as_json()}
+    if output is not None:
+        write_atomic(Path(output) / "synth.json",
+                     __import__("json").dumps(report, indent=2, sort_keys=True) + "\n")
+    if result.note:
+        click.echo(f"innet: warning: {result.note}", err=True)
+    if as_json:
+        print_json(report)
+    else:
+        print_result(report)
+    return report
+
+
+def print_result(report: dict[str, Any]) -> None:
+    """The readable form of one ``innet synth`` result."""
+    out = console()
+    cached = " (cached)" if report.get("cached") else ""
+    out.print(f"{report['design']} on {report['target_description']}, seed "
+              f"{report['seed']}{cached}", soft_wrap=True)
+    rows = [
+        ("LUT4", f"{report['lut4']:,}", ""),
+        ("CCU2C" if report["target"] == "ecp5" else "carry",
+         f"{report['ccu2c'] if report['target'] == 'ecp5' else report['carry']:,}", ""),
+        ("FF", f"{report['ff']:,}",
+         f"+ {report['wrapper_ff']:,} port registers of the wrapper" if report["wrapper_ff"]
+         else ""),
+        ("BRAM", f"{report['bram']:,}", ""),
+        ("DSP", f"{report['dsp']:,}", ""),
+    ]
+    if report["lutram"]:
+        rows.append(("LUT RAM", f"{report['lutram']:,}", "TRELLIS_DPR16X4, 16x4 bits each"))
+    cells = report["logic_cells"]
+    rows.append(("logic cells", "-" if cells is None else f"{cells:,}",
+                 "LUT slots after packing (CCU2C = 2)" if report["target"] == "ecp5"
+                 else "logic cells after packing (LUT + FF)"))
+    rows.append(("generic cells", f"{report['generic_cells']:,}",
+                 "technology-independent synth; stat"))
+    fmax = report["fmax_mhz"]
+    if fmax is None:
+        rows.append(("fmax", "-", report["note"] or "not routed"))
+    else:
+        verdict = "met" if fmax >= report["clock_mhz"] else "missed"
+        rows.append(("fmax", f"{fmax:.1f} MHz", f"target {report['clock_mhz']:g} MHz: {verdict}"))
+    for label, value, note in rows:
+        out.print(f"  {label:<14}{value:>10}  {note}".rstrip(), soft_wrap=True)
+
+
+@click.group("synth")
+def command() -> None:
+    """Synthesise a component (Yosys, nextpnr) and report its size and fmax.
+
+    Needs the synth extra: pip install 'innet[synth]'.
+    """
+
+
+@command.command("switch")
+@switch_options
+@flow_options
+def switch(target: str, seed: int, no_pnr: bool, timeout: float, no_cache: bool,
+           output: Path | None, as_json: bool, **params: Any) -> None:
+    """The PIUMA-style switch with its register file (as `innet verilog switch`)."""
+    top, values = make_switch(**params)
+    run(top, "innet_switch", {"component": "switch", **values}, target=target, seed=seed,
+        no_pnr=no_pnr, timeout=timeout, no_cache=no_cache, output=output, as_json=as_json)
+
+
+@command.command("alu")
+@click.option("--mul/--no-mul", default=True, show_default=True,
+              help="Build the multiplier (int and fp32 mul; four DSP blocks on ECP5).")
+@click.option("--tag-width", type=int, default=0, show_default=True,
+              help="Bits of the side-band tag carried with the operands.")
+@flow_options
+def alu(mul: bool, tag_width: int, target: str, seed: int, no_pnr: bool, timeout: float,
+        no_cache: bool, output: Path | None, as_json: bool) -> None:
+    """The reduction unit of the collective engine (innet.hw.alu.ALU, binary32 bit-exact)."""
+    from innet.hw.alu import ALU
+
+    run(ALU(mul=mul, tag_width=tag_width), "innet_alu",
+        {"component": "alu", "mul": mul, "tag_width": tag_width}, target=target, seed=seed,
+        no_pnr=no_pnr, timeout=timeout, no_cache=no_cache, output=output, as_json=as_json)
+
+
+@command.command("muladd")
+@click.option("--width", type=int, default=8, show_default=True, help="Operand width.")
+@flow_options
+def muladd(width: int, target: str, seed: int, no_pnr: bool, timeout: float, no_cache: bool,
+           output: Path | None, as_json: bool) -> None:
+    """The registered multiply-add of `innet doctor`: a seconds-long check of the flow."""
+    from innet.sim.doctor import MulAdd
+
+    run(MulAdd(width), "innet_muladd", {"component": "muladd", "width": width},
+        target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,
+        output=output, as_json=as_json)
+
+
+def _pending(name: str) -> click.Command:
+    module, issue, what = PENDING[name]
+
+    @click.command(name, context_settings={"ignore_unknown_options": True,
+                                           "allow_extra_args": True})
+    def pending() -> None:
+        if importlib.util.find_spec(module) is not None:
+            fail(f"{what} ({module}) exists but innet synth does not build it yet: "
+                 f"update innet/sim/cli/synth.py")
+        fail(f"innet synth {name} is not available yet: {what} ({module}, {issue}) is not "
+             f"in this version of innet")
+
+    pending.help = f"{what[0].upper()}{what[1:]} ({issue}): not available yet."
+    return pending
+
+
+for _name in PENDING:
+    command.add_command(_pending(_name))
