@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
-FLOW_VERSION = 1
+FLOW_VERSION = 2
 
 #: Targets with a file in ``constraints/``.
 TARGETS = ("ecp5", "ice40")
@@ -282,8 +282,10 @@ def parse_stat(report: str | Mapping, family: str | None = None,
 def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str, Any]:
     """Utilisation and fmax from nextpnr's ``--report`` JSON.
 
-    Returns ``{"fmax_mhz": float or None, "constraint_mhz": ..., "used": {cell: n}}`` (only
-    cell types in use).
+    Returns ``{"fmax_mhz": float or None, "constraint_mhz": ..., "used": {cell: n},
+    "critical_path": ...}`` (only cell types in use; the critical path of ``clock`` as
+    ``{"from", "to", "ns", "logic_ns", "routing_ns"}`` with the source and sink cells, or
+    None).
     """
     data = json.loads(report) if isinstance(report, str) else report
     fmax = data.get("fmax", {})
@@ -291,9 +293,19 @@ def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str,
     if entry is None and len(fmax) == 1:
         entry = next(iter(fmax.values()))
     used = {k: int(v["used"]) for k, v in data.get("utilization", {}).items() if v.get("used")}
+    critical = None
+    for path in data.get("critical_paths", []):
+        steps = path.get("path") or []
+        if steps and clock in str(path.get("from", "")) and clock in str(path.get("to", "")):
+            total = sum(float(p["delay"]) for p in steps)
+            routing = sum(float(p["delay"]) for p in steps if p.get("type") == "routing")
+            critical = {"from": steps[0]["from"]["cell"], "to": steps[-1]["to"]["cell"],
+                        "ns": round(total, 2), "logic_ns": round(total - routing, 2),
+                        "routing_ns": round(routing, 2)}
+            break
     return {"fmax_mhz": None if entry is None else round(float(entry["achieved"]), 2),
             "constraint_mhz": None if entry is None else float(entry["constraint"]),
-            "used": dict(sorted(used.items()))}
+            "used": dict(sorted(used.items())), "critical_path": critical}
 
 
 # Results ----------------------------------------------------------------------------------------
@@ -324,6 +336,8 @@ class SynthResult:
         (Yosys's internal gates and flip-flops): a size that does not depend on an FPGA family.
     fmax_mhz : float or None
         The clock's fmax after place and route (None when not routed).
+    critical_path : Mapping or None
+        The routed critical path: source and sink cells, total, logic and routing delay (ns).
     clock_mhz : float
         The target clock place and route aimed at.
     pnr : str
@@ -331,7 +345,7 @@ class SynthResult:
         ``"failed"``.
     note : str
         Why place and route did not give an fmax, or "".
-    seconds : Mapping
+    tool_seconds : Mapping
         Wall time of each step (``synth``, ``pack``, ``pnr``); 0 when cached or skipped.
     cells : Mapping
         Every cell type after technology mapping, with its count.
@@ -351,16 +365,17 @@ class SynthResult:
     logic_cells: int | None
     generic_cells: int
     fmax_mhz: float | None
+    critical_path: Mapping[str, Any] | None
     clock_mhz: float
     pnr: str
     note: str
-    seconds: Mapping[str, float]
+    tool_seconds: Mapping[str, float]
     cells: Mapping[str, int]
     cached: bool = False
 
     def as_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
-        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(self).items()}
+        return asdict(self)
 
 
 # Running the tools -----------------------------------------------------------------------------
@@ -549,7 +564,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seed, True), work,
                                timeout, "pack.log")
     logic_cells: int | None = None
-    status, note, fmax = "skipped", "", None
+    status, note, fmax, critical = "skipped", "", None, None
     if rc == 0:
         packed = parse_nextpnr_report((work / "pack.json").read_text(), target.clock)
         logic_cells = packed["used"].get("TRELLIS_COMB", packed["used"].get("ICESTORM_LC"))
@@ -585,6 +600,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
             else:
                 routed = parse_nextpnr_report((work / "pnr.json").read_text(), target.clock)
                 status, fmax = "routed", routed["fmax_mhz"]
+                critical = routed["critical_path"]
                 if fmax is None:
                     note = f"nextpnr reported no fmax for clock {target.clock!r}"
     return SynthResult(
@@ -592,6 +608,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
         ccu2c=mapped["carry"] if family == "ecp5" else 0, carry=mapped["carry"],
         ff=mapped["ff"], bram=mapped["bram"], dsp=mapped["dsp"],
         lutram=mapped["lutram"], wrapper_ff=wrapper_ff, logic_cells=logic_cells,
-        generic_cells=generic["cells"], fmax_mhz=fmax, clock_mhz=target.clock_mhz, pnr=status,
-        note=note, seconds={k: round(v, 2) for k, v in seconds.items()},
+        generic_cells=generic["cells"], fmax_mhz=fmax, critical_path=critical,
+        clock_mhz=target.clock_mhz, pnr=status,
+        note=note, tool_seconds={k: round(v, 2) for k, v in seconds.items()},
         cells=mapped["by_type"])
