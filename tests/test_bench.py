@@ -242,3 +242,19 @@ def test_bench_list_and_bad_prefix():
     assert bad.returncode == 1
     assert bad.stderr.startswith("innet: error: No benchmark starts with 'nope'; the full run")
     assert len(bad.stderr.splitlines()) == 1
+
+
+def test_switch_without_collective_path_is_smaller():
+    from innet.hw.verilog import emit
+    from innet.sim.bench.hardware import NoCollectivePath, collective_path
+    from innet.sim.cli.verilog import make_switch
+
+    sizes = {}
+    for variant in ("passthrough", "none"):
+        top, _ = make_switch(2, collective_ids=1, collective=collective_path(variant))
+        sizes[variant] = len(emit(top, "innet_switch").verilog)
+    assert collective_path("none") is NoCollectivePath
+    assert sizes["none"] < sizes["passthrough"]
+    with pytest.raises(ValueError, match=r"^Collective path must be one of passthrough, none, "
+                       r"engine, not 'x'$"):
+        collective_path("x")

@@ -12,6 +12,9 @@ at their defaults):
   VC buffers, credit counters and registers remain. It is the closest p2p-only switch that
   :class:`innet.hw.switch.Switch` can express today;
 - ``ceng``: with the collective engine (``innet.hw.ceng``, issue 8), pending until it lands.
+
+The collective path is always passed explicitly (``Switch(collective=...)``), so a change of
+the switch's default does not change what a row measures.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from typing import Any
 from amaranth import Module
 
 from innet.hw.collective import CollectivePath
-from innet.sim.bench import REGISTRY, Case, Options, case
+from innet.sim.bench import Options, case
 
-__all__ = ["NoCollectivePath", "synth_case"]
+__all__ = ["NoCollectivePath", "collective_path", "synth_case"]
 
 #: Switch radices measured in a full run.
 RADICES = (4, 8, 16)
@@ -55,35 +58,69 @@ def synth_case(component: Any, name: str, params: dict[str, Any], options: Optio
     return {"params": params, **result.as_json()}
 
 
+def collective_path(variant: str):
+    """The ``collective=`` builder of a switch variant: ``"passthrough"``
+    (:class:`~innet.hw.collective.CollectivePath`), ``"none"`` (:class:`NoCollectivePath`) or
+    ``"engine"`` (``innet.hw.ceng.CollectiveEngine``, issue 8).
+
+    Raises
+    ------
+    ValueError
+        If the variant is unknown, or the engine is not in this version of innet.
+    """
+    if variant == "passthrough":
+        return CollectivePath
+    if variant == "none":
+        return NoCollectivePath
+    if variant == "engine":
+        try:
+            from innet.hw.ceng import CollectiveEngine
+        except ImportError:
+            raise ValueError("The collective engine (innet.hw.ceng, issue 8) is not in this "
+                             "version of innet") from None
+        return CollectiveEngine
+    raise ValueError(f"Collective path must be one of passthrough, none, engine, not "
+                     f"{variant!r}")
+
+
 def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
     from innet.sim.cli.verilog import make_switch
 
-    extra = {"collective": NoCollectivePath} if variant == "p2p" else {}
-    ids = 1 if variant == "p2p" else 4
-    top, params = make_switch(radix, collective_ids=ids, **extra)
+    ids = 1 if variant == "none" else 4
+    top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))
     params["collective_path"] = variant
     return synth_case(top, "innet_switch", params, options)
 
 
+_VARIANTS = (("passthrough", "pass-through collective path", None),
+             ("p2p", "no collective path, 1 collective id", None),
+             ("ceng", "collective engine", ("innet.hw.ceng", "issue 8")))
+
+
 def _register_switches() -> None:
     for radix in RADICES:
-        for variant, what in (("passthrough", "pass-through collective path"),
-                              ("p2p", "no collective path, 1 collective id")):
+        for name, what, requires in _VARIANTS:
+            variant = {"p2p": "none", "ceng": "engine"}.get(name, name)
+
             def run(options: Options, radix: int = radix, variant: str = variant
                     ) -> dict[str, Any]:
                 return _switch(radix, variant, options)
 
-            case(f"hw_switch_r{radix}_{variant}", "hardware",
-                 f"Switch radix {radix}, {what}")(run)
-        REGISTRY.append(Case(f"hw_switch_r{radix}_ceng", "hardware",
-                             f"Switch radix {radix}, with the collective engine", None,
-                             requires=("innet.hw.ceng", "issue 8")))
+            case(f"hw_switch_r{radix}_{name}", "hardware", f"Switch radix {radix}, {what}",
+                 requires=requires)(run)
 
 
 _register_switches()
 
-REGISTRY.append(Case("hw_ceng", "hardware", "Collective engine (radix 8, 4 ids)", None,
-                     requires=("innet.hw.ceng", "issue 8")))
+
+@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit)",
+      requires=("innet.hw.ceng", "issue 8"))
+def _ceng(options: Options) -> dict[str, Any]:
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.flit import FlitParams
+
+    return synth_case(CollectiveEngine(FlitParams(), 8), "innet_ceng",
+                      {"radix": 8, "collective_ids": 4, "payload_width": 32}, options)
 
 
 @case("hw_alu_add", "hardware", "binary32 adder: ALU without multiplier (add, min, max)")

@@ -34,6 +34,12 @@ PENDING = {
 }
 
 
+def _not_available(name: str) -> None:
+    module, issue, what = PENDING[name]
+    fail(f"innet synth {name} is not available yet: {what} ({module}, {issue}) is not in "
+         f"this version of innet")
+
+
 def flow_options(func: Callable) -> Callable:
     """The options every ``innet synth`` component shares."""
     options = [
@@ -132,11 +138,20 @@ def command() -> None:
 
 @command.command("switch")
 @switch_options
+@click.option("--collective-path", type=click.Choice(["default", "passthrough", "engine",
+                                                      "none"]),
+              default="default", show_default=True,
+              help="The switch's collective path: its default, the pass-through, the "
+                   "collective engine, or none (p2p cost: nothing on the collective VCs).")
 @flow_options
-def switch(target: str, seed: int, no_pnr: bool, timeout: float, no_cache: bool,
-           output: Path | None, as_json: bool, **params: Any) -> None:
+def switch(collective_path: str, target: str, seed: int, no_pnr: bool, timeout: float,
+           no_cache: bool, output: Path | None, as_json: bool, **params: Any) -> None:
     """The PIUMA-style switch with its register file (as `innet verilog switch`)."""
-    top, values = make_switch(**params)
+    from innet.sim.bench.hardware import collective_path as builder
+
+    extra = {} if collective_path == "default" else {"collective": builder(collective_path)}
+    top, values = make_switch(**params, **extra)
+    values["collective_path"] = collective_path
     run(top, "innet_switch", {"component": "switch", **values}, target=target, seed=seed,
         no_pnr=no_pnr, timeout=timeout, no_cache=no_cache, output=output, as_json=as_json)
 
@@ -170,21 +185,33 @@ def muladd(width: int, target: str, seed: int, no_pnr: bool, timeout: float, no_
         output=output, as_json=as_json)
 
 
-def _pending(name: str) -> click.Command:
-    module, issue, what = PENDING[name]
+@command.command("ceng")
+@click.option("--radix", type=int, default=8, show_default=True,
+              help="Network ports of the switch it sits in (the local port is extra).")
+@click.option("--collective-ids", type=int, default=4, show_default=True,
+              help="Collective ids (request VCs).")
+@click.option("--mul/--no-mul", default=True, show_default=True,
+              help="Build the ALUs with their multiplier.")
+@flow_options
+def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_pnr: bool,
+         timeout: float, no_cache: bool, output: Path | None, as_json: bool) -> None:
+    """The collective engine alone (innet.hw.ceng, issue 8), 32-bit elements."""
+    if importlib.util.find_spec(PENDING["ceng"][0]) is None:
+        _not_available("ceng")
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.flit import FlitParams
 
-    @click.command(name, context_settings={"ignore_unknown_options": True,
-                                           "allow_extra_args": True})
-    def pending() -> None:
-        if importlib.util.find_spec(module) is not None:
-            fail(f"{what} ({module}) exists but innet synth does not build it yet: "
-                 f"update innet/sim/cli/synth.py")
-        fail(f"innet synth {name} is not available yet: {what} ({module}, {issue}) is not "
-             f"in this version of innet")
-
-    pending.help = f"{what[0].upper()}{what[1:]} ({issue}): not available yet."
-    return pending
+    top = CollectiveEngine(FlitParams(collective_ids=collective_ids), radix, mul=mul)
+    run(top, "innet_ceng", {"component": "ceng", "radix": radix,
+                            "collective_ids": collective_ids, "mul": mul},
+        target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,
+        output=output, as_json=as_json)
 
 
-for _name in PENDING:
-    command.add_command(_pending(_name))
+@command.command("network", context_settings={"ignore_unknown_options": True,
+                                              "allow_extra_args": True})
+def network() -> None:
+    """The network top level (innet.hw.network, issue 10): not available yet."""
+    if importlib.util.find_spec(PENDING["network"][0]) is not None:
+        fail("innet.hw.network exists, but innet synth does not build it yet")
+    _not_available("network")
