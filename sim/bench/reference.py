@@ -27,8 +27,10 @@ __all__ = [
     "graph_of",
     "next_hops",
     "polarfly_reference",
+    "root_keys_reference",
     "routing_reference",
     "swing_peers_reference",
+    "tree_reference",
 ]
 
 #: The local (endpoint) port, as in :data:`innet.gen.topology.LOCAL`.
@@ -164,11 +166,31 @@ def embedding_reference(graph: nx.Graph, ports: Sequence[Sequence[int]],
     parts = list(participants)
     keys = {}
     if root is None:
-        for c in (parts if candidates is None else candidates):
-            dist = nx.single_source_shortest_path_length(graph, c)
-            reach = [dist[p] for p in parts]
-            keys[c] = (max(reach), sum(reach), _centre(c, grid), c)
+        keys = root_keys_reference(graph, parts, grid=grid, candidates=candidates)
         root = min(keys.values())[3]
+    return {**tree_reference(graph, ports, parts, root), "keys": keys}
+
+
+def root_keys_reference(graph: nx.Graph, participants: Sequence[int], *,
+                        grid: Sequence[int] | None = None,
+                        candidates: Iterable[int] | None = None
+                        ) -> dict[int, tuple[int, int, int, int]]:
+    """The root key ``(eccentricity over the participants, total distance, centre offset,
+    id)`` of every candidate (default: the participants), one BFS each."""
+    parts = list(participants)
+    keys = {}
+    for c in (parts if candidates is None else candidates):
+        dist = nx.single_source_shortest_path_length(graph, c)
+        reach = [dist[p] for p in parts]
+        keys[c] = (max(reach), sum(reach), _centre(c, grid), c)
+    return keys
+
+
+def tree_reference(graph: nx.Graph, ports: Sequence[Sequence[int]],
+                   participants: Sequence[int], root: int) -> dict[str, Any]:
+    """The reduction tree into ``root``: ``root``, ``depth`` and ``switches`` as in
+    :func:`embedding_reference`."""
+    parts = list(participants)
     dist = nx.single_source_shortest_path_length(graph, root)
     hop = next_hops(ports, dist)
     up: dict[int, int | None] = {root: None}
@@ -184,7 +206,7 @@ def embedding_reference(graph: nx.Graph, ports: Sequence[Sequence[int]],
             u = v
     for u in up:
         req_in.setdefault(u, set())
-    return {"root": root, "depth": max(dist[p] for p in parts), "keys": keys,
+    return {"root": root, "depth": max(dist[p] for p in parts),
             "switches": {u: (frozenset(req_in[u]), up[u]) for u in sorted(up)}}
 
 
