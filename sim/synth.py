@@ -17,7 +17,8 @@ Like :mod:`innet.sim.runner` for Verilator, everything that synthesises RTL goes
 
 Results (:class:`SynthResult`) are cached in ``$INNET_CACHE/synth`` (default
 ``~/.cache/innet/synth``) by a hash of the wrapped Verilog, the target file, the seed, the
-flow options and the tool versions, so benchmarks rerun quickly.
+flow options and the tool versions, so benchmarks rerun quickly; a place and route that timed
+out is cached too and retried only with a longer timeout.
 
 The tools are the ``synth`` extra (``pip install 'innet[synth]'``); without them
 :func:`check_tools` raises :class:`ToolsMissing` saying so.
@@ -513,9 +514,13 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
     if cache and cached.exists():
         try:
             data = json.loads(cached.read_text())
-            return SynthResult(**{**data, "cached": True})
+            old = SynthResult(**{**data, "cached": True})
         except (ValueError, TypeError):
-            pass  # a result from an incompatible version: redo it
+            old = None  # a result from an incompatible version: redo it
+        # A place and route that timed out is retried only with a longer timeout.
+        if old is not None and (old.pnr != "timeout" or (
+                timeout is not None and old.tool_seconds["pnr"] >= timeout)):
+            return old
     say = status or (lambda _text: None)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="innet-synth-") as tmp:
@@ -525,7 +530,7 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
         path = Path(workdir)
         path.mkdir(parents=True, exist_ok=True)
         result = _flow(design, wrapped, target, seed, pnr, timeout, path, say)
-    if cache and result.pnr in ("routed", "skipped", "does not fit"):
+    if cache and result.pnr in ("routed", "skipped", "does not fit", "timeout"):
         cached.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".synth-", dir=cached.parent)
         with os.fdopen(fd, "w") as handle:

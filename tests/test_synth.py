@@ -209,7 +209,12 @@ def test_place_and_route_timeout_keeps_the_synthesis_figures(muladd, cache, monk
     assert result.note == ("place and route did not finish within 60 s (nextpnr-ecp5, seed 1); "
                            "synthesis figures only")
     assert result.ff == WIDTH + 1
-    assert not list(cache.glob("*.json"))  # a timeout is not cached
+    # The timeout is remembered: not retried within the same timeout, retried with a longer.
+    assert synth.synthesize(muladd, "ecp5", timeout=30).cached
+    monkeypatch.setattr(synth, "_run", real)
+    longer = synth.synthesize(muladd, "ecp5", timeout=120)
+    assert not longer.cached
+    assert longer.pnr == "routed"
 
 
 def test_synthesis_timeout_is_an_error(muladd, cache):
