@@ -8,6 +8,7 @@ Each component is a subcommand with its construction parameters (``innet synth s
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ def run(component: Any, name: str, params: dict[str, Any], *, target: str, seed:
               "target_description": tgt.description, **result.as_json()}
     if output is not None:
         write_atomic(Path(output) / "synth.json",
-                     __import__("json").dumps(report, indent=2, sort_keys=True) + "\n")
+                     json.dumps(report, indent=2, sort_keys=True) + "\n")
     if result.note:
         click.echo(f"innet: warning: {result.note}", err=True)
     if as_json:
