@@ -54,16 +54,18 @@ __all__ = [
     "ToolsMissing",
     "cache_dir",
     "check_tools",
+    "critical_path",
     "io_wrapper",
     "load_target",
     "parse_nextpnr_report",
     "parse_stat",
+    "register_name",
     "synthesize",
     "top_ports",
 ]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
-FLOW_VERSION = 2
+FLOW_VERSION = 3
 
 #: Targets with a file in ``constraints/``.
 TARGETS = ("ecp5", "ice40")
@@ -280,13 +282,69 @@ def parse_stat(report: str | Mapping, family: str | None = None,
     return out
 
 
+#: Input ports through which a logic step only ripples a carry chain (ECP5 CCU2C halves,
+#: iCE40 SB_CARRY): such steps are carry bits, not logic levels.
+_CARRY_IN = frozenset({"FCI", "CI", "CIN"})
+
+_FF_CELL = re.compile(r"^(?P<name>.+?)_(?:TRELLIS_FF|SB_DFF\w*)_Q(?:_\d+)?$")
+_PORT_REG = re.compile(r"^(?P<port>[A-Za-z_][A-Za-z0-9_$]*)__reg\.q$")
+
+
+def register_name(cell: str, end: str = "start") -> str:
+    """The register a flip-flop cell of a routed design belongs to, as a designer names it.
+
+    Yosys names a mapped flip-flop after the signal it drives plus a suffix
+    (``dut.core.r_ptr_TRELLIS_FF_Q_3``: bit 3 of ``dut.core.r_ptr``); the suffix is dropped.
+    A register of the port wrapper (:func:`io_wrapper`) is named by its port: ``"input port
+    a"`` at the ``"start"`` of a path, ``"output port o"`` at its ``"end"``. A cell that is not
+    a flip-flop (a block RAM, a DSP) keeps its name.
+    """
+    match = _FF_CELL.match(cell)
+    name = match["name"] if match else cell
+    port = _PORT_REG.match(name)
+    if port:
+        return f"{'input' if end == 'start' else 'output'} port {port['port']}"
+    return name.removeprefix("dut.")
+
+
+def critical_path(path: Mapping) -> dict[str, Any]:
+    """A designer's summary of one critical path of nextpnr's ``--report`` JSON.
+
+    Returns a dict with
+
+    - ``from``, ``to``: the source and sink cells (nextpnr's names);
+    - ``start``, ``end``: the registers they belong to (:func:`register_name`), e.g.
+      ``"core.buf_i4_vc1.r_ptr"`` or ``"input port i__0__payload"``;
+    - ``logic_levels``: logic steps other than carry ripple (LUTs, a carry chain's entry,
+      DSP and RAM cells): what pipelining or restructuring shortens;
+    - ``carry_bits``: steps that only ripple a carry (``FCI``/``CI`` inputs), the length of
+      the carry chains on the path;
+    - ``through``: the cells of the logic levels, in path order;
+    - ``ns``, ``logic_ns``, ``routing_ns``: total delay and its logic (clock-to-output, cells,
+      setup) and routing parts.
+    """
+    steps = path.get("path") or []
+    if not steps:
+        raise ValueError("nextpnr critical path has no steps")
+    total = sum(float(p["delay"]) for p in steps)
+    routing = sum(float(p["delay"]) for p in steps if p.get("type") == "routing")
+    logic = [p for p in steps if p.get("type") == "logic"]
+    levels = [p for p in logic if p["from"].get("port") not in _CARRY_IN]
+    first, last = steps[0]["from"]["cell"], steps[-1]["to"]["cell"]
+    return {"from": first, "to": last, "start": register_name(first, "start"),
+            "end": register_name(last, "end"), "logic_levels": len(levels),
+            "carry_bits": len(logic) - len(levels),
+            "through": [p["from"]["cell"] for p in levels],
+            "ns": round(total, 2), "logic_ns": round(total - routing, 2),
+            "routing_ns": round(routing, 2)}
+
+
 def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str, Any]:
     """Utilisation and fmax from nextpnr's ``--report`` JSON.
 
     Returns ``{"fmax_mhz": float or None, "constraint_mhz": ..., "used": {cell: n},
-    "critical_path": ...}`` (only cell types in use; the critical path of ``clock`` as
-    ``{"from", "to", "ns", "logic_ns", "routing_ns"}`` with the source and sink cells, or
-    None).
+    "critical_path": ...}``: only cell types in use; the critical path of ``clock`` (from a
+    register of it to a register of it) summarised by :func:`critical_path`, or None.
     """
     data = json.loads(report) if isinstance(report, str) else report
     fmax = data.get("fmax", {})
@@ -296,13 +354,9 @@ def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str,
     used = {k: int(v["used"]) for k, v in data.get("utilization", {}).items() if v.get("used")}
     critical = None
     for path in data.get("critical_paths", []):
-        steps = path.get("path") or []
-        if steps and clock in str(path.get("from", "")) and clock in str(path.get("to", "")):
-            total = sum(float(p["delay"]) for p in steps)
-            routing = sum(float(p["delay"]) for p in steps if p.get("type") == "routing")
-            critical = {"from": steps[0]["from"]["cell"], "to": steps[-1]["to"]["cell"],
-                        "ns": round(total, 2), "logic_ns": round(total - routing, 2),
-                        "routing_ns": round(routing, 2)}
+        if (path.get("path") and clock in str(path.get("from", ""))
+                and clock in str(path.get("to", ""))):
+            critical = critical_path(path)
             break
     return {"fmax_mhz": None if entry is None else round(float(entry["achieved"]), 2),
             "constraint_mhz": None if entry is None else float(entry["constraint"]),
@@ -338,7 +392,8 @@ class SynthResult:
     fmax_mhz : float or None
         The clock's fmax after place and route (None when not routed).
     critical_path : Mapping or None
-        The routed critical path: source and sink cells, total, logic and routing delay (ns).
+        The routed critical path (:func:`critical_path`): its start and end registers, logic
+        levels and carry bits, the cells of its levels, total, logic and routing delay (ns).
     clock_mhz : float
         The target clock place and route aimed at.
     pnr : str

@@ -47,6 +47,16 @@ def test_synth_json_has_the_documented_fields(tmp_path, env):
     assert report["ff"] == 5
     assert json.loads((tmp_path / "build" / "synth.json").read_text()) == report
     assert (tmp_path / "build" / "pnr.log").exists()
+    # The readable form of the same (now cached) result names the critical path.
+    again = innet("synth", "muladd", "--width", "4", "--seed", "2", cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0].endswith("seed 2 (cached)")
+    path = report["critical_path"]
+    row = lines.index(next(line for line in lines if line.split()[:2] == ["critical", "path"]))
+    assert lines[row].split()[2:] == [f"{path['ns']:.2f}", "ns", *path["start"].split(), "->",
+                                      *path["end"].split()]
+    assert lines[row + 1].split()[:2] == [str(path["logic_levels"]), "logic"]
 
 
 def test_synth_readable_output_without_place_and_route(tmp_path, env):

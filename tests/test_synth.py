@@ -155,6 +155,59 @@ def test_parse_nextpnr_report_agrees_with_its_log():
         re.search(r"TRELLIS_COMB:\s+(\d+)/", (DATA / "pack.log").read_text()).group(1))
 
 
+def _log_critical_path(log: str) -> dict:
+    """The critical path as nextpnr's text log prints it (the independent reading): source
+    and sink cells, logic steps entered by a carry input or not, total and split delays."""
+    section = log.split("Critical path report for clock 'clk'", 1)[1].split("\n\n", 1)[0]
+    steps = re.findall(r"^Info:\s+(clk-to-q|routing|logic|setup)\s+[\d.]+\s+([\d.]+) "
+                       r"(?:Source|Net) (\S+)", section, re.M)
+    sinks = re.findall(r"^Info:\s+Sink (\S+)$", section, re.M)
+    # The input port of each logic step: the sink of the routing step right before it.
+    inputs, sink_iter, last_sink = [], iter(sinks), None
+    for kind, _total, _name in steps:
+        if kind == "routing":
+            last_sink = next(sink_iter)
+        elif kind == "logic":
+            inputs.append(last_sink.rsplit(".", 1)[1])
+    split = re.search(r"^Info: ([\d.]+) ns logic, ([\d.]+) ns routing$", section, re.M)
+    return {"from": steps[0][2].rsplit(".", 1)[0], "to": sinks[-1].rsplit(".", 1)[0],
+            "ns": float(steps[-1][1]), "inputs": inputs,
+            "logic_ns": float(split[1]), "routing_ns": float(split[2])}
+
+
+def test_critical_path_agrees_with_the_log():
+    log = _log_critical_path((DATA / "pnr.log").read_text())
+    path = synth.parse_nextpnr_report((DATA / "pnr.json").read_text())["critical_path"]
+    assert path["from"] == log["from"]
+    assert path["to"] == log["to"]
+    assert path["ns"] == pytest.approx(log["ns"], abs=0.01)
+    assert path["logic_ns"] == pytest.approx(log["logic_ns"], abs=0.01)
+    assert path["routing_ns"] == pytest.approx(log["routing_ns"], abs=0.01)
+    carries = sum(port in ("FCI", "CI") for port in log["inputs"])
+    assert path["carry_bits"] == carries > 0
+    assert path["logic_levels"] == len(log["inputs"]) - carries == len(path["through"])
+    assert path["start"] == synth.register_name(log["from"], "start")
+    assert path["end"] == synth.register_name(log["to"], "end")
+
+
+@pytest.mark.parametrize(("cell", "end", "name"), [
+    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q", "start", "core.buf_i4_vc1.r_ptr"),
+    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q_12", "end", "core.buf_i4_vc1.r_ptr"),
+    ("a__reg.q_TRELLIS_FF_Q_12", "start", "input port a"),
+    ("o__reg.q_TRELLIS_FF_Q", "end", "output port o"),
+    ("i__0__payload__reg.q_SB_DFFE_Q_3", "start", "input port i__0__payload"),
+    ("dut.s1_mb_SB_DFF_Q", "end", "s1_mb"),
+    ("dut.mem.0.0_DP16KD", "end", "mem.0.0_DP16KD"),
+])
+def test_register_name(cell, end, name):
+    assert synth.register_name(cell, end) == name
+
+
+def test_critical_path_without_steps():
+    with pytest.raises(ValueError, match=r"^nextpnr critical path has no steps$"):
+        synth.critical_path({"from": "posedge clk", "to": "posedge clk", "path": []})
+
+
 # The flow end to end (yowasp) -----------------------------------------------------------------
 
 
@@ -173,7 +226,12 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     assert result.fmax_mhz > 20
     assert result.logic_cells >= result.lut4 + 2 * result.ccu2c > 0
     assert result.generic_cells > result.ff
-    assert result.critical_path["ns"] == pytest.approx(1000 / result.fmax_mhz, abs=0.05)
+    path = result.critical_path
+    assert path["ns"] == pytest.approx(1000 / result.fmax_mhz, abs=0.05)
+    assert path["logic_levels"] >= 1
+    assert len(path["through"]) == path["logic_levels"]
+    log = _log_critical_path((work / "pnr.log").read_text())
+    assert (path["from"], path["to"]) == (log["from"], log["to"])
     for name in ("design.v", "synth.ys", "mapped.json", "pnr.json", "pnr.log"):
         assert (work / name).exists()
     assert "/tmp" not in (work / "synth.ys").read_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["markdown", "seconds_text"]
+__all__ = ["critical_text", "markdown", "seconds_text", "targets"]
 
 
 def seconds_text(seconds: float) -> str:
@@ -78,6 +78,52 @@ def _hardware(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def critical_text(path: dict[str, Any]) -> str:
+    """One line on a critical path: ``"input port a -> o: 2 logic levels + 15 carry bits,
+    8.35 ns (31 % routing)"``."""
+    carry = f" + {path['carry_bits']} carry bits" if path["carry_bits"] else ""
+    share = 100 * path["routing_ns"] / path["ns"] if path["ns"] else 0.0
+    return (f"{path['start']} -> {path['end']}: {path['logic_levels']} logic levels{carry}, "
+            f"{path['ns']:.2f} ns ({share:.0f} % routing)")
+
+
+#: Target fmax of the radix-8 switch (issue 11).
+TARGET_MHZ = 150.0
+
+
+def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hardware targets of issue 11, judged on the results of a run.
+
+    - ``fmax``: the radix-8, 32-bit, 4-collective-id switch (with the collective engine, and
+      with the pass-through path) at :data:`TARGET_MHZ` or more;
+    - ``collective cost``: per radix, the logic the collective engine adds to the p2p switch
+      (logic cells of the switch with the engine minus those of the switch without a
+      collective path) is no more than the p2p switch's own.
+
+    A target whose results are missing from the run (not measured, pending, not routed) is
+    left out. Each entry: ``target``, ``value``, ``goal``, ``met`` (bool).
+    """
+    ok = {r["name"]: r for r in results if r.get("status") == "ok"}
+    out = []
+    for variant, what in (("ceng", "collective engine"), ("passthrough", "pass-through")):
+        r = ok.get(f"hw_switch_r8_{variant}")
+        if r is not None and r.get("fmax_mhz") is not None:
+            out.append({"target": f"radix-8 switch ({what}), 32-bit, 4 ids: fmax",
+                        "value": f"{r['fmax_mhz']:.1f} MHz", "goal": f">= {TARGET_MHZ:g} MHz",
+                        "met": r["fmax_mhz"] >= TARGET_MHZ})
+    for radix in (4, 8, 16):
+        full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
+        if full is None or p2p is None or not full["logic_cells"] or not p2p["logic_cells"]:
+            continue
+        extra = full["logic_cells"] - p2p["logic_cells"]
+        out.append({"target": f"radix-{radix} collective support: logic cells added to the "
+                              f"p2p switch",
+                    "value": f"{extra:,} ({extra / p2p['logic_cells']:.2f}x the p2p switch)",
+                    "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
+                    "met": extra <= p2p["logic_cells"]})
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: a line on the machine, then one table per group."""
     m = report["machine"]
@@ -103,4 +149,15 @@ def markdown(report: dict[str, Any]) -> str:
                  if r.get("status") == "ok" and r.get("note")]
         if notes:
             out += [*notes, ""]
+        if group == "hardware":
+            paths = [f"- {r['title']}: {critical_text(r['critical_path'])}" for r in results
+                     if r.get("status") == "ok" and r.get("critical_path")]
+            if paths:
+                out += ["Critical paths (start register -> end register):", "", *paths, ""]
+            judged = targets(results)
+            if judged:
+                out += ["**Targets**", "", "| target | measured | goal | met |",
+                        "|---|---:|---:|---|",
+                        *(f"| {t['target']} | {t['value']} | {t['goal']} | "
+                          f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
     return "\n".join(out).rstrip() + "\n"
