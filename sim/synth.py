@@ -56,6 +56,7 @@ __all__ = [
     "check_tools",
     "critical_path",
     "io_wrapper",
+    "levels_text",
     "load_target",
     "parse_nextpnr_report",
     "parse_stat",
@@ -337,6 +338,17 @@ def critical_path(path: Mapping) -> dict[str, Any]:
             "through": [p["from"]["cell"] for p in levels],
             "ns": round(total, 2), "logic_ns": round(total - routing, 2),
             "routing_ns": round(routing, 2)}
+
+
+def levels_text(path: Mapping) -> str:
+    """A critical path's depth in words: ``"2 logic levels + 15 carry bits"``."""
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'s' * (n != 1)}"
+
+    text = count(path["logic_levels"], "logic level")
+    if path["carry_bits"]:
+        text += f" + {count(path['carry_bits'], 'carry bit')}"
+    return text
 
 
 def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str, Any]:

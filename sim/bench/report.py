@@ -81,10 +81,11 @@ def _hardware(results: list[dict[str, Any]]) -> list[str]:
 def critical_text(path: dict[str, Any]) -> str:
     """One line on a critical path: ``"input port a -> o: 2 logic levels + 15 carry bits,
     8.35 ns (31 % routing)"``."""
-    carry = f" + {path['carry_bits']} carry bits" if path["carry_bits"] else ""
     share = 100 * path["routing_ns"] / path["ns"] if path["ns"] else 0.0
-    return (f"{path['start']} -> {path['end']}: {path['logic_levels']} logic levels{carry}, "
-            f"{path['ns']:.2f} ns ({share:.0f} % routing)")
+    from innet.sim.synth import levels_text
+
+    return (f"{path['start']} -> {path['end']}: {levels_text(path)}, {path['ns']:.2f} ns "
+            f"({share:.0f} % routing)")
 
 
 #: Target fmax of the radix-8 switch (issue 11).

@@ -127,12 +127,12 @@ def print_result(report: dict[str, Any]) -> None:
         rows.append(("fmax", f"{fmax:.1f} MHz", f"target {report['clock_mhz']:g} MHz: {verdict}"))
     path = report.get("critical_path")
     if path:
-        carry = f" + {path['carry_bits']} carry bits" if path["carry_bits"] else ""
         share = 100 * path["routing_ns"] / path["ns"] if path["ns"] else 0.0
         rows.append(("critical path", f"{path['ns']:.2f} ns",
                      f"{path['start']} -> {path['end']}"))
-        levels = f"{path['logic_levels']} logic levels{carry}, {share:.0f} % routing"
-        rows.append(("", "", levels))
+        from innet.sim.synth import levels_text
+
+        rows.append(("", "", f"{levels_text(path)}, {share:.0f} % routing"))
     for label, value, note in rows:
         out.print(f"  {label:<14}{value:>10}  {note}".rstrip(), soft_wrap=True)
 
