@@ -113,14 +113,17 @@ def _register_switches() -> None:
 _register_switches()
 
 
-@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit)",
+@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)",
       requires=("innet.hw.ceng", "issue 8"))
 def _ceng(options: Options) -> dict[str, Any]:
     from innet.hw.ceng import CollectiveEngine
+    from innet.hw.ceng.top import EngineTop
     from innet.hw.flit import FlitParams
 
-    return synth_case(CollectiveEngine(FlitParams(), 8), "innet_ceng",
-                      {"radix": 8, "collective_ids": 4, "payload_width": 32}, options)
+    engine = CollectiveEngine(FlitParams(payload_width=32, collective_ids=4), 8)
+    return synth_case(EngineTop(engine), "innet_ceng",
+                      {"radix": 8, "collective_ids": 4, "payload_width": 32, "mul": True},
+                      options)
 
 
 @case("hw_alu_add", "hardware", "binary32 adder: ALU without multiplier (add, min, max)")

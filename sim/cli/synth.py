@@ -208,9 +208,11 @@ def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_
     if importlib.util.find_spec(PENDING["ceng"][0]) is None:
         _not_available("ceng")
     from innet.hw.ceng import CollectiveEngine
+    from innet.hw.ceng.top import EngineTop
     from innet.hw.flit import FlitParams
 
-    top = CollectiveEngine(FlitParams(collective_ids=collective_ids), radix, mul=mul)
+    params = FlitParams(payload_width=32, collective_ids=collective_ids)
+    top = EngineTop(CollectiveEngine(params, radix, mul=mul))
     run(top, "innet_ceng", {"component": "ceng", "radix": radix,
                             "collective_ids": collective_ids, "mul": mul},
         target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,
