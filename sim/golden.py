@@ -1,0 +1,218 @@
+"""Golden models of in-network reductions: one switch's order, and a whole embedding's.
+
+Floating-point addition is not associative, so an in-network result is checkable bit for bit
+only against a model that combines the same operands in the same order and tree shape as the
+hardware (PIUMA, "Collective Engine": "reductions are computed in a fixed port order [...] This
+ensures repeatability of results for a given embedding, even for non-associative operators").
+These models are plain numpy on top of :func:`innet.gen.ops.combine` and do not look at the
+RTL; they state the order the collective engine (:mod:`innet.hw.ceng`) promises:
+
+- **one switch** (:func:`reduce_switch`): the contributing ports in port order, network ports
+  ascending and the local port last, combined in adjacent pairs level by level, an odd last
+  operand moving up unchanged (:func:`innet.hw.ceng.tree_shape`): ``((x0 x1) (x2 x3)) x4``
+  for five ports. One contributing port is forwarded unchanged (no step, so even a NaN payload
+  keeps its bits).
+- **an embedding** (:func:`embedding_results`): every switch reduces what its ``req_in`` ports
+  bring (its endpoint's vector on ``LOCAL``, a child switch's partial result on a network
+  port) and sends it up ``req_out``; the root's result is delivered unchanged by the response
+  tree (PIUMA, "Broadcast Tree") to every switch whose ``resp_out`` holds ``LOCAL``.
+
+Values are ``uint32`` bit patterns (:func:`innet.gen.ops.to_bits` converts), one vector per
+participant; every element is reduced independently, so vectors reduce element-wise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from innet.gen.ops import DType, Op, check_supported, combine
+
+__all__ = [
+    "LOCAL",
+    "embedding_partials",
+    "embedding_results",
+    "port_order",
+    "reduce_ports",
+    "reduce_switch",
+]
+
+#: The local port in generator data (:data:`innet.gen.topology.LOCAL`).
+LOCAL = -1
+
+
+def port_order(ports) -> list[int]:
+    """Generator ports in the engine's order: network ports ascending, then ``LOCAL``.
+
+    Raises
+    ------
+    ValueError
+        If a port is neither ``LOCAL`` nor a non-negative integer.
+    """
+    ports = set(ports)
+    for port in ports:
+        if isinstance(port, bool) or not isinstance(port, int | np.integer) or port < LOCAL:
+            raise ValueError(f"A port must be a network port number or LOCAL (-1), not {port!r}")
+    network = sorted(int(p) for p in ports if p != LOCAL)
+    return [*network, LOCAL] if LOCAL in ports else network
+
+
+def reduce_switch(op: Op | str, dtype: DType | str, operands: Sequence) -> np.ndarray:
+    """One switch's reduction of ``operands`` given in the engine's port order.
+
+    Parameters
+    ----------
+    op, dtype : Op, DType (or their names)
+        The collective id's operation and data type.
+    operands : sequence of array_like of uint32
+        One bit-pattern vector (or scalar) per contributing port, in port order
+        (:func:`port_order`).
+
+    Returns
+    -------
+    numpy.ndarray of uint32
+        Adjacent pairs combined level by level (operand ``a`` the lower position), an odd last
+        operand moved up unchanged; a single operand returned unchanged.
+
+    Raises
+    ------
+    ValueError
+        If there is no operand, or ``op`` is not defined on ``dtype``.
+    """
+    op, dtype = Op.parse(op), DType.parse(dtype)
+    check_supported(op, dtype)
+    level = [np.asarray(x, dtype=np.uint32) for x in operands]
+    if not level:
+        raise ValueError("A reduction needs at least one operand")
+    while len(level) > 1:
+        level = [combine(op, dtype, level[i], level[i + 1]) if i + 1 < len(level) else level[i]
+                 for i in range(0, len(level), 2)]
+    return level[0]
+
+
+def reduce_ports(op: Op | str, dtype: DType | str, inputs: Mapping[int, Any]) -> np.ndarray:
+    """One switch's reduction of ``inputs`` keyed by generator port (``LOCAL`` = -1 last).
+
+    Raises
+    ------
+    ValueError
+        As :func:`port_order` and :func:`reduce_switch`.
+    """
+    return reduce_switch(op, dtype, [inputs[p] for p in port_order(inputs)])
+
+
+def _children(embedding) -> dict[tuple[int, int], int]:
+    """``(parent, parent_port) -> child`` of the request tree."""
+    return {(parent, pport): child for child, _, parent, pport in embedding.links}
+
+
+def embedding_partials(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndarray]:
+    """What every configured switch with requests sends toward the root (the root: the result).
+
+    Parameters
+    ----------
+    embedding : innet.gen.embed.Embedding
+        The collective (its ``switches``, ``links``, ``root``, ``op``, ``dtype``).
+    inputs : mapping of int to array_like of uint32
+        The bit-pattern vector of every node whose switch has ``LOCAL`` in ``req_in``.
+
+    Returns
+    -------
+    dict of int to numpy.ndarray of uint32
+        By node, for every switch with a non-empty ``req_in``.
+
+    Raises
+    ------
+    ValueError
+        If an input is missing or the vectors differ in length, or a port of ``req_in`` has
+        no child switch in the embedding's links, or the request tree has a cycle.
+    """
+    op, dtype = Op.parse(embedding.op), DType.parse(embedding.dtype)
+    check_supported(op, dtype)
+    children = _children(embedding)
+    configs = {s.node: s for s in embedding.switches}
+    lengths = {np.asarray(v).shape for v in inputs.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"Input vectors differ in shape: {sorted(lengths)}")
+    done: dict[int, np.ndarray] = {}
+
+    def value(node: int, path: tuple[int, ...]) -> np.ndarray:
+        if node in done:
+            return done[node]
+        if node in path:
+            raise ValueError(f"The request tree has a cycle through switch {node}")
+        cfg = configs.get(node)
+        if cfg is None:
+            raise ValueError(f"Switch {node} sends requests but is not configured")
+        operands = []
+        for port in port_order(cfg.req_in):
+            if port == LOCAL:
+                if node not in inputs:
+                    raise ValueError(f"Node {node} contributes but has no input vector")
+                operands.append(np.asarray(inputs[node], dtype=np.uint32))
+            else:
+                child = children.get((node, port))
+                if child is None:
+                    raise ValueError(f"Port {port} of switch {node} is in req_in, but no "
+                                     f"link of the embedding ends there")
+                operands.append(value(child, (*path, node)))
+        done[node] = reduce_switch(op, dtype, operands)
+        return done[node]
+
+    for cfg in embedding.switches:
+        if cfg.req_in:
+            value(cfg.node, ())
+    return done
+
+
+def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndarray]:
+    """Every delivered result of a collective: by node, the vector its endpoint receives.
+
+    The root reduces the whole tree (:func:`embedding_partials`); the response tree (from the
+    root, down ``resp_out`` over the embedding's links) carries the root's value unchanged to
+    every switch with ``LOCAL`` in ``resp_out``.
+    For a ``broadcast`` the root's only request input is its own endpoint's vector.
+
+    Parameters
+    ----------
+    embedding : innet.gen.embed.Embedding
+    inputs : mapping of int to array_like of uint32
+        See :func:`embedding_partials`.
+
+    Returns
+    -------
+    dict of int to numpy.ndarray of uint32
+
+    Raises
+    ------
+    ValueError
+        As :func:`embedding_partials`, or if the root reduces nothing, or the response tree
+        leaves the embedding's links or reaches a switch twice.
+    """
+    partials = embedding_partials(embedding, inputs)
+    if embedding.root not in partials:
+        raise ValueError(f"The root {embedding.root} has no request inputs")
+    result = partials[embedding.root]
+    children = _children(embedding)  # a response goes down the link a request came up
+    configs = {s.node: s for s in embedding.switches}
+    delivered: dict[int, np.ndarray] = {}
+    todo, seen = [embedding.root], set()
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            raise ValueError(f"The response tree reaches switch {node} twice")
+        seen.add(node)
+        cfg = configs.get(node)
+        if cfg is None:
+            raise ValueError(f"A response reaches switch {node}, which is not configured")
+        for port in port_order(cfg.resp_out):
+            if port == LOCAL:
+                delivered[node] = result.copy()
+            elif (node, port) in children:
+                todo.append(children[(node, port)])
+            else:
+                raise ValueError(f"Port {port} of switch {node} is in resp_out, but no link "
+                                 f"of the embedding starts there")
+    return dict(sorted(delivered.items()))
