@@ -17,13 +17,17 @@ RTL; they state the order the collective engine (:mod:`innet.hw.ceng`) promises:
   port) and sends it up ``req_out``; the root's result is delivered unchanged by the response
   tree (PIUMA, "Broadcast Tree") to every switch whose ``resp_out`` holds ``LOCAL``.
 
+:func:`idle_latency` is the timing counterpart: when each result reaches its endpoint on an
+idle network of the project's switches (2 cycles per switch crossed, plus the engine's
+reduction latency :func:`innet.hw.ceng.engine_latency` where a switch reduces).
+
 Values are ``uint32`` bit patterns (:func:`innet.gen.ops.to_bits` converts), one vector per
 participant; every element is reduced independently, so vectors reduce element-wise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +38,7 @@ __all__ = [
     "LOCAL",
     "embedding_partials",
     "embedding_results",
+    "idle_latency",
     "port_order",
     "reduce_ports",
     "reduce_switch",
@@ -104,8 +109,73 @@ def reduce_ports(op: Op | str, dtype: DType | str, inputs: Mapping[int, Any]) ->
 
 
 def _children(embedding) -> dict[tuple[int, int], int]:
-    """``(parent, parent_port) -> child`` of the request tree."""
+    """``(parent, parent_port) -> child`` of the request tree (the response goes back down the
+    same links)."""
     return {(parent, pport): child for child, _, parent, pport in embedding.links}
+
+
+def _up(embedding, local: Callable[[int], Any], reduce: Callable[[int, list], Any]) -> dict:
+    """Per switch with requests, ``reduce(node, operands)`` of its ``req_in`` ports in port
+    order: ``local(node)`` for ``LOCAL``, the child switch's own value for a network port."""
+    children = _children(embedding)
+    configs = {s.node: s for s in embedding.switches}
+    done: dict[int, Any] = {}
+
+    def value(node: int, path: tuple[int, ...]) -> Any:
+        if node in done:
+            return done[node]
+        if node in path:
+            raise ValueError(f"The request tree has a cycle through switch {node}")
+        cfg = configs.get(node)
+        if cfg is None:
+            raise ValueError(f"Switch {node} sends requests but is not configured")
+        operands = []
+        for port in port_order(cfg.req_in):
+            if port == LOCAL:
+                operands.append(local(node))
+                continue
+            child = children.get((node, port))
+            if child is None:
+                raise ValueError(f"Port {port} of switch {node} is in req_in, but no link of "
+                                 f"the embedding ends there")
+            operands.append(value(child, (*path, node)))
+        done[node] = reduce(node, operands)
+        return done[node]
+
+    for cfg in embedding.switches:
+        if cfg.req_in:
+            value(cfg.node, ())
+    if embedding.root not in done:
+        raise ValueError(f"The root {embedding.root} has no request inputs")
+    return done
+
+
+def _down(embedding, at_root: Any, hop: Callable[[Any], Any]) -> dict[int, Any]:
+    """Per switch with ``LOCAL`` in ``resp_out``, what reaches it from the root down the
+    response tree: ``at_root`` at the root, ``hop(parent's)`` one switch further down."""
+    children = _children(embedding)
+    configs = {s.node: s for s in embedding.switches}
+    at = {embedding.root: at_root}
+    delivered: dict[int, Any] = {}
+    todo = [embedding.root]
+    while todo:
+        node = todo.pop()
+        cfg = configs.get(node)
+        if cfg is None:
+            raise ValueError(f"A response reaches switch {node}, which is not configured")
+        for port in port_order(cfg.resp_out):
+            if port == LOCAL:
+                delivered[node] = at[node]
+                continue
+            child = children.get((node, port))
+            if child is None:
+                raise ValueError(f"Port {port} of switch {node} is in resp_out, but no link "
+                                 f"of the embedding starts there")
+            if child in at:
+                raise ValueError(f"The response tree reaches switch {child} twice")
+            at[child] = hop(at[node])
+            todo.append(child)
+    return dict(sorted(delivered.items()))
 
 
 def embedding_partials(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndarray]:
@@ -126,45 +196,22 @@ def embedding_partials(embedding, inputs: Mapping[int, Any]) -> dict[int, np.nda
     Raises
     ------
     ValueError
-        If an input is missing or the vectors differ in length, or a port of ``req_in`` has
-        no child switch in the embedding's links, or the request tree has a cycle.
+        If an input is missing or the vectors differ in shape, a port of ``req_in`` has no
+        child switch in the embedding's links, the request tree has a cycle or reaches an
+        unconfigured switch, or the root reduces nothing.
     """
     op, dtype = Op.parse(embedding.op), DType.parse(embedding.dtype)
     check_supported(op, dtype)
-    children = _children(embedding)
-    configs = {s.node: s for s in embedding.switches}
-    lengths = {np.asarray(v).shape for v in inputs.values()}
-    if len(lengths) > 1:
-        raise ValueError(f"Input vectors differ in shape: {sorted(lengths)}")
-    done: dict[int, np.ndarray] = {}
+    shapes = {np.asarray(v).shape for v in inputs.values()}
+    if len(shapes) > 1:
+        raise ValueError(f"Input vectors differ in shape: {sorted(shapes)}")
 
-    def value(node: int, path: tuple[int, ...]) -> np.ndarray:
-        if node in done:
-            return done[node]
-        if node in path:
-            raise ValueError(f"The request tree has a cycle through switch {node}")
-        cfg = configs.get(node)
-        if cfg is None:
-            raise ValueError(f"Switch {node} sends requests but is not configured")
-        operands = []
-        for port in port_order(cfg.req_in):
-            if port == LOCAL:
-                if node not in inputs:
-                    raise ValueError(f"Node {node} contributes but has no input vector")
-                operands.append(np.asarray(inputs[node], dtype=np.uint32))
-            else:
-                child = children.get((node, port))
-                if child is None:
-                    raise ValueError(f"Port {port} of switch {node} is in req_in, but no "
-                                     f"link of the embedding ends there")
-                operands.append(value(child, (*path, node)))
-        done[node] = reduce_switch(op, dtype, operands)
-        return done[node]
+    def local(node: int) -> np.ndarray:
+        if node not in inputs:
+            raise ValueError(f"Node {node} contributes but has no input vector")
+        return np.asarray(inputs[node], dtype=np.uint32)
 
-    for cfg in embedding.switches:
-        if cfg.req_in:
-            value(cfg.node, ())
-    return done
+    return _up(embedding, local, lambda node, operands: reduce_switch(op, dtype, operands))
 
 
 def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndarray]:
@@ -172,8 +219,8 @@ def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndar
 
     The root reduces the whole tree (:func:`embedding_partials`); the response tree (from the
     root, down ``resp_out`` over the embedding's links) carries the root's value unchanged to
-    every switch with ``LOCAL`` in ``resp_out``.
-    For a ``broadcast`` the root's only request input is its own endpoint's vector.
+    every switch with ``LOCAL`` in ``resp_out``. For a ``broadcast`` the root's only request
+    input is its own endpoint's vector.
 
     Parameters
     ----------
@@ -188,31 +235,46 @@ def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndar
     Raises
     ------
     ValueError
-        As :func:`embedding_partials`, or if the root reduces nothing, or the response tree
-        leaves the embedding's links or reaches a switch twice.
+        As :func:`embedding_partials`, or if the response tree leaves the embedding's links,
+        reaches an unconfigured switch or a switch twice.
     """
-    partials = embedding_partials(embedding, inputs)
-    if embedding.root not in partials:
-        raise ValueError(f"The root {embedding.root} has no request inputs")
-    result = partials[embedding.root]
-    children = _children(embedding)  # a response goes down the link a request came up
-    configs = {s.node: s for s in embedding.switches}
-    delivered: dict[int, np.ndarray] = {}
-    todo, seen = [embedding.root], set()
-    while todo:
-        node = todo.pop()
-        if node in seen:
-            raise ValueError(f"The response tree reaches switch {node} twice")
-        seen.add(node)
-        cfg = configs.get(node)
-        if cfg is None:
-            raise ValueError(f"A response reaches switch {node}, which is not configured")
-        for port in port_order(cfg.resp_out):
-            if port == LOCAL:
-                delivered[node] = result.copy()
-            elif (node, port) in children:
-                todo.append(children[(node, port)])
-            else:
-                raise ValueError(f"Port {port} of switch {node} is in resp_out, but no link "
-                                 f"of the embedding starts there")
-    return dict(sorted(delivered.items()))
+    result = embedding_partials(embedding, inputs)[embedding.root]
+    return {node: value.copy() for node, value in _down(embedding, result, lambda v: v).items()}
+
+
+def idle_latency(embedding, *, link_latency: int = 0) -> dict[int, int]:
+    """Cycles from the contributing endpoints' injection to each delivered result, idle network.
+
+    The model of the RTL (:mod:`innet.hw.switch`, :mod:`innet.hw.ceng`): every endpoint puts
+    its element on its local link in cycle 0; a switch puts a flit on an output link 2 cycles
+    after it arrived on an input link (the buffer, then the output register), and a switch that
+    reduces ``k >= 2`` ports sends its result ``2 + engine_latency(k)`` cycles after the last
+    operand arrived; a link between switches adds ``link_latency`` cycles (pipeline stages).
+    The result travels down the response tree unchanged, 2 cycles per switch.
+
+    Returns
+    -------
+    dict of int to int
+        By receiving node (``LOCAL`` in ``resp_out``), the cycle its result is on the switch's
+        local output link.
+
+    Raises
+    ------
+    ValueError
+        As :func:`embedding_results` (the same trees are followed), or if ``link_latency`` is
+        negative.
+    """
+    from innet.hw.ceng import engine_latency
+
+    if isinstance(link_latency, bool) or not isinstance(link_latency, int) or link_latency < 0:
+        raise ValueError(f"Link latency must be a non-negative integer, not {link_latency!r}")
+
+    def crossing(node: int, arrivals: list[int]) -> int:
+        return max(arrivals) + 2 + engine_latency(len(arrivals))
+
+    def local(node: int) -> int:
+        return -link_latency  # on the switch's input link in cycle 0 (no link stage)
+
+    up = _up(embedding, local, lambda node, ready: crossing(node, [t + link_latency
+                                                                  for t in ready]))
+    return _down(embedding, up[embedding.root], lambda t: t + link_latency + 2)

@@ -41,6 +41,7 @@ __all__ = [
     "operands",
     "test_embeddings",
     "test_latency_throughput",
+    "test_network_latency",
     "test_reduce_phases",
     "test_two_ids_with_p2p",
 ]
@@ -70,7 +71,8 @@ class CengTB(TB):
         super().__init__(dut)
         self.nprng = np.random.default_rng(self.P.get("seed", 1))
         self.last_left: dict[tuple[int, int], int] = {}  # (cid, index) -> last operand sent
-        self.result_came: dict[tuple[int, int], int] = {}
+        self.result_came: dict[tuple[int, int], int] = {}  # (cid, index) -> last copy
+        self.result_at: dict[tuple[int, int, int], int] = {}  # (cid, index, link) -> cycle
         self.feeds: dict[int, list[Flit]] = defaultdict(list)  # link -> requests to inject
         self.rate = [1.0] * len(self.external)
         self.results = 0
@@ -180,6 +182,7 @@ class CengTB(TB):
             self.sb.check(uid, e, flit, self.cycle)
             self.delivered[e] += 1
             self.result_came[(flit.cid, flit.index)] = self.cycle
+            self.result_at[(flit.cid, flit.index, e)] = self.cycle
             return
         super().arrive(e, flit)
 
@@ -337,3 +340,30 @@ async def test_embeddings(dut):
     tbkit.report(results=tb.results, matched=result["matched"], cycles=cycles,
                  p2p=sum(len(v) for v in tb.by_hops.values()))
 
+
+
+@cocotb.test()
+async def test_network_latency(dut):
+    """A network, one embedding at a time on the idle network: every contributing endpoint
+    sends one element in the same cycle; the cycles until each endpoint's result arrives."""
+    tb = CengTB(dut)
+    await tb.start()
+    await tb.configure()
+    for s in tb.sink:
+        s.bp = Backpressure(1.0, 0.0)
+    latency = {}
+    for d in tb.P["embeddings"]:
+        emb = Embedding.from_dict(d)
+        tb.network_elements([emb], 1)
+        for e, feed in tb.feeds.items():
+            tb.src[e].queues[tb.p.req_vc(emb.collective_id)].extend((f, None) for f in feed)
+            feed.clear()
+        start = tb.cycle
+        await tb.run_until_done()
+        c = emb.collective_id
+        latency[str(c)] = {str(tb.external[e][0]): cycle - start
+                           for (cid, _, e), cycle in tb.result_at.items() if cid == c}
+        assert tb.last_left[(c, 0)] == start, "the operands did not leave in one cycle"
+    await tb.drain_all()
+    await tb.finish()
+    tbkit.report(latency=latency)

@@ -24,6 +24,7 @@ from innet.hw.flit import bits_for
 from innet.hw.switch import Switch
 from innet.hw.verilog import emit
 from innet.sim import runner
+from innet.sim.golden import idle_latency
 from innet.sim.switchbench import SwitchBench, single
 
 pytestmark = pytest.mark.rtl
@@ -135,25 +136,43 @@ def test_single_switch_two_ids_with_p2p():
     assert out["p2p"] > 1000
 
 
+def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
+    design, base, topo = network_bench()
+    p = NETWORK
+    image = build_image(topo, routes=routing(topo), embeddings=embeddings,
+                        collective_ids=p["collective_ids"], routing_depth=topo.nodes,
+                        node_id_width=bits_for(topo.nodes))
+    routes = [[int(x) for x in row] for row in routing(topo).hardware_table()]
+    return runner.run(design, "innet.sim.tb_ceng", testcase=testcase, seed=seed, params={
+        **base, "routes": routes, "collectives": [[{}, {}]] * topo.nodes,
+        "writes": [list(image.writes[u]) for u in range(topo.nodes)],
+        "embeddings": [e.to_dict() for e in embeddings], "seed": seed, **params},
+        internals=False).output
+
+
+def test_network_idle_latency_matches_the_model():
+    """One element per embedding on the idle ring: every endpoint's result arrives exactly
+    when innet.sim.golden.idle_latency says (2 cycles per switch, plus engine_latency(k)
+    where a switch reduces k ports)."""
+    _, _, topo = network_bench()
+    embeddings = [embed(topo, op="add", dtype="fp32", collective_id=0),
+                  embed(topo, [0, 2, 3], root=3, op="min", dtype="int32", collective_id=1)]
+    out = network_run("test_network_latency", 35, embeddings)
+    print(f"idle ring of 4, cycles from injection to each endpoint's result: {out['latency']}")
+    for emb in embeddings:
+        want = {str(u): v for u, v in idle_latency(emb).items()}
+        assert out["latency"][str(emb.collective_id)] == want
+
+
 def test_network_embeddings_end_to_end():
     """A ring of 4: an fp32 allreduce of every node on id 0 and an int32 max allreduce of 3
     nodes with another root on id 1, at the same time, with p2p background traffic; the
     switches are programmed with the image's register writes."""
-    design, base, topo = network_bench()
+    design, _, topo = network_bench()
     e0 = embed(topo, op="add", dtype="fp32", collective_id=0)
     e1 = embed(topo, [1, 2, 3], root=2, op="max", dtype="int32", collective_id=1)
     assert e0.root != e1.root
-    p = NETWORK
-    image = build_image(topo, routes=routing(topo), embeddings=[e0, e1],
-                        collective_ids=p["collective_ids"], routing_depth=topo.nodes,
-                        node_id_width=bits_for(topo.nodes))
-    writes = [list(image.writes[u]) for u in range(topo.nodes)]
-    table = routing(topo).hardware_table()
-    routes = [[int(x) for x in row] for row in table]
-    out = runner.run(design, "innet.sim.tb_ceng", testcase="test_embeddings", seed=34,
-                     params={**base, "routes": routes, "collectives": [[{}, {}]] * topo.nodes,
-                             "writes": writes, "embeddings": [e0.to_dict(), e1.to_dict()],
-                             "elements": 120, "p2p_load": 0.3, "seed": 34, "drain": 0.7,
-                             "stall_rate": 0.02}, internals=False).output
+    out = network_run("test_embeddings", 34, [e0, e1], elements=120, p2p_load=0.3, drain=0.7,
+                      stall_rate=0.02)
     print(f"{design.toplevel}, two embeddings: {out}")
     assert out["results"] == 120 * (len(e0.participants) + len(e1.participants))

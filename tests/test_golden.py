@@ -12,6 +12,7 @@ from innet.hw.ceng import tree_shape
 from innet.sim.golden import (
     embedding_partials,
     embedding_results,
+    idle_latency,
     port_order,
     reduce_ports,
     reduce_switch,
@@ -188,3 +189,20 @@ def test_broken_tree_errors():
         embedding_results(stray, x)
     with pytest.raises(ValueError, match=r"^Operation xor is not defined on fp32$"):
         embedding_results(dataclasses.replace(emb, op=Op.XOR, dtype=DType.FP32), x)
+
+
+def test_idle_latency_by_hand():
+    """Ring of 4, root 1. Node 3 forwards (out at 2); node 0 reduces node 3 and itself:
+    max(2, 0) + 2 + engine_latency(2) = 12; node 2 forwards (2); the root reduces three ports:
+    max(12, 2, 0) + 2 + engine_latency(3) = 29; then 2 cycles per switch down."""
+    emb = embed(torus((4,)), op="add", dtype="fp32")
+    assert idle_latency(emb) == {0: 31, 1: 29, 2: 31, 3: 33}
+    # One pipeline stage per link: node 3's request crosses two links, every response one or
+    # two more.
+    assert idle_latency(emb, link_latency=1) == {0: 34, 1: 31, 2: 34, 3: 37}
+    with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
+                                         r"not -1$"):
+        idle_latency(emb, link_latency=-1)
+    with pytest.raises(ValueError, match=r"^The request tree has a cycle through switch 0$"):
+        idle_latency(_edit(dataclasses.replace(emb, links=(*emb.links, (1, 0, 0, 1))), 0,
+                           req_in=frozenset({0, 1, LOCAL})))

@@ -185,7 +185,6 @@ class CollectiveEngine(wiring.Component):
         m = Module()
         p = self._params
         ids, ports = p.collective_ids, self._radix + 1
-        layout = p.layout
         depth = self._queue_depth
 
         # ---- Configuration, decoded and registered ------------------------------------------
@@ -305,7 +304,9 @@ class CollectiveEngine(wiring.Component):
         result = data.StructLayout({"payload": 32, "index": iw})
         unsupported = []
         src_valid = [Signal(name=f"src{s}_valid") for s in range(ids + ports)]
-        src_flit = [Signal(layout, name=f"src{s}_flit") for s in range(ids + ports)]
+        # Collective flits carry kind, cid, index and payload; the other fields travel as zero.
+        sent = data.StructLayout({"payload": 32, "index": iw, "cid": p.cid_width, "kind": Kind})
+        src_flit = [Signal(sent, name=f"src{s}_flit") for s in range(ids + ports)]
         src_targets = [Signal(ports, name=f"src{s}_targets") for s in range(ids + ports)]
         src_credits = [Signal(ports, name=f"src{s}_credits") for s in range(ids + ports)]
         src_pop = [Signal(name=f"src{s}_pop") for s in range(ids + ports)]
@@ -335,28 +336,27 @@ class CollectiveEngine(wiring.Component):
                 queue.w.valid.eq(good & ~(src_pop[c] & ~waiting)),
                 queue.w.payload.eq(out),
             ]
-            tree_flit = Signal(layout, name=f"result{c}_flit")
-            m.d.comb += [
-                tree_flit.kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
-                tree_flit.cid.eq(c),
-                tree_flit.index.eq(head.index),
-                tree_flit.payload.eq(head.payload),
-            ]
-
             # k == 1: the head of the one contributing port, forwarded.
             only = sel[c][0]
-            fwd_flit = Signal(layout, name=f"forward{c}_flit")
-            m.d.comb += fwd_flit.eq(onehot_mux(only, [self.req[c][q].payload
-                                                      for q in range(ports)]))
-            with m.If(cfg[c].root):
-                m.d.comb += fwd_flit.kind.eq(Kind.RESP)
+            forward = Signal(result, name=f"forward{c}")
+            m.d.comb += [
+                forward.payload.eq(onehot_mux(only, [self.req[c][q].payload.payload
+                                                     for q in range(ports)])),
+                forward.index.eq(onehot_mux(only, [self.req[c][q].payload.index
+                                                   for q in range(ports)])),
+            ]
             fwd_valid = any_of(only[q] & self.req[c][q].valid for q in range(ports))
             for q in range(ports):
                 ready_terms[c][q].append(src_pop[c] & cfg[c].forward & only[q])
 
+            chosen = Signal(result, name=f"source{c}")
+            m.d.comb += chosen.eq(Mux(cfg[c].tree, head, forward))
             m.d.comb += [
                 src_valid[c].eq(Mux(cfg[c].tree, waiting | good, cfg[c].forward & fwd_valid)),
-                src_flit[c].eq(Mux(cfg[c].tree, tree_flit, fwd_flit)),
+                src_flit[c].kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
+                src_flit[c].cid.eq(c),
+                src_flit[c].index.eq(chosen.index),
+                src_flit[c].payload.eq(chosen.payload),
                 src_targets[c].eq(cfg[c].targets),
                 src_credits[c].eq(Mux(cfg[c].root, self.credit_resp, self.credit_req[c])),
             ]
@@ -373,7 +373,10 @@ class CollectiveEngine(wiring.Component):
             s = ids + q
             m.d.comb += [
                 src_valid[s].eq(h.valid),
-                src_flit[s].eq(h.payload),
+                src_flit[s].kind.eq(Kind.RESP),
+                src_flit[s].cid.eq(h.payload.cid),
+                src_flit[s].index.eq(h.payload.index),
+                src_flit[s].payload.eq(h.payload.payload),
                 src_targets[s].eq(onehot_mux([h.payload.cid == c for c in range(ids)],
                                              [cfg[c].resp_targets for c in range(ids)])),
                 src_credits[s].eq(self.credit_resp),
@@ -397,8 +400,16 @@ class CollectiveEngine(wiring.Component):
         m.d.comb += self.dropped.eq(any_of(dropped))
         for o in range(ports):
             picks = [arb.grant[s] & src_targets[s][o] for s in range(sources)]
-            m.d.comb += [self.send[o].valid.eq(any_of(picks)),
-                         self.send[o].payload.eq(onehot_mux(picks, src_flit))]
+            flit = Signal(sent, name=f"send{o}_flit")
+            send = self.send[o]
+            m.d.comb += [
+                send.valid.eq(any_of(picks)),
+                flit.eq(onehot_mux(picks, src_flit)),
+                send.payload.kind.eq(flit.kind),
+                send.payload.cid.eq(flit.cid),
+                send.payload.index.eq(flit.index),
+                send.payload.payload.eq(flit.payload),
+            ]
 
         for c in range(ids):
             for q in range(ports):
