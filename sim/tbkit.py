@@ -28,10 +28,12 @@ def port_names() -> dict[str, dict]:
     return _ports(json.loads(Path(path).read_text())["interface"]["members"])
 
 
-def _ports(members: dict) -> dict[str, dict]:
+def _ports(members: dict | list) -> dict[str, dict]:
     found: dict[str, dict] = {}
-    for info in members.values():
-        if info.get("type") == "port":
+    for info in members.values() if isinstance(members, dict) else members:
+        if isinstance(info, list):  # an array member (``In(sig).array(n)``)
+            found |= _ports(info)
+        elif info.get("type") == "port":
             found[info["name"]] = {"dir": info["dir"], "width": info["width"]}
         elif info.get("type") == "interface":
             found |= _ports(info["members"])

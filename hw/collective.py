@@ -1,0 +1,228 @@
+"""The collective path of a switch: request and response flits on the collective VCs.
+
+This is the boundary between the switch fabric (issue 7) and the collective engine (issue 8).
+The switch hands this block the head of every collective buffer and the per-id configuration;
+the block decides, every cycle, which collective flits leave on which output ports. The
+switch gives collective flits strict priority over p2p at every output (PIUMA, "Collective
+Virtual Channel"), owns the output registers and the credit counters, and returns a credit
+upstream for every flit this block pops.
+
+:class:`CollectivePath` is the pass-through version: it forwards each request flit unchanged
+toward the root, turns request flits into responses at the root, and multicasts responses
+(PIUMA, "Request-response Mechanism"). The collective engine replaces it (the ``collective``
+argument of :class:`innet.hw.switch.SwitchCore`) with a component of the same signature that
+waits for the head flit of an id on every port of ``req_in``, pops them together, reduces them
+with ``hw.alu`` through a pipelined tree in a fixed port order and forwards one flit.
+
+Interface contract (for any replacement)
+----------------------------------------
+- ``req[c][p]`` is the head of the request buffer of collective id ``c`` at input port ``p``
+  (a ready/valid stream; ``ready`` pops it and returns its credit upstream). Flits on it have
+  ``kind == REQ`` and ``cid == c``.
+- ``resp[p]`` is the head of the response buffer of input port ``p`` (flits of any id).
+- ``config[c]`` holds the per-id registers (:func:`config_layout`); a register write takes
+  effect from the next cycle.
+- ``credit_req[c]`` bit ``o``: output ``o`` holds a credit of the request VC of id ``c``;
+  ``credit_resp`` bit ``o``: output ``o`` holds a credit of the response VC.
+- ``send[o]`` (valid, payload): the flit output ``o`` sends this cycle. Only allowed when
+  output ``o`` holds a credit of the flit's VC (:meth:`FlitParams.vc`); the switch registers
+  it onto the link and takes the credit. A multicast is several ``send`` in the same cycle.
+  The switch allocates p2p in parallel and gives ``o`` to p2p only when ``send[o].valid`` is
+  low, so ``send`` never waits for p2p; keep the logic in front of ``send`` short (register
+  the reduction tree's output), it is on the switch's critical path.
+- ``dropped``: pulses when a flit is discarded because its configuration names no target.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
+from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
+
+__all__ = ["CollectivePath", "config_layout", "send_signature"]
+
+
+def config_layout(radix: int) -> data.StructLayout:
+    """Per-collective-id configuration as the switch's collective path sees it.
+
+    The fields mirror the ``coll[c]`` registers of :func:`innet.gen.regmap.switch_map` (port
+    masks have bit ``i`` for network port ``i`` and bit ``radix`` for the local port; ports are
+    numbered ``0 .. radix``, ``radix`` being local):
+
+    ``enable`` (1)
+        The id is configured on this switch; flits of a disabled id are discarded.
+    ``op`` (4), ``dtype`` (2)
+        :class:`innet.gen.ops.Op` and :class:`innet.gen.ops.DType` codes for the reduction.
+    ``req_in`` (radix + 1)
+        Ports that contribute request flits (used by the reduction; the pass-through forwards
+        requests from any port).
+    ``req_out`` (bits for radix + 1)
+        Port toward the root; ignored at the root.
+    ``root`` (1)
+        This switch is the root: requests become responses multicast to ``resp_out``.
+    ``resp_in`` (bits for radix + 1)
+        Port responses arrive on (the pass-through multicasts responses from any port).
+    ``resp_out`` (radix + 1)
+        Ports responses are multicast to (the local port included where the result is
+        delivered).
+    """
+    ports = radix + 1
+    return data.StructLayout({
+        "enable": 1,
+        "op": 4,
+        "dtype": 2,
+        "req_in": ports,
+        "req_out": bits_for(ports),
+        "root": 1,
+        "resp_in": bits_for(ports),
+        "resp_out": ports,
+    })
+
+
+def send_signature(params: FlitParams) -> wiring.Signature:
+    """One output's collective flit for this cycle: ``valid`` and ``payload`` (no ready)."""
+    return wiring.Signature({"valid": Out(1), "payload": Out(params.layout)})
+
+
+def _decode(value, width: int):
+    """One-hot of ``value`` in ``width`` bits (zero when ``value >= width``)."""
+    return Cat(*(value == i for i in range(width)))
+
+
+class CollectivePath(wiring.Component):
+    """Pass-through collective path (no reduction): routes collective flits by the registers.
+
+    Requests of id ``c`` are forwarded one at a time (round-robin over input ports) to
+    ``config[c].req_out``; at the root (``config[c].root``) they leave as response flits
+    (``kind = RESP``) multicast to ``config[c].resp_out``. Response flits are multicast to
+    ``config[cid].resp_out`` of their id. A multicast leaves only when every target holds a
+    credit, all copies in the same cycle. Sources that want overlapping outputs are served in
+    least-recently-granted order (:class:`~innet.hw.arbiter.ConflictArbiter`), so no id and no
+    port starves. A flit whose configuration names no target (``resp_out`` empty, ``req_out``
+    not a port, the id not enabled) is discarded and ``dropped`` pulses.
+
+    Latency: the flit is on ``send`` in the same cycle it is at the head of its buffer.
+
+    Parameters
+    ----------
+    params : FlitParams
+        The flit format (collective ids, widths).
+    radix : int
+        Network ports of the switch (the local port is ``radix``).
+
+    Members
+    -------
+    See the module docstring for the contract; shapes:
+    ``req`` In(stream).array(collective_ids, radix + 1), ``resp`` In(stream).array(radix + 1),
+    ``config`` In(config_layout(radix)).array(collective_ids),
+    ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
+    ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1).
+    """
+
+    def __init__(self, params: FlitParams, radix: int) -> None:
+        if not isinstance(params, FlitParams):
+            raise TypeError(f"Params must be a FlitParams, not {params!r}")
+        if isinstance(radix, bool) or not isinstance(radix, int):
+            raise TypeError(f"Radix must be an integer, not {radix!r}")
+        if radix < 1:
+            raise ValueError(f"Radix must be at least 1, not {radix}")
+        self._params = params
+        self._radix = radix
+        ids, ports = params.collective_ids, radix + 1
+        super().__init__({
+            "req": In(stream_signature(params)).array(ids, ports),
+            "resp": In(stream_signature(params)).array(ports),
+            "config": In(config_layout(radix)).array(ids),
+            "credit_req": In(ports).array(ids),
+            "credit_resp": In(ports),
+            "send": Out(send_signature(params)).array(ports),
+            "dropped": Out(1),
+        })
+
+    @property
+    def params(self) -> FlitParams:
+        return self._params
+
+    @property
+    def radix(self) -> int:
+        return self._radix
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        ids, ports = p.collective_ids, self._radix + 1
+        layout = p.layout
+
+        # Sources: one per collective id (its requests), then one per input port (responses).
+        sources = ids + ports
+        valid = [Signal(name=f"src{s}_valid") for s in range(sources)]
+        targets = [Signal(ports, name=f"src{s}_targets") for s in range(sources)]
+        flit = [Signal(layout, name=f"src{s}_flit") for s in range(sources)]
+        ok = [Signal(name=f"src{s}_ok") for s in range(sources)]
+        pops = [Signal(name=f"src{s}_pop") for s in range(sources)]
+        dropped = []
+
+        # Request sources: round-robin over the input ports holding a request of id c.
+        for c in range(ids):
+            cfg = self.config[c]
+            rr = RoundRobin(ports)
+            m.submodules[f"req_rr{c}"] = rr
+            heads = self.req[c]
+            m.d.comb += rr.requests.eq(Cat(*(h.valid for h in heads)))
+            head = Signal(layout, name=f"req{c}_head")
+            m.d.comb += head.eq(onehot_mux(rr.grant, [h.payload for h in heads]))
+            for i, h in enumerate(heads):
+                m.d.comb += h.ready.eq(rr.grant[i] & pops[c])
+            m.d.comb += [
+                valid[c].eq(any_of(h.valid for h in heads)),  # not through the arbiter
+                rr.take.eq(pops[c]),
+                targets[c].eq(Mux(cfg.enable,
+                                  Mux(cfg.root, cfg.resp_out, _decode(cfg.req_out, ports)), 0)),
+                flit[c].eq(head),
+            ]
+            with m.If(cfg.root):
+                m.d.comb += flit[c].kind.eq(Kind.RESP)
+            credits = Mux(cfg.root, self.credit_resp, self.credit_req[c])
+            m.d.comb += ok[c].eq((targets[c] & ~credits) == 0)
+
+        # Response sources: the head of each port's response buffer, multicast by its id.
+        for i, h in enumerate(self.resp):
+            s = ids + i
+            mask = Signal(ports, name=f"resp{i}_mask")
+            m.d.comb += mask.eq(onehot_mux(
+                [(h.payload.cid == c) & self.config[c].enable for c in range(ids)],
+                [self.config[c].resp_out for c in range(ids)]))
+            m.d.comb += [
+                valid[s].eq(h.valid),
+                targets[s].eq(mask),
+                flit[s].eq(h.payload),
+                ok[s].eq((mask & ~self.credit_resp) == 0),
+                h.ready.eq(pops[s]),
+            ]
+
+        # Arbitration among sources with every target credited; empty target sets drop.
+        arb = ConflictArbiter(sources, ports)
+        m.submodules.arbiter = arb
+        eligible = [Signal(name=f"src{s}_eligible") for s in range(sources)]
+        for s in range(sources):
+            drop = Signal(name=f"src{s}_drop")
+            m.d.comb += [
+                eligible[s].eq(valid[s] & ok[s] & targets[s].any()),
+                drop.eq(valid[s] & ~targets[s].any()),
+                arb.requests[s].eq(eligible[s]),
+                arb.targets[s].eq(targets[s]),
+                pops[s].eq(arb.grant[s] | drop),
+            ]
+            dropped.append(drop)
+        m.d.comb += self.dropped.eq(any_of(dropped))
+
+        for o in range(ports):
+            send = self.send[o]
+            picks = [arb.grant[s] & targets[s][o] for s in range(sources)]
+            m.d.comb += [send.valid.eq(any_of(picks)), send.payload.eq(onehot_mux(picks, flit))]
+        return m
+
+

@@ -1,0 +1,105 @@
+"""Credit counters: a sender's view of one downstream buffer.
+
+PIUMA, "Pipelined Reduction": "PIUMA switches employ a credit signal based mechanism to track
+the buffer space on the neighboring switches. If the buffer on a neighbor is full, the
+corresponding output port is labeled unavailable". One :class:`CreditCounter` per output port
+and virtual channel; :class:`CreditModel` is its Python model.
+"""
+
+from __future__ import annotations
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["CreditCounter", "CreditModel"]
+
+
+class CreditCounter(wiring.Component):
+    """Counts the free entries of one downstream buffer.
+
+    Parameters
+    ----------
+    depth : int
+        The downstream buffer's depth: the counter's reset value and maximum.
+
+    Members
+    -------
+    take : In(1)
+        A flit is sent this cycle (consumes a credit). Only allowed while ``available``.
+    give : In(1)
+        A credit comes back this cycle.
+    count : Out(range(depth + 1))
+        Credits held (registered); reset to ``depth``. Updated as ``count - take + give``.
+    available : Out(1)
+        ``count != 0``: a flit may be sent this cycle.
+    error : Out(1)
+        Sticky: a ``take`` without a credit or a ``give`` beyond ``depth`` happened (the
+        count then stays in range; the event is a protocol violation by the caller or the
+        receiver). Reset: 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``depth`` is not a positive integer.
+    """
+
+    def __init__(self, depth: int) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, int):
+            raise TypeError(f"Credit depth must be an integer, not {depth!r}")
+        if depth < 1:
+            raise ValueError(f"Credit depth must be at least 1, not {depth}")
+        self._depth = depth
+        super().__init__({
+            "take": In(1),
+            "give": In(1),
+            "count": Out(range(depth + 1), init=depth),
+            "available": Out(1),
+            "error": Out(1),
+        })
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        take = self.take & ~self.give
+        give = self.give & ~self.take
+        m.d.comb += self.available.eq(self.count != 0)
+        with m.If(take):
+            with m.If(self.count == 0):
+                m.d.sync += self.error.eq(1)
+            with m.Else():
+                m.d.sync += self.count.eq(self.count - 1)
+        with m.Elif(give):
+            with m.If(self.count == self._depth):
+                m.d.sync += self.error.eq(1)
+            with m.Else():
+                m.d.sync += self.count.eq(self.count + 1)
+        return m
+
+
+class CreditModel:
+    """Python model of :class:`CreditCounter`, one :meth:`step` per clock edge."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.count = depth
+        self.error = False
+
+    @property
+    def available(self) -> bool:
+        return self.count != 0
+
+    def step(self, take: bool, give: bool) -> None:
+        if take and not give:
+            if self.count == 0:
+                self.error = True
+            else:
+                self.count -= 1
+        elif give and not take:
+            if self.count == self.depth:
+                self.error = True
+            else:
+                self.count += 1

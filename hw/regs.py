@@ -1,0 +1,257 @@
+"""Register files generated from the register model, and the configuration bus.
+
+:class:`RegisterFile` turns any :class:`innet.gen.regmap.Map` (the switch map, the endpoint
+map) into hardware: one register per ``RW`` field, one-cycle strobes for ``WO`` fields,
+constants for ``RO`` fields and inputs for ``volatile`` ``RO`` fields, all behind the
+word-addressed configuration bus of :func:`bus_signature`. No address or field width is written
+here: every one comes from the map (PIUMA, "Configuration Registers": the registers that
+determine the connectivity of collective ports and the operation of the collective engine).
+
+Configuration bus
+-----------------
+:func:`bus_signature` (from the bus master's point of view):
+
+``addr`` : Out(addr_width)
+    Word address (:attr:`Map.address_width` bits; address ``n`` is the ``n``-th 32-bit word).
+``w_data`` : Out(32)
+    Write data.
+``w_en`` : Out(1)
+    Write strobe: on a rising edge with ``w_en`` high, the word at ``addr`` takes ``w_data``
+    (bits of fields that are not writable are ignored). The new value drives the hardware
+    from the next cycle, so it applies to the next flit that uses it.
+``r_data`` : In(32)
+    Read data, one cycle of latency: in cycle ``t + 1`` it holds the word at the ``addr`` of
+    cycle ``t`` (zero for holes and write-only fields). A read may be issued every cycle; a
+    word written in cycle ``t`` reads back from an ``addr`` presented in cycle ``t + 1``.
+
+A register of several words (a port mask wider than 32 bits) is written word by word; each
+word updates its part of the register.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from amaranth import Cat, Const, Module, Signal, Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["WORD_BITS", "RegisterFile", "bus_signature"]
+
+#: Bits of a configuration-bus word (the register model's word size).
+WORD_BITS = 32
+
+
+def bus_signature(addr_width: int, data_width: int = WORD_BITS) -> wiring.Signature:
+    """The configuration bus (see the module docstring), from the master's point of view.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a width is not a positive integer.
+    """
+    for name, value in (("Address width", addr_width), ("Data width", data_width)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an integer, not {value!r}")
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, not {value}")
+    return wiring.Signature({
+        "addr": Out(addr_width),
+        "w_data": Out(data_width),
+        "w_en": Out(1),
+        "r_data": In(data_width),
+    })
+
+
+@dataclass
+class _Node:
+    """A scope of the map as a tree: a struct of members, an array, or a register's fields."""
+
+    kind: str  # "struct", "array" or "reg"
+    members: dict = field(default_factory=dict)
+    count: int = 0
+    element: _Node | None = None
+    fields: tuple = ()
+
+
+def _segments(template: str) -> list[str]:
+    return template.split(".")
+
+
+def _tree(regmap, keep) -> _Node:
+    """The map's scopes as a tree, with only the fields ``keep(field)`` selects."""
+    counts = {a.template: a.count for a in regmap.arrays}
+    root = _Node("struct")
+    for reg in regmap.templates:
+        fields = tuple(f for f in reg.fields if keep(f))
+        if not fields:
+            continue
+        node, prefix = root, ""
+        segments = _segments(reg.template)
+        for depth, seg in enumerate(segments):
+            name = seg.removesuffix("[]")
+            last = depth == len(segments) - 1
+            path = prefix + name
+            if seg.endswith("[]"):
+                child = node.members.get(name)
+                if child is None:
+                    child = node.members[name] = _Node("array", count=counts[path])
+                    child.element = _Node("reg", fields=fields) if last else _Node("struct")
+                node = child.element
+                prefix = path + "[]."
+            else:
+                if last:
+                    node.members[name] = _Node("reg", fields=fields)
+                else:
+                    node = node.members.setdefault(name, _Node("struct"))
+                prefix = path + "."
+    return root
+
+
+def _layout(node: _Node):
+    if node.kind == "reg":
+        return data.StructLayout({f.name: f.width for f in node.fields})
+    if node.kind == "array":
+        return data.ArrayLayout(_layout(node.element), node.count)
+    return data.StructLayout({name: _layout(child) for name, child in node.members.items()})
+
+
+def _init(node: _Node):
+    if node.kind == "reg":
+        return {f.name: f.reset for f in node.fields}
+    if node.kind == "array":
+        return [_init(node.element) for _ in range(node.count)]
+    return {name: _init(child) for name, child in node.members.items()}
+
+
+def _view(root, reg):
+    """The view of register ``reg`` (a MappedRegister) inside ``root``."""
+    view = root
+    index = iter(reg.index)
+    for seg in _segments(reg.template):
+        view = view[seg.removesuffix("[]")]
+        if seg.endswith("[]"):
+            view = view[next(index)]
+    return view
+
+
+class RegisterFile(wiring.Component):
+    """The registers of a map behind a configuration bus.
+
+    Parameters
+    ----------
+    regmap : innet.gen.regmap.Map
+        The register map (``switch_map(...)``, ``endpoint_map(...)``, ...).
+
+    Members
+    -------
+    bus : In(bus_signature(regmap.address_width))
+        The configuration bus (see the module docstring).
+    config : Out(layout)
+        Every ``RW`` and ``WO`` field, nested like the map: ``config["coll"][2]["ctrl"]
+        ["enable"]`` for the field ``enable`` of ``coll[2].ctrl`` (:meth:`field` finds it by
+        name). ``RW`` fields are registers (reset to the field's reset value) that hold what
+        was written; a ``WO`` field holds the written value for one cycle after the write and
+        is 0 otherwise. Present only when the map has such fields.
+    status : In(layout)
+        Every volatile ``RO`` field, nested the same way, driven by the hardware and read
+        through the bus. Present only when the map has such fields.
+    """
+
+    def __init__(self, regmap) -> None:
+        from innet.gen.regmap import Map
+
+        if not isinstance(regmap, Map):
+            raise TypeError(f"Register map must be an innet.gen.regmap.Map, not {regmap!r}")
+        self._map = regmap
+        config = _tree(regmap, _is_config)
+        status = _tree(regmap, _is_status)
+        members = {"bus": In(bus_signature(regmap.address_width))}
+        if config.members:
+            members["config"] = Out(_layout(config), init=_init(config))
+        if status.members:
+            members["status"] = In(_layout(status))
+        super().__init__(members)
+
+    @property
+    def regmap(self):
+        return self._map
+
+    def field(self, register: str, name: str):
+        """The ``config`` (``RW``/``WO``) or ``status`` (volatile ``RO``) view of a field.
+
+        Raises
+        ------
+        KeyError
+            If the map has no such register or field, or the field is a constant.
+        """
+        reg = self._map[register]
+        f = reg.field(name)
+        if _is_config(f):
+            return _view(self.config, reg)[name]
+        if _is_status(f):
+            return _view(self.status, reg)[name]
+        raise KeyError(f"Field {register}.{name} is a constant and has no signal")
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.bus
+        words = []  # (address, value read)
+        for reg in self._map.registers:
+            for f in reg.fields:
+                if f.access.name == "WO":
+                    m.d.sync += _view(self.config, reg)[f.name].eq(0)
+            for word in range(reg.words):
+                address = reg.address + word
+                written = Signal(name=f"we_{address:x}")
+                m.d.comb += written.eq(bus.w_en & (bus.addr == address))
+                words.append((address, self._word(m, reg, word, written)))
+        # One case statement for the read multiplexer; holes read 0.
+        with m.Switch(bus.addr):
+            for address, value in words:
+                with m.Case(address):
+                    m.d.sync += bus.r_data.eq(value)
+            with m.Default():
+                m.d.sync += bus.r_data.eq(0)
+        return m
+
+    def _word(self, m: Module, reg, word: int, written) -> Value:
+        """Write logic of word ``word`` of ``reg`` (under ``written``); returns its read value."""
+        bus = self.bus
+        lo_word, hi_word = word * WORD_BITS, (word + 1) * WORD_BITS
+        read = Const(0, WORD_BITS)
+        parts = []
+        for f in reg.fields:
+            lo, hi = max(f.offset, lo_word), min(f.offset + f.width, hi_word)
+            if lo >= hi:
+                continue
+            bits = slice(lo - f.offset, hi - f.offset)
+            data_bits = slice(lo - lo_word, hi - lo_word)
+            if _is_config(f):
+                value = Value.cast(_view(self.config, reg)[f.name])
+                with m.If(written):
+                    m.d.sync += value[bits].eq(bus.w_data[data_bits])
+                current = Const(0, hi - lo) if f.access.name == "WO" else value[bits]
+            elif _is_status(f):
+                current = Value.cast(_view(self.status, reg)[f.name])[bits]
+            else:
+                current = Const(f.reset, f.width)[bits]
+            parts.append((lo - lo_word, current))
+        # Concatenate the fields in bit order with zero gaps.
+        pieces, at = [], 0
+        for start, current in sorted(parts, key=lambda x: x[0]):
+            if start > at:
+                pieces.append(Const(0, start - at))
+            pieces.append(current)
+            at = start + len(current)
+        if at < WORD_BITS:
+            pieces.append(Const(0, WORD_BITS - at))
+        return Cat(*pieces) if pieces else read
+
+
+def _is_config(f) -> bool:
+    return f.access.name in ("RW", "WO")
+
+
+def _is_status(f) -> bool:
+    return f.access.name == "RO" and f.volatile

@@ -1,0 +1,498 @@
+"""The PIUMA-style switch: input buffers per virtual channel, credit flow control, p2p routing
+by table, and a collective path with strict priority over p2p.
+
+PIUMA, "Switch Architecture for In-network Computing" (Fig. 1): a switch has network ports plus
+one port to its core's local memory, a collective engine beside the crossbar, collective
+virtual channels with priority over point-to-point traffic, configuration registers, and
+credit-based flow control between neighbours.
+
+:class:`SwitchCore` is the fabric with its configuration as plain input signals;
+:class:`Switch` adds the register file and its configuration bus.
+
+Pipeline (one flit per cycle per port)
+--------------------------------------
+========  =================================================================================
+cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
+          flit's output port is looked up in the routing table and stored with it
+cycle 1   the flit is at the head of its buffer; switch allocation: the collective path
+          and, in parallel, p2p (round-robin over VCs at each input, then round-robin over
+          inputs at each output); a collective flit wins its output over p2p; the winner is
+          registered into the output; its buffer pops and the credit for it is registered
+          toward the upstream sender
+cycle 2   the flit is on output link ``o[q]`` (and the credit on ``i[p].credit``)
+========  =================================================================================
+
+So a flit crosses an idle switch in 2 cycles (measured by ``tests/test_switch.py`` and the
+cocotb testbench). The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken when a
+flit is registered onto a link is usable again 4 cycles later (flit on the link, head of the
+downstream buffer, credit on the link, counter updated), so a VC sustains one flit per cycle
+only with at least 4 buffer entries. A link with ``k`` extra pipeline stages in each direction
+needs ``4 + 2k`` entries for full throughput (fewer only cost bandwidth, never correctness).
+
+Wiring
+------
+Every port is a pair of :func:`~innet.hw.flit.link_signature` channels, ``i[q]`` in and
+``o[q]`` out. A bidirectional link between port ``p`` of switch ``a`` and port ``q`` of switch
+``b`` is two connections (both switches built with the same parameters)::
+
+    wiring.connect(m, a.o[p], b.i[q])
+    wiring.connect(m, b.o[q], a.i[p])
+
+The endpoint sits on port ``radix``: it sends on ``i[radix]`` holding ``buffer_depth`` credits
+per VC and receives ``o[radix]`` with ``local_depth`` entries per VC, returning a credit for
+each flit it takes (:class:`innet.hw.link.LinkSender` and :class:`innet.hw.link.LinkReceiver`
+do both). Ports a node does not use stay unconnected: tie ``i[q].valid`` and ``o[q].credit``
+to 0. Configuration goes through ``cfg`` (:mod:`innet.hw.regs`), addresses from
+:func:`innet.gen.regmap.switch_map`.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
+from innet.hw.buffer import Buffer
+from innet.hw.collective import CollectivePath, config_layout
+from innet.hw.credit import CreditCounter
+from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
+
+__all__ = [
+    "CREDIT_ROUND_TRIP",
+    "ERROR_FIELDS",
+    "Switch",
+    "SwitchCore",
+    "error_layout",
+    "route_layout",
+]
+
+#: Cycles from taking a credit to being able to use it again on a direct link.
+CREDIT_ROUND_TRIP = 4
+
+#: Sticky error flags of a switch, bit 0 upward.
+ERROR_FIELDS = {
+    "bad_vc": "a flit arrived whose kind, collective id or hop names no VC; it was dropped",
+    "overflow": "a flit arrived for a full buffer (the sender ignored its credits); dropped",
+    "no_route": "a p2p flit's routing-table entry names no port; it was discarded",
+    "coll_drop": "a collective flit's registers name no output; it was discarded",
+    "credit": "a credit came back beyond the downstream buffer depth",
+}
+
+
+def route_layout(radix: int) -> data.StructLayout:
+    """One routing-table entry, mirroring ``route[d]`` of :func:`innet.gen.regmap.switch_map`:
+    ``port`` (bits for ``radix + 1``; ``radix`` is the local port) and ``valid``."""
+    return data.StructLayout({"port": bits_for(radix + 1), "valid": 1})
+
+
+def error_layout() -> data.StructLayout:
+    """One bit per :data:`ERROR_FIELDS` entry, in that order."""
+    return data.StructLayout(dict.fromkeys(ERROR_FIELDS, 1))
+
+
+def _check_int(name: str, value, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
+    return value
+
+
+
+
+class SwitchCore(wiring.Component):
+    """The switch fabric, configured through plain input signals.
+
+    Parameters
+    ----------
+    radix : int
+        Network ports; port ``radix`` is the local (endpoint) port.
+    params : FlitParams
+        The flit format (payload width, node ids, collective ids, p2p VCs).
+    buffer_depth : int
+        Entries per input buffer (per port and VC); also the credits this switch's outputs
+        start with toward neighbouring switches. At least :data:`CREDIT_ROUND_TRIP`.
+    local_depth : int, optional
+        Credits per VC of the local output (the endpoint's receive buffer depth); defaults to
+        ``buffer_depth``. At least 1.
+    collective : callable, optional
+        ``collective(params, radix)`` builds the collective path (default
+        :class:`~innet.hw.collective.CollectivePath`, pass-through); see
+        :mod:`innet.hw.collective` for the contract a replacement must keep.
+
+    Members
+    -------
+    i : In(link_signature(params)).array(radix + 1)
+        Input links (``i[radix]`` from the endpoint). Each VC has ``buffer_depth`` entries.
+    o : Out(link_signature(params)).array(radix + 1)
+        Output links (``o[radix]`` to the endpoint); ``valid``/``payload`` are registers.
+    route : In(route_layout(radix)).array(routing_depth)
+        Routing table: output port per destination node id. An entry that is not ``valid``
+        or names a port above ``radix`` means "no route": such flits are discarded
+        (``errors.no_route``).
+    collective : In(config_layout(radix)).array(collective_ids)
+        Per-collective-id registers.
+    errors : Out(error_layout())
+        Sticky error flags (:data:`ERROR_FIELDS`); reset 0.
+
+    Attributes
+    ----------
+    credit_counts : list of list of Signal
+        ``credit_counts[o][v]``: credits output ``o`` holds for VC ``v`` (for testbenches).
+    """
+
+    def __init__(self, radix: int, params: FlitParams, buffer_depth: int = 4, *,
+                 local_depth: int | None = None, collective=CollectivePath) -> None:
+        _check_int("Radix", radix, 1)
+        if not isinstance(params, FlitParams):
+            raise TypeError(f"Params must be a FlitParams, not {params!r}")
+        _check_int("Buffer depth", buffer_depth, 1)
+        if buffer_depth < CREDIT_ROUND_TRIP:
+            raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
+                             f"round trip) for full throughput, not {buffer_depth}")
+        if local_depth is None:
+            local_depth = buffer_depth
+        _check_int("Local depth", local_depth, 1)
+        if not callable(collective):
+            raise TypeError(f"Collective must be a callable building the collective path, "
+                            f"not {collective!r}")
+        self._radix = radix
+        self._params = params
+        self._buffer_depth = buffer_depth
+        self._local_depth = local_depth
+        self._collective = collective
+        ports = radix + 1
+        self.credit_counts = [[Signal(range(self._depth(o) + 1), name=f"credits_o{o}_vc{v}")
+                               for v in range(params.vcs)] for o in range(ports)]
+        super().__init__({
+            "i": In(link_signature(params)).array(ports),
+            "o": Out(link_signature(params)).array(ports),
+            "route": In(route_layout(radix)).array(params.routing_depth),
+            "collective": In(config_layout(radix)).array(params.collective_ids),
+            "errors": Out(error_layout()),
+        })
+
+    def _depth(self, port: int) -> int:
+        return self._local_depth if port == self._radix else self._buffer_depth
+
+    @property
+    def radix(self) -> int:
+        return self._radix
+
+    @property
+    def params(self) -> FlitParams:
+        return self._params
+
+    @property
+    def buffer_depth(self) -> int:
+        return self._buffer_depth
+
+    @property
+    def local_depth(self) -> int:
+        return self._local_depth
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        radix, ports, hops = self._radix, self._radix + 1, p.p2p_vcs
+        layout = p.layout
+        entry = data.StructLayout({"flit": layout, "out": ports, "hop": p.hop_width})
+
+        # Credit counters per output and VC.
+        counters = [[CreditCounter(self._depth(o)) for _ in range(p.vcs)] for o in range(ports)]
+        for o, row in enumerate(counters):
+            for v, counter in enumerate(row):
+                m.submodules[f"credit_o{o}_vc{v}"] = counter
+                m.d.comb += [counter.give.eq(self.o[o].credit[v]),
+                             self.credit_counts[o][v].eq(counter.count)]
+
+        # Collective path.
+        coll = self._collective(p, radix)
+        m.submodules.collective = coll
+        for c in range(p.collective_ids):
+            m.d.comb += coll.config[c].eq(self.collective[c])
+            m.d.comb += coll.credit_req[c].eq(
+                Cat(counters[o][p.req_vc(c)].available for o in range(ports)))
+        m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available
+                                            for o in range(ports)))
+
+        # Outputs p2p may use this cycle, per outgoing hop VC. p2p allocation does not wait for
+        # the collective path: both run in parallel and a collective flit wins its output
+        # (strict priority); a p2p grant at an output taken by a collective is not popped.
+        p2p_free = [[counters[o][h].available for h in range(hops)] for o in range(ports)]
+
+        bad_vc, overflow, no_route = [], [], []
+        pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
+        chosen = []  # per input: (valid, entry) of the p2p flit it offers this cycle
+        chosen_take = []
+
+        for i in range(ports):
+            link = self.i[i]
+            vc = Signal(range(p.vcs), name=f"in{i}_vc")
+            good = Signal(name=f"in{i}_good")
+            m.d.comb += [vc.eq(p.vc_of(link.payload)), good.eq(p.vc_valid(link.payload))]
+
+            # Routing at write: output port of the destination, and the outgoing hop VC.
+            port = Signal(range(ports + 1), name=f"in{i}_port")  # ports = no route
+            with m.Switch(link.payload.dst):
+                for node in range(p.routing_depth):
+                    with m.Case(node):
+                        route = self.route[node]
+                        m.d.comb += port.eq(Mux(route.valid, route.port, ports))
+                with m.Default():
+                    m.d.comb += port.eq(ports)  # no such node: no route
+            hop_in = link.payload.hop
+            hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
+            new = Signal(entry, name=f"in{i}_entry")
+            m.d.comb += [
+                new.flit.eq(link.payload),
+                new.out.eq(Cat(port == o for o in range(ports))),
+                new.hop.eq(Mux(port == radix, 0, hop_up)),
+            ]
+
+            buffers = []
+            for v in range(p.vcs):
+                shape = entry if v < hops else layout
+                buf = Buffer(shape, self._buffer_depth)
+                m.submodules[f"buf_i{i}_vc{v}"] = buf
+                buffers.append(buf)
+                m.d.comb += [buf.w.valid.eq(link.valid & good & (vc == v)),
+                             buf.w.payload.eq(new if v < hops else link.payload)]
+            full = Signal(name=f"in{i}_full")
+            m.d.comb += full.eq(any_of(buf.w.valid & ~buf.w.ready for buf in buffers))
+            bad_vc.append(link.valid & ~good)
+            overflow.append(full)
+
+            # Collective heads go to the collective path.
+            for c in range(p.collective_ids):
+                wiring.connect(m, buffers[p.req_vc(c)].r, coll.req[c][i])
+                m.d.comb += pops[i][p.req_vc(c)].eq(coll.req[c][i].valid & coll.req[c][i].ready)
+            wiring.connect(m, buffers[p.resp_vc].r, coll.resp[i])
+            m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
+
+            # p2p: pick one VC per input (round-robin among heads that can go).
+            vc_rr = RoundRobin(hops)
+            m.submodules[f"vc_rr{i}"] = vc_rr
+            heads = [buffers[h].r for h in range(hops)]
+            offer_valid = Signal(name=f"in{i}_offer")
+            offer = Signal(entry, name=f"in{i}_offer_entry")
+            drops = []
+            for h, head in enumerate(heads):
+                free = Signal(ports, name=f"in{i}_h{h}_free")
+                m.d.comb += free.eq(onehot_mux(
+                    [head.payload.hop == hv for hv in range(hops)],
+                    [Cat(p2p_free[o][hv] for o in range(ports)) for hv in range(hops)]))
+                routed = head.payload.out.any()
+                m.d.comb += vc_rr.requests[h].eq(head.valid & routed
+                                                  & (head.payload.out & free).any())
+                drop = head.valid & ~routed
+                drops.append(drop)
+            m.d.comb += offer.eq(onehot_mux(vc_rr.grant, [head.payload for head in heads]))
+            no_route.append(any_of(drops))
+            m.d.comb += offer_valid.eq(vc_rr.grant.any())
+            take = Signal(name=f"in{i}_taken")
+            # Rotate after every offer, taken or not, so that a VC whose output is busy with
+            # collective flits does not hold up the other VCs of this input.
+            m.d.comb += vc_rr.take.eq(offer_valid)
+            for h, head in enumerate(heads):
+                m.d.comb += [head.ready.eq((vc_rr.grant[h] & take) | drops[h]),
+                             pops[i][h].eq(head.valid & head.ready)]
+            chosen.append((offer_valid, offer))
+            chosen_take.append(take)
+
+            # Credits back to the sender, registered.
+            m.d.sync += link.credit.eq(Cat(pops[i]))
+
+        # p2p: round-robin over inputs at each output, then the output registers.
+        taken_by = [[] for _ in range(ports)]
+        for o in range(ports):
+            rr = RoundRobin(ports)
+            m.submodules[f"out_rr{o}"] = rr
+            send = coll.send[o]
+            link = self.o[o]
+            m.d.comb += [rr.requests.eq(Cat(valid & offer.out[o] for valid, offer in chosen)),
+                         rr.take.eq(~send.valid)]
+            p2p_valid = rr.grant.any()
+            p2p_flit = Signal(layout, name=f"out{o}_p2p")
+            p2p_hop = Signal(p.hop_width, name=f"out{o}_hop")
+            for i in range(ports):
+                taken_by[i].append(rr.grant[i] & ~send.valid)
+            m.d.comb += [p2p_flit.eq(onehot_mux(rr.grant, [offer.flit for _, offer in chosen])),
+                         p2p_hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))]
+            m.d.comb += p2p_flit.hop.eq(p2p_hop)  # the flit leaves on its outgoing hop VC
+
+            with m.If(send.valid):
+                m.d.sync += [link.valid.eq(1), link.payload.eq(send.payload)]
+            with m.Elif(p2p_valid):
+                m.d.sync += [link.valid.eq(1), link.payload.eq(p2p_flit)]
+            with m.Else():
+                m.d.sync += link.valid.eq(0)
+            # Credits taken: decoded straight from the header (kind, cid, hop), not through a
+            # VC number, to keep this off the critical path.
+            kind, cid = send.payload.kind, send.payload.cid
+            for v in range(p.vcs):
+                if v < hops:
+                    take = ~send.valid & p2p_valid & (p2p_hop == v)
+                elif v < p.resp_vc:
+                    take = send.valid & (kind == Kind.REQ) & (cid == v - hops)
+                else:
+                    take = send.valid & (kind == Kind.RESP)
+                m.d.comb += counters[o][v].take.eq(take)
+        for i in range(ports):
+            m.d.comb += chosen_take[i].eq(any_of(taken_by[i]))
+
+        # Sticky errors.
+        flags = {
+            "bad_vc": any_of(bad_vc), "overflow": any_of(overflow), "no_route": any_of(no_route),
+            "coll_drop": coll.dropped,
+            "credit": any_of(c.error for row in counters for c in row),
+        }
+        for name, value in flags.items():
+            with m.If(value):
+                m.d.sync += getattr(self.errors, name).eq(1)
+        return m
+
+
+class Switch(wiring.Component):
+    """A PIUMA-style switch with its register file: the component a network instantiates.
+
+    :class:`SwitchCore` configured by a :class:`~innet.hw.regs.RegisterFile` built from
+    :func:`innet.gen.regmap.switch_map` ``(radix, collective_ids, routing_depth,
+    node_id_width=params.node_width)``. Every port is a plain signal, so the switch can be
+    emitted to Verilog as it is (``innet verilog switch``).
+
+    Parameters
+    ----------
+    radix : int
+        Network ports (the topology's maximum degree); the local port is port ``radix``.
+    payload_width : int
+        Bits of a flit's payload (one element).
+    buffer_depth : int
+        Entries per input port and VC; at least :data:`CREDIT_ROUND_TRIP`.
+    collective_ids : int
+        Collective ids (register copies and request VCs).
+    routing_depth : int
+        Routing-table entries = node ids.
+    p2p_vcs : int
+        Hop-indexed p2p VCs (at least the network diameter for deadlock-free minimal routing).
+    index_width, tag_width : int
+        Bits of a flit's element index and p2p tag.
+    local_depth : int, optional
+        The endpoint's receive buffer depth per VC (credits of the local output).
+    collective : callable, optional
+        Builds the collective path (see :class:`SwitchCore`).
+
+    Members
+    -------
+    i : In(link_signature(params)).array(radix + 1)
+        Input links; ``i[radix]`` comes from the endpoint.
+    o : Out(link_signature(params)).array(radix + 1)
+        Output links; ``o[radix]`` goes to the endpoint.
+    cfg : In(bus_signature(regmap.address_width))
+        Configuration bus (:mod:`innet.hw.regs`).
+    errors : Out(error_layout())
+        Sticky error flags (:data:`ERROR_FIELDS`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a parameter of the wrong type or out of range, with a message naming it.
+    """
+
+    def __init__(self, radix: int, payload_width: int = 32, buffer_depth: int = 4,
+                 collective_ids: int = 4, routing_depth: int = 64, *, p2p_vcs: int = 2,
+                 index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
+                 collective=CollectivePath) -> None:
+        from innet.gen.regmap import switch_map
+        from innet.hw.regs import bus_signature
+
+        _check_int("Radix", radix, 1)
+        params = FlitParams(payload_width=payload_width, routing_depth=routing_depth,
+                            collective_ids=collective_ids, p2p_vcs=p2p_vcs,
+                            index_width=index_width, tag_width=tag_width)
+        _check_int("Buffer depth", buffer_depth, 1)
+        if buffer_depth < CREDIT_ROUND_TRIP:
+            raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
+                             f"round trip) for full throughput, not {buffer_depth}")
+        if local_depth is not None:
+            _check_int("Local depth", local_depth, 1)
+        if not callable(collective):
+            raise TypeError(f"Collective must be a callable building the collective path, "
+                            f"not {collective!r}")
+        self._radix = radix
+        self._params = params
+        self._buffer_depth = buffer_depth
+        self._local_depth = buffer_depth if local_depth is None else local_depth
+        self._collective = collective
+        self._map = switch_map(radix, collective_ids, routing_depth,
+                               node_id_width=params.node_width)
+        ports = radix + 1
+        depth = [self._local_depth if o == radix else buffer_depth for o in range(ports)]
+        self.credit_counts = [[Signal(range(depth[o] + 1), name=f"credits_o{o}_vc{v}")
+                               for v in range(params.vcs)] for o in range(ports)]
+        super().__init__({
+            "i": In(link_signature(params)).array(ports),
+            "o": Out(link_signature(params)).array(ports),
+            "cfg": In(bus_signature(self._map.address_width)),
+            "errors": Out(error_layout()),
+        })
+
+    @property
+    def radix(self) -> int:
+        return self._radix
+
+    @property
+    def params(self) -> FlitParams:
+        """The flit format every neighbour and testbench must use."""
+        return self._params
+
+    @property
+    def buffer_depth(self) -> int:
+        return self._buffer_depth
+
+    @property
+    def local_depth(self) -> int:
+        return self._local_depth
+
+    @property
+    def regmap(self):
+        """The :class:`innet.gen.regmap.Map` of this switch's registers."""
+        return self._map
+
+    def elaborate(self, platform):
+        from innet.hw.regs import RegisterFile
+
+        m = Module()
+        p = self._params
+        core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
+                          collective=self._collective)
+        regs = RegisterFile(self._map)
+        m.submodules.core = core
+        m.submodules.regs = regs
+        wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
+        for port in range(self._radix + 1):
+            wiring.connect(m, wiring.flipped(self.i[port]), core.i[port])
+            wiring.connect(m, core.o[port], wiring.flipped(self.o[port]))
+        cfg = regs.config
+        for node in range(p.routing_depth):
+            m.d.comb += [core.route[node].port.eq(cfg["route"][node]["port"]),
+                         core.route[node].valid.eq(cfg["route"][node]["valid"])]
+        for c in range(p.collective_ids):
+            reg = cfg["coll"][c]
+            target = core.collective[c]
+            m.d.comb += [
+                target.enable.eq(reg["ctrl"]["enable"]),
+                target.op.eq(reg["ctrl"]["op"]),
+                target.dtype.eq(reg["ctrl"]["dtype"]),
+                target.req_in.eq(reg["req_in"]["ports"]),
+                target.req_out.eq(reg["req_out"]["port"]),
+                target.root.eq(reg["req_out"]["root"]),
+                target.resp_in.eq(reg["resp_in"]["port"]),
+                target.resp_out.eq(reg["resp_out"]["ports"]),
+            ]
+        m.d.comb += self.errors.eq(core.errors)
+        for o, row in enumerate(self.credit_counts):
+            for v, count in enumerate(row):
+                m.d.comb += count.eq(core.credit_counts[o][v])
+        return m

@@ -1,0 +1,136 @@
+"""``innet verilog``: emit innet's RTL as Verilog, with the port metadata JSON beside the .v.
+
+Each component is a subcommand (``innet verilog switch``); components added later (endpoint,
+network) become further subcommands of this group with :func:`write_design` and
+:func:`summary` for the common part.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from innet.sim.cli._common import console, err_console, json_option, output_option, print_json
+
+__all__ = ["check_output", "command", "summary", "write_design"]
+
+
+def check_output(output: Path) -> Path:
+    """``output`` if it names a ``.v`` file; call before the (slow) emission."""
+    output = Path(output)
+    if output.suffix != ".v":
+        raise ValueError(f"The output must be a .v file, not {str(output)!r}")
+    return output
+
+
+def write_design(design, output: Path) -> tuple[Path, Path | None]:
+    """Write ``design`` to ``output`` and its port metadata beside it, each file atomically
+    (written in a temporary directory next to it, then renamed)."""
+    output = check_output(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".innet-", dir=output.parent) as tmp:
+        verilog, meta = design.write(Path(tmp) / output.name)
+        mode = 0o666 & ~_umask()
+        targets = [(verilog, output)]
+        if meta is not None:
+            targets.append((meta, output.with_suffix(".json")))
+        for source, target in targets:
+            os.chmod(source, mode)
+            os.replace(source, target)
+    return output, (output.with_suffix(".json") if meta is not None else None)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def summary(design, files: tuple[Path, Path | None], extra: dict[str, Any]) -> dict[str, Any]:
+    """The JSON summary of an emitted design: files, size, digest and ``extra`` facts."""
+    return {
+        "top": design.toplevel,
+        "verilog": str(files[0]),
+        "metadata": None if files[1] is None else str(files[1]),
+        "lines": len(design.verilog.splitlines()),
+        "digest": design.digest,
+        **extra,
+    }
+
+
+@click.group("verilog")
+def command() -> None:
+    """Emit RTL as Verilog, with its port metadata (JSON) beside the .v file."""
+
+
+@command.command("switch")
+@click.option("--radix", type=int, required=True,
+              help="Network ports (the topology's maximum degree); the local port is extra.")
+@click.option("--payload-width", type=int, default=32, show_default=True,
+              help="Bits of a flit's payload (one element).")
+@click.option("--collective-ids", type=int, default=4, show_default=True,
+              help="Collective ids (register copies and request virtual channels).")
+@click.option("--routing-depth", type=int, default=64, show_default=True,
+              help="Routing-table entries (node ids).")
+@click.option("--buffer-depth", type=int, default=4, show_default=True,
+              help="Flits per input port and virtual channel (at least the credit round trip).")
+@click.option("--p2p-vcs", type=int, default=2, show_default=True,
+              help="Hop-indexed p2p virtual channels (at least the network diameter).")
+@click.option("--index-width", type=int, default=16, show_default=True,
+              help="Bits of a flit's element index.")
+@click.option("--tag-width", type=int, default=8, show_default=True,
+              help="Bits of a p2p flit's tag (the endpoint's step number).")
+@click.option("--local-depth", type=int, default=None,
+              help="The endpoint's receive buffer per VC [default: the buffer depth].")
+@click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
+@output_option("Verilog file to write; the port metadata goes beside it (.json). "
+               "[default: <name>.v]")
+@json_option
+def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: int,
+           buffer_depth: int, p2p_vcs: int, index_width: int, tag_width: int,
+           local_depth: int | None, name: str, output: Path | None, as_json: bool) -> None:
+    """A PIUMA-style switch with its register file (plain ports, clk and rst)."""
+    from innet.hw.switch import Switch
+    from innet.hw.verilog import emit
+
+    output = check_output(output or Path(f"{name}.v"))
+    top = Switch(radix, payload_width, buffer_depth, collective_ids, routing_depth,
+                 p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width,
+                 local_depth=local_depth)
+    with err_console().status("emitting Verilog"):
+        design = emit(top, name)
+    files = write_design(design, output)
+    p = top.params
+    facts = {
+        "params": {"radix": radix, "payload_width": payload_width,
+                   "collective_ids": collective_ids, "routing_depth": routing_depth,
+                   "buffer_depth": buffer_depth, "local_depth": top.local_depth,
+                   "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width},
+        "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
+                                              for f, w in p.widths.items()}},
+        "virtual_channels": p.vcs,
+        "registers": len(top.regmap.registers),
+        "config_address_width": top.regmap.address_width,
+    }
+    report = summary(design, files, facts)
+    if as_json:
+        print_json(report)
+        return
+    out = console()
+    fields = ", ".join(f"{f} {w}" for f, w in p.widths.items())
+    aw = top.regmap.address_width
+    wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
+    for line in (
+        f"{wrote} and {report['metadata']}",
+        (f"links:  {radix} network + 1 local, each way valid, payload[{p.width - 1}:0], "
+         f"credit[{p.vcs - 1}:0]"),
+        (f"config: addr[{aw - 1}:0], w_data[31:0], w_en, r_data[31:0]; "
+         f"{len(top.regmap.registers)} registers"),
+        f"flit:   {p.width} bits: {fields}",
+        f"VCs:    {p.vcs} ({p2p_vcs} p2p, {collective_ids} request, 1 response)",
+    ):
+        out.print(line, soft_wrap=True)

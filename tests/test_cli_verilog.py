@@ -1,0 +1,65 @@
+"""``innet verilog switch``: files written, metadata beside the .v, one-line errors."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from innet.hw.flit import FlitParams
+
+
+def innet(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
+                          text=True, check=False, cwd=cwd)
+
+
+def test_switch_writes_verilog_and_port_metadata(tmp_path):
+    out = tmp_path / "rtl" / "sw.v"
+    done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1",
+                 "--routing-depth", "4", "--name", "sw2", "-o", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verilog"] == str(out)
+    assert report["metadata"] == str(out.with_suffix(".json"))
+    text = out.read_text()
+    assert "module sw2(" in text
+    assert report["lines"] == len(text.splitlines())
+    ports = json.loads(out.with_suffix(".json").read_text())["interface"]["members"]
+    assert sorted(ports) == ["cfg", "errors", "i", "o"]
+    p = FlitParams(routing_depth=4, collective_ids=1)
+    link = ports["i"][2]["members"]
+    assert {k: (v["dir"], v["width"]) for k, v in link.items()} == {
+        "valid": ("in", 1), "payload": ("in", p.width), "credit": ("out", p.vcs)}
+    assert report["flit"]["width"] == p.width
+    assert report["virtual_channels"] == p.vcs
+    # Plain ports: every one appears in the Verilog module header.
+    for name in ("i__2__payload", "o__0__credit", "cfg__addr", "cfg__r_data", "clk", "rst"):
+        assert re.search(rf"^\s*(input|output)\s+(\[\d+:0\]\s+)?{name};", text, re.M), name
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["rtl", "sw.json", "sw.v"]
+
+
+def test_switch_readable_summary_and_default_name(tmp_path):
+    done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1",
+                 "--routing-depth", "4", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("wrote innet_switch.v (")
+    assert (tmp_path / "innet_switch.v").is_file()
+    assert (tmp_path / "innet_switch.json").is_file()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--radix", "0"], "Radix must be at least 1, not 0"),
+    (["--radix", "2", "--payload-width", "0"], "Payload width must be between 1 and 1024, not 0"),
+    (["--radix", "2", "--buffer-depth", "3"],
+     "Buffer depth must be at least 4 (the credit round trip) for full throughput, not 3"),
+    (["--radix", "2", "--name", "9x"], "Top module name must be a Verilog identifier, not '9x'"),
+    (["--radix", "2", "-o", "sw.txt"], "The output must be a .v file, not 'sw.txt'"),
+])
+def test_switch_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+    done = innet("verilog", "switch", "--routing-depth", "4", "--collective-ids", "1", *args,
+                 cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == f"innet: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
