@@ -493,3 +493,44 @@ def test_host_p2p_passes_through():
         sim.add_testbench(host_of(k), background=True)
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_step_engine_overlapping_ranges_with_different_peers():
+    """A table the generators do not produce but the registers allow: each rank sends to the
+    next and receives from the previous. Rank 0 sends all 64 elements and receives the last 16,
+    which arrive before its snapshot has copied them: the receive must wait for the snapshot
+    (without that wait this test fails), so that the send carries the values from before the
+    entry."""
+    from innet.gen.swing import Schedule
+
+    blocks = [(0, 4), (3, 4), (3, 4)]  # rank r sends these blocks to r + 1
+    send_peer = [[[1, 2, 0]]]
+    recv_peer = [[[2, 0, 1]]]
+    send = [[blocks]]
+    recv = [[[blocks[2], blocks[0], blocks[1]]]]
+    schedule = Schedule("rotate", (3,), [4], send_peer, recv_peer, send, recv, [[True]])
+    eps, sim = make(3, vector_depth=64, step_depth=1)
+    net = ModelNet(eps, seed=13, stall=0.0)
+    params = map_params(eps[0])
+    n = 64
+    inputs = random_bits(np.random.default_rng(13), ops.DType.INT32, (3, n))
+    expected = golden(schedule, "add", "int32", inputs)
+
+    async def bench(ctx):
+        for k, ep in enumerate(eps):
+            values = endpoint_registers(k, params, schedule=schedule, elements=n)
+            for address, word in params.endpoint_map.pack(values):
+                await bus_write(ctx, ep, address, word)
+            await load_vector(ctx, ep, 0, inputs[k])
+        for ep in eps:
+            await start(ctx, ep, "engine")
+        await wait_until(ctx, lambda: all(ctx.get(ep.engine_status.done) for ep in eps), 3000,
+                         "done")
+        await wait_until(ctx, lambda: all(ctx.get(ep.quiet) for ep in eps), 100, "quiet")
+        for k, ep in enumerate(eps):
+            assert await read_vector(ctx, ep, 0, n) == expected[k].tolist(), f"rank {k}"
+        net.check_empty()
+
+    sim.add_testbench(net.run, background=True)
+    sim.add_testbench(bench)
+    sim.run()

@@ -1,0 +1,209 @@
+"""Test top level for endpoints: a small network of switches and endpoints with flat ports.
+
+A test fixture, not the network generator (that is ``hw.network``): :class:`EndpointBench` puts
+one :class:`~innet.hw.switch.Switch` and one :class:`~innet.hw.endpoint.Endpoint` on every node
+of a :class:`~innet.gen.topology.Topology`, wires the switches by the topology's port map, and
+(optionally) puts a :class:`LinkThrottle` between each switch and its endpoint, so that a
+testbench can apply random backpressure in both directions from on-chip LFSRs without touching
+the design every cycle.
+
+Ports (``N`` nodes, ``W`` flit bits, ``A`` bus address bits; target ``t < N`` is switch ``t``,
+target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
+
+=====================  =========  =========================================================
+``cfg_addr``           in 2N*A    one configuration bus per target: address of target ``t``
+``cfg_w_data``         in 2N*32   ... write data
+``cfg_w_en``           in 2N      ... write strobe
+``cfg_r_data``         out 2N*32  ... read data (one cycle after the address)
+``stall_rate``         in 8       a throttle holds its link in a cycle with probability
+                                  ``stall_rate / 256`` (each direction, each node)
+``rng_seed``           in 32      LFSR seed, loaded while ``rng_load`` is high
+``rng_load``           in 1
+``host_tx_*``          N, N*W, N  host p2p flits into endpoint ``n`` (valid, payload, ready)
+``host_rx_*``          N, N*W, N  host p2p flits out of endpoint ``n`` (valid, payload, ready)
+``mon_tx_valid``       out N      endpoint ``n``'s own link toward its switch (flit monitor)
+``mon_tx_payload``     out N*W
+``mon_rx_valid``       out N      the link into endpoint ``n``
+``mon_rx_payload``     out N*W
+``coll_status``        out 3N     busy, done, error of each endpoint's intrinsic
+``engine_status``      out 3N     ... of each step engine
+``quiet``              out N      endpoint, its throttle and its switch hold nothing and
+                                  every credit is home
+``errors``             out N      any sticky error flag of node ``n``'s switch or endpoint
+``all_engines_done``   out 1      every endpoint's ``engine_status.done``
+``all_coll_done``      out 1      every endpoint's ``coll_status.done``
+=====================  =========  =========================================================
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.endpoint import Endpoint
+from innet.hw.flit import FlitParams, link_signature
+from innet.hw.link import LinkReceiver, LinkSender
+from innet.hw.switch import Switch
+
+__all__ = ["EndpointBench", "LinkThrottle"]
+
+
+class LinkThrottle(wiring.Component):
+    """A credit-link stage that randomly stops forwarding: one buffer per VC, then a sender.
+
+    Parameters
+    ----------
+    params : FlitParams
+    up_depth : int
+        Entries per VC (the credits the upstream sender holds).
+    down_depth : int
+        The downstream receiver's buffer per VC.
+
+    Members
+    -------
+    i : In(link_signature(params))
+    o : Out(link_signature(params))
+    go : In(1)
+        Flits move from the buffers to ``o`` only while ``go`` is high.
+    quiet : Out(1)
+        Nothing buffered, nothing on ``o``, every downstream credit home.
+    """
+
+    def __init__(self, params: FlitParams, up_depth: int, down_depth: int) -> None:
+        self._params, self._up, self._down = params, up_depth, down_depth
+        super().__init__({"i": In(link_signature(params)), "o": Out(link_signature(params)),
+                          "go": In(1), "quiet": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        m.submodules.rx = rx = LinkReceiver(p, self._up)
+        m.submodules.tx = tx = LinkSender(p, self._down, inputs=p.vcs)
+        wiring.connect(m, wiring.flipped(self.i), rx.link)
+        wiring.connect(m, tx.link, wiring.flipped(self.o))
+        for v in range(p.vcs):
+            m.d.comb += [tx.i[v].valid.eq(rx.o[v].valid & self.go),
+                         tx.i[v].payload.eq(rx.o[v].payload),
+                         rx.o[v].ready.eq(tx.i[v].ready & self.go)]
+        m.d.comb += self.quiet.eq(
+            ~Cat(rx.o[v].valid for v in range(p.vcs)).any() & ~tx.link.valid
+            & Cat(tx.credits[v] == self._down for v in range(p.vcs)).all())
+        return m
+
+
+def _lfsr_step(state):
+    """One step of a 32-bit xorshift generator (as an Amaranth expression)."""
+    x = state ^ (state << 13)[:32]
+    x = x ^ (x >> 17)
+    return x ^ (x << 5)[:32]
+
+
+class EndpointBench(wiring.Component):
+    """Switches and endpoints on every node of ``topology``, with flat test ports.
+
+    Parameters
+    ----------
+    topology : innet.gen.topology.Topology
+    vector_depth, step_depth : int
+        Endpoint sizes.
+    throttle : bool
+        Put a :class:`LinkThrottle` between each switch and its endpoint, both ways.
+    **switch_args
+        :class:`~innet.hw.switch.Switch` parameters (besides the radix, taken from the
+        topology).
+    """
+
+    def __init__(self, topology, *, vector_depth: int, step_depth: int, throttle: bool = True,
+                 **switch_args) -> None:
+        self.topology = topology
+        self.nodes = n = topology.nodes
+        self.radix = topology.radix
+        self.switches = [Switch(topology.radix, **switch_args) for _ in range(n)]
+        self.endpoints = [Endpoint.for_switch(s, vector_depth=vector_depth,
+                                              step_depth=step_depth) for s in self.switches]
+        self.throttle = throttle
+        s, e = self.switches[0], self.endpoints[0]
+        self.params = p = s.params
+        self.addr_width = max(s.regmap.address_width, e.address_width)
+        w = p.width
+        super().__init__({
+            "cfg_addr": In(2 * n * self.addr_width), "cfg_w_data": In(2 * n * 32),
+            "cfg_w_en": In(2 * n), "cfg_r_data": Out(2 * n * 32),
+            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
+            "host_tx_valid": In(n), "host_tx_payload": In(n * w), "host_tx_ready": Out(n),
+            "host_rx_valid": Out(n), "host_rx_payload": Out(n * w), "host_rx_ready": In(n),
+            "mon_tx_valid": Out(n), "mon_tx_payload": Out(n * w),
+            "mon_rx_valid": Out(n), "mon_rx_payload": Out(n * w),
+            "coll_status": Out(3 * n), "engine_status": Out(3 * n),
+            "quiet": Out(n), "errors": Out(n),
+            "all_engines_done": Out(1), "all_coll_done": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, radix, p = self.nodes, self.radix, self.params
+        w, aw = p.width, self.addr_width
+        targets = [*self.switches, *self.endpoints]
+        for t, unit in enumerate(targets):
+            bus = unit.cfg
+            m.submodules[f"{'switch' if t < n else 'endpoint'}{t % n}"] = unit
+            m.d.comb += [bus.addr.eq(self.cfg_addr.word_select(t, aw)),
+                         bus.w_data.eq(self.cfg_w_data.word_select(t, 32)),
+                         bus.w_en.eq(self.cfg_w_en[t]),
+                         self.cfg_r_data.word_select(t, 32).eq(bus.r_data)]
+        used = set()
+        for link in self.topology.links():
+            a, pa, b, pb = link.u, link.port_u, link.v, link.port_v
+            wiring.connect(m, self.switches[a].o[pa], self.switches[b].i[pb])
+            wiring.connect(m, self.switches[b].o[pb], self.switches[a].i[pa])
+            used |= {(a, pa), (b, pb)}
+        for k, (sw, ep) in enumerate(zip(self.switches, self.endpoints, strict=True)):
+            for q in range(radix):
+                if (k, q) not in used:
+                    m.d.comb += [sw.i[q].valid.eq(0), sw.o[q].credit.eq(0)]
+            quiet = [ep.quiet]
+            if self.throttle:
+                up = LinkThrottle(p, ep.buffer_depth, sw.buffer_depth)
+                down = LinkThrottle(p, sw.local_depth, ep.local_depth)
+                m.submodules[f"up{k}"], m.submodules[f"down{k}"] = up, down
+                wiring.connect(m, ep.tx, up.i)
+                wiring.connect(m, up.o, sw.i[radix])
+                wiring.connect(m, sw.o[radix], down.i)
+                wiring.connect(m, down.o, ep.rx)
+                for unit, salt in ((up, 2 * k + 1), (down, 2 * k + 2)):
+                    state = Signal(32, init=1, name=f"lfsr_{k}_{salt}")
+                    with m.If(self.rng_load):
+                        mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
+                        m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
+                    with m.Else():
+                        m.d.sync += state.eq(_lfsr_step(state))
+                    m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
+                    quiet.append(unit.quiet)
+            else:
+                wiring.connect(m, ep.tx, sw.i[radix])
+                wiring.connect(m, sw.o[radix], ep.rx)
+            credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
+                                                          else sw.buffer_depth)
+                               for o in range(radix + 1) for v in range(p.vcs)).all()
+            m.d.comb += [
+                ep.p2p_tx.valid.eq(self.host_tx_valid[k]),
+                ep.p2p_tx.payload.eq(self.host_tx_payload.word_select(k, w)),
+                self.host_tx_ready[k].eq(ep.p2p_tx.ready),
+                self.host_rx_valid[k].eq(ep.p2p_rx.valid),
+                self.host_rx_payload.word_select(k, w).eq(ep.p2p_rx.payload),
+                ep.p2p_rx.ready.eq(self.host_rx_ready[k]),
+                self.mon_tx_valid[k].eq(ep.tx.valid),
+                self.mon_tx_payload.word_select(k, w).eq(ep.tx.payload),
+                self.mon_rx_valid[k].eq(ep.rx.valid),
+                self.mon_rx_payload.word_select(k, w).eq(ep.rx.payload),
+                self.coll_status.word_select(k, 3).eq(ep.coll_status),
+                self.engine_status.word_select(k, 3).eq(ep.engine_status),
+                self.quiet[k].eq(Cat(*quiet).all() & credits_home),
+                self.errors[k].eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
+            ]
+        m.d.comb += [
+            self.all_engines_done.eq(Cat(e.engine_status.done for e in self.endpoints).all()),
+            self.all_coll_done.eq(Cat(e.coll_status.done for e in self.endpoints).all()),
+        ]
+        return m
