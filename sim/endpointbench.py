@@ -3,9 +3,9 @@
 A test fixture, not the network generator (that is ``hw.network``): :class:`EndpointBench` puts
 one :class:`~innet.hw.switch.Switch` and one :class:`~innet.hw.endpoint.Endpoint` on every node
 of a :class:`~innet.gen.topology.Topology`, wires the switches by the topology's port map, and
-(optionally) puts a :class:`LinkThrottle` between each switch and its endpoint, so that a
-testbench can apply random backpressure in both directions from on-chip LFSRs without touching
-the design every cycle.
+(optionally) puts a :class:`CreditThrottle` on both links between each switch and its endpoint,
+so that a testbench can apply random backpressure in both directions from on-chip LFSRs
+without touching the design every cycle.
 
 Ports (``N`` nodes, ``W`` flit bits, ``A`` bus address bits; target ``t < N`` is switch ``t``,
 target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
@@ -15,7 +15,7 @@ target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 ``cfg_w_data``         in 2N*32   ... write data
 ``cfg_w_en``           in 2N      ... write strobe
 ``cfg_r_data``         out 2N*32  ... read data (one cycle after the address)
-``stall_rate``         in 8       a throttle holds its link in a cycle with probability
+``stall_rate``         in 8       a throttle holds back credits in a cycle with probability
                                   ``stall_rate / 256`` (each direction, each node)
 ``rng_seed``           in 32      LFSR seed, loaded while ``rng_load`` is high
 ``rng_load``           in 1
@@ -27,7 +27,7 @@ target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 ``mon_rx_payload``     out N*W
 ``coll_status``        out 3N     busy, done, error of each endpoint's intrinsic
 ``engine_status``      out 3N     ... of each step engine
-``quiet``              out N      endpoint, its throttle and its switch hold nothing and
+``quiet``              out N      endpoint, its throttles and its switch hold nothing and
                                   every credit is home
 ``errors``             out N      any sticky error flag of node ``n``'s switch or endpoint
 ``all_engines_done``   out 1      every endpoint's ``engine_status.done``
@@ -42,53 +42,47 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
-from innet.hw.flit import FlitParams, link_signature
-from innet.hw.link import LinkReceiver, LinkSender
 from innet.hw.switch import Switch
 
-__all__ = ["EndpointBench", "LinkThrottle"]
+__all__ = ["CreditThrottle", "EndpointBench", "bench_design"]
 
 
-class LinkThrottle(wiring.Component):
-    """A credit-link stage that randomly stops forwarding: one buffer per VC, then a sender.
+class CreditThrottle(wiring.Component):
+    """Random backpressure on a credit link: holds back the credits its receiver returns.
+
+    Each VC counts the credits the receiver returned (``credit_in``) and passes at most one per
+    cycle on to the sender (``credit_out``), only while ``go`` is high; the sender then stalls
+    for want of credits exactly as if the receiver were slow to drain its buffer.
 
     Parameters
     ----------
-    params : FlitParams
-    up_depth : int
-        Entries per VC (the credits the upstream sender holds).
-    down_depth : int
-        The downstream receiver's buffer per VC.
+    vcs : int
+        Virtual channels.
+    depth : int
+        The receiver's buffer per VC (the most credits that can be owed).
 
     Members
     -------
-    i : In(link_signature(params))
-    o : Out(link_signature(params))
+    credit_in : In(vcs)
+    credit_out : Out(vcs)
     go : In(1)
-        Flits move from the buffers to ``o`` only while ``go`` is high.
     quiet : Out(1)
-        Nothing buffered, nothing on ``o``, every downstream credit home.
+        No credit is held back.
     """
 
-    def __init__(self, params: FlitParams, up_depth: int, down_depth: int) -> None:
-        self._params, self._up, self._down = params, up_depth, down_depth
-        super().__init__({"i": In(link_signature(params)), "o": Out(link_signature(params)),
-                          "go": In(1), "quiet": Out(1)})
+    def __init__(self, vcs: int, depth: int) -> None:
+        self._vcs, self._depth = vcs, depth
+        super().__init__({"credit_in": In(vcs), "credit_out": Out(vcs), "go": In(1),
+                          "quiet": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
-        p = self._params
-        m.submodules.rx = rx = LinkReceiver(p, self._up)
-        m.submodules.tx = tx = LinkSender(p, self._down, inputs=p.vcs)
-        wiring.connect(m, wiring.flipped(self.i), rx.link)
-        wiring.connect(m, tx.link, wiring.flipped(self.o))
-        for v in range(p.vcs):
-            m.d.comb += [tx.i[v].valid.eq(rx.o[v].valid & self.go),
-                         tx.i[v].payload.eq(rx.o[v].payload),
-                         rx.o[v].ready.eq(tx.i[v].ready & self.go)]
-        m.d.comb += self.quiet.eq(
-            ~Cat(rx.o[v].valid for v in range(p.vcs)).any() & ~tx.link.valid
-            & Cat(tx.credits[v] == self._down for v in range(p.vcs)).all())
+        owed = [Signal(range(self._depth + 1), name=f"owed{v}") for v in range(self._vcs)]
+        for v, count in enumerate(owed):
+            release = self.go & (count != 0)
+            m.d.comb += self.credit_out[v].eq(release)
+            m.d.sync += count.eq(count + self.credit_in[v] - release)
+        m.d.comb += self.quiet.eq(Cat(count == 0 for count in owed).all())
         return m
 
 
@@ -108,7 +102,7 @@ class EndpointBench(wiring.Component):
     vector_depth, step_depth : int
         Endpoint sizes.
     throttle : bool
-        Put a :class:`LinkThrottle` between each switch and its endpoint, both ways.
+        Put a :class:`CreditThrottle` on each link between a switch and its endpoint.
     **switch_args
         :class:`~innet.hw.switch.Switch` parameters (besides the radix, taken from the
         topology).
@@ -164,13 +158,18 @@ class EndpointBench(wiring.Component):
                     m.d.comb += [sw.i[q].valid.eq(0), sw.o[q].credit.eq(0)]
             quiet = [ep.quiet]
             if self.throttle:
-                up = LinkThrottle(p, ep.buffer_depth, sw.buffer_depth)
-                down = LinkThrottle(p, sw.local_depth, ep.local_depth)
+                # Links pass straight through; the credits coming back are held back.
+                up = CreditThrottle(p.vcs, sw.buffer_depth)
+                down = CreditThrottle(p.vcs, ep.local_depth)
                 m.submodules[f"up{k}"], m.submodules[f"down{k}"] = up, down
-                wiring.connect(m, ep.tx, up.i)
-                wiring.connect(m, up.o, sw.i[radix])
-                wiring.connect(m, sw.o[radix], down.i)
-                wiring.connect(m, down.o, ep.rx)
+                up_link, down_link = sw.i[radix], ep.rx
+                m.d.comb += [
+                    up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
+                    up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
+                    down_link.valid.eq(sw.o[radix].valid),
+                    down_link.payload.eq(sw.o[radix].payload),
+                    down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
+                ]
                 for unit, salt in ((up, 2 * k + 1), (down, 2 * k + 2)):
                     state = Signal(32, init=1, name=f"lfsr_{k}_{salt}")
                     with m.If(self.rng_load):
@@ -207,3 +206,31 @@ class EndpointBench(wiring.Component):
             self.all_coll_done.eq(Cat(e.coll_status.done for e in self.endpoints).all()),
         ]
         return m
+
+
+def bench_design(nodes: int, *, vector_depth: int = 64, step_depth: int = 16,
+                 throttle: bool = True, collective_ids: int = 4, p2p_vcs: int = 2,
+                 buffer_depth: int = 4):
+    """A ring of ``nodes`` as an :class:`EndpointBench`, emitted: ``(Design, params)``, where
+    ``params`` are the fixed parameters :mod:`innet.sim.tb_endpoint` needs (``shape``,
+    ``flit``, ``sizes``, ``addr_width``, ``memory_base``, ``endpoint_digest``)."""
+    from innet.gen.topology import torus
+    from innet.hw.verilog import emit
+
+    top = EndpointBench(torus((nodes,)), vector_depth=vector_depth, step_depth=step_depth,
+                        throttle=throttle, routing_depth=nodes, collective_ids=collective_ids,
+                        p2p_vcs=p2p_vcs, buffer_depth=buffer_depth)
+    p, ep = top.params, top.endpoints[0]
+    params = {
+        "shape": [nodes],
+        "flit": {"payload_width": p.payload_width, "routing_depth": p.routing_depth,
+                 "collective_ids": p.collective_ids, "p2p_vcs": p.p2p_vcs,
+                 "index_width": p.index_width, "tag_width": p.tag_width},
+        "sizes": {"radix": top.radix, "collective_ids": p.collective_ids,
+                  "routing_depth": p.routing_depth, "step_depth": step_depth,
+                  "vector_depth": vector_depth, "node_id_width": p.node_width},
+        "addr_width": top.addr_width, "memory_base": ep.memory_base,
+        "endpoint_digest": ep.regmap.digest,
+    }
+    name = f"endpoint_bench_{nodes}{'' if throttle else '_direct'}_{vector_depth}"
+    return emit(top, name), params

@@ -45,7 +45,7 @@ from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim import tbkit
 from innet.sim.linkmodel import Scoreboard
 
-__all__ = ["TB", "test_intrinsic", "test_random_runs", "test_schedules"]
+__all__ = ["TB", "test_intrinsic", "test_measure", "test_random_runs", "test_schedules"]
 
 SUPPORTED = [(op, dtype) for dtype in ops.DType for op in ops.Op if ops.is_supported(op, dtype)]
 
@@ -89,7 +89,7 @@ class TB:
         self.host_heads: tuple = (None,) * self.n
         self.host_ready = (1 << self.n) - 1
         self.flits = defaultdict(int)  # message class -> flits sent
-        self.data_times: dict[tuple[int, int], list[int]] = {}  # (node, entry) -> cycles
+        self.timeline: dict[str, list[int]] = {}  # "node:entry:what" -> [first, last, count]
 
     # -- bring-up --------------------------------------------------------------------------------
 
@@ -182,7 +182,11 @@ class TB:
             if predicate():
                 return self.cycle
             await FallingEdge(self.dut.clk)
-        raise AssertionError(f"{what}: not within {limit} cycles (cycle {self.cycle})")
+        dut = self.dut
+        raise AssertionError(
+            f"{what}: not within {limit} cycles (cycle {self.cycle}; intrinsic status "
+            f"{dut.coll_status.value}, engine status {dut.engine_status.value}, quiet "
+            f"{dut.quiet.value}, {self.sb.outstanding} flits expected)")
 
     def quiet(self) -> bool:
         n = self.n
@@ -206,8 +210,19 @@ class TB:
                 if got >> k & 1:
                     flit = p.unpack((payloads >> (w * k)) & mask)
                     self.sb.check(flit, k, flit, self.cycle)
-                    if message_of(flit) is Message.HOST:
+                    message = message_of(flit)
+                    if message is Message.HOST:
                         self.host_got += 1
+                    elif message is Message.DATA:
+                        self._time(k, flit.tag >> 2, "data_in")
+                    elif flit.kind is Kind.RESP:
+                        self._time(k, 0, "response_in")
+
+    def _time(self, node: int, entry: int, what: str) -> None:
+        """Record a flit of ``what`` at ``node`` for ``entry``: [first cycle, last, count]."""
+        span = self.timeline.setdefault(f"{node}:{entry}:{what}", [self.cycle, self.cycle, 0])
+        span[1] = self.cycle
+        span[2] += 1
 
     def _sent(self, k: int, flit: Flit) -> None:
         if flit.kind is Kind.P2P:
@@ -221,12 +236,12 @@ class TB:
                 want = self.host_queues[k].pop(0)
                 assert flit == want, f"endpoint {k} sent host flit {flit}, expected {want}"
                 self.host_sent += 1
-            if message is Message.DATA:
-                entry = flit.tag >> 2
-                self.data_times.setdefault((k, entry), []).append(self.cycle)
+            if message in (Message.DATA, Message.CTS):
+                self._time(k, flit.tag >> 2, message.name.lower())
             self.sb.expect(flit, flit.dst, flit, (k, flit.dst), self.cycle)
         elif flit.kind is Kind.REQ:
             self.flits["request"] += 1
+            self._time(k, 0, "request")
             response = Flit.response(flit.cid, flit.index, flit.payload)
             for d in self.deliver[flit.cid]:
                 self.sb.expect(response, d, response, ("resp", flit.cid), self.cycle)
@@ -309,7 +324,7 @@ class TB:
         self.dut.stall_rate.value = spec.get("stall", 0)
         await self.load(image, {k: (base, inputs[k].tolist()) for k in range(self.n)})
         self.flits.clear()
-        self.data_times.clear()
+        self.timeline = {}
         self.host_rate = spec.get("background", 0.0)
         delay = spec.get("delay", 0)
         first = await self.start_units("engine", [self.rng.randrange(delay + 1)
@@ -325,8 +340,9 @@ class TB:
             assert got[k] == want, f"{what}: endpoint {k} got {got[k]}, expected {want}"
         for k, st in enumerate(await self.status("engine.status")):
             assert st == {"busy": 0, "done": 1, "error": 0}, f"{what}: endpoint {k}: {st}"
-        return {"cycles": end - first, "data": self.flits[Message.DATA],
-                "cts": self.flits[Message.CTS]}
+        return {"cycles": end - first, "start": first, "elements": n,
+                "data": self.flits[Message.DATA],
+                "cts": self.flits[Message.CTS], "timeline": self.timeline}
 
     async def intrinsic_run(self, spec: dict) -> dict:
         """One in-network broadcast from ``root`` through the pass-through switches: the root
@@ -347,6 +363,7 @@ class TB:
                 (self.ep_address("coll.count"), self.emap["coll.count"].encode({"count": n}))]
         await self.write(writes)
         self.flits.clear()
+        self.timeline = {}
         delay = spec.get("delay", 0)
         first = await self.start_units("coll", [self.rng.randrange(delay + 1)
                                                 for _ in range(self.n)])
@@ -358,12 +375,15 @@ class TB:
             assert got[k] == values[root].tolist(), f"endpoint {k} got {got[k]}"
         sent = await self.status("coll.sent")
         received = await self.status("coll.received")
+        for k, st in enumerate(await self.status("coll.status")):
+            assert st == {"busy": 0, "done": 1, "error": 0}, (
+                f"broadcast from {root}: endpoint {k}: {st}, sent {sent[k]}, received "
+                f"{received[k]}")
         for k in range(self.n):
             assert sent[k]["count"] == (n if k == root else 0)
             assert received[k]["count"] == n
-        for k, st in enumerate(await self.status("coll.status")):
-            assert st == {"busy": 0, "done": 1, "error": 0}, f"endpoint {k}: {st}"
-        return {"cycles": end - first, "requests": self.flits["request"]}
+        return {"cycles": end - first, "start": first, "requests": self.flits["request"],
+                "timeline": self.timeline}
 
 
 def _random_spec(rng: random.Random, nodes: int, vector_depth: int, step_depth: int) -> dict:
@@ -411,6 +431,17 @@ async def test_random_runs(dut):
         cycles += out["cycles"]
         done += 1
     tbkit.report(random_runs=done, run_cycles=cycles, total_cycles=tb.cycle)
+
+
+@cocotb.test()
+async def test_measure(dut):
+    """The listed step-table runs and intrinsic runs, reported with their flit timelines."""
+    tb = TB(dut)
+    await tb.start()
+    tb.monitoring = True
+    runs = [await tb.schedule_run(spec) for spec in tb.P.get("runs", [])]
+    intrinsic = [await tb.intrinsic_run(spec) for spec in tb.P.get("intrinsic", [])]
+    tbkit.report(runs=runs, intrinsic=intrinsic)
 
 
 @cocotb.test()

@@ -52,7 +52,8 @@ class ModelNet:
         Probability per cycle and endpoint that the model takes nothing from the endpoint's
         link buffers and delivers nothing to it.
     collective : dict, optional
-        ``{cid: (op, dtype, participants)}`` for in-network reductions.
+        ``{cid: (op, dtype, participants)}`` for in-network reductions (the result goes to
+        every participant), or ``{cid: (op, dtype, participants, receivers)}``.
     """
 
     def __init__(self, endpoints, seed: int = 1, stall: float = 0.2,
@@ -112,7 +113,7 @@ class ModelNet:
             self.outputs[flit.dst].push(flit.replace(hop=0))
             return
         assert flit.kind is Kind.REQ, f"endpoint {k} sent {flit}"
-        op, dtype, members = self.collective[flit.cid]
+        op, dtype, members, *receivers = self.collective[flit.cid]
         got = self.partial.setdefault((flit.cid, flit.index), {})
         assert k not in got, f"endpoint {k} sent element {flit.index} twice"
         got[k] = flit.payload
@@ -121,7 +122,7 @@ class ModelNet:
             value = np.uint32(got[members[0]])
             for member in members[1:]:
                 value = ops.combine(op, dtype, value, np.uint32(got[member]))
-            for member in members:
+            for member in (receivers[0] if receivers else members):
                 self.outputs[member].push(Flit.response(flit.cid, flit.index, int(value)))
 
     def check_empty(self) -> None:

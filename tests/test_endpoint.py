@@ -224,68 +224,73 @@ def test_intrinsic_allreduce(op, dtype, seed):
 
 
 def test_intrinsic_modes_and_errors():
-    """A reduce to endpoint 0 (endpoint 1 only sends), a broadcast from 0 (1 only receives), a
-    barrier, and the errors: a stray response, a start while busy, a start while the engine
-    runs."""
+    """A reduce to endpoint 0 (endpoint 1 only sends), a broadcast whose receiver starts late,
+    a barrier, and the errors: stray responses while running, a start while busy, a start
+    while the engine runs."""
     eps, sim = make(2, vector_depth=8)
     add, i32 = ops.Op.ADD, ops.DType.INT32
     net = ModelNet(eps, seed=5, stall=0.2,
-                   collective={0: (add, i32, [0, 1]), 1: (add, i32, [0])})
+                   collective={0: (add, i32, [0, 1], [0]), 1: (add, i32, [0, 1])})
     a = [10, 20, 30, 40]
     b = [1, 2, 3, 4]
 
-    async def run(ctx, modes, cid, count=4):
-        for ep, mode in zip(eps, modes, strict=True):
-            await write_reg(ctx, ep, "coll.cmd", cid=cid, mode=mode)
-            await write_reg(ctx, ep, "coll.count", count=count)
-        for ep in eps:
-            await start(ctx, ep, "coll")
+    async def command(ctx, ep, mode, cid, count):
+        await write_reg(ctx, ep, "coll.cmd", cid=cid, mode=mode)
+        await write_reg(ctx, ep, "coll.count", count=count)
+        await start(ctx, ep, "coll")
+
+    async def finish(ctx, what):
         await wait_until(ctx, lambda: all(ctx.get(ep.coll_status.done) for ep in eps), 500,
-                         f"{modes} done")
-        await wait_until(ctx, lambda: all(ctx.get(ep.quiet) for ep in eps), 100, "quiet")
+                         f"{what} done")
+        await wait_until(ctx, lambda: all(ctx.get(ep.quiet) for ep in eps), 100,
+                         f"{what} quiet")
 
     async def bench(ctx):
         await load_vector(ctx, eps[0], 0, a)
         await load_vector(ctx, eps[1], 0, b)
-        # Reduce: the model multicasts the sum to both, but endpoint 1 sent only; the model's
-        # response to it is a stray -> only endpoint 0 may receive. Use id 0 with 0 receiving.
-        await run(ctx, [CollectiveMode.BOTH, CollectiveMode.SEND], 0)
+        # Reduce to endpoint 0: endpoint 1 only sends.
+        await command(ctx, eps[0], CollectiveMode.BOTH, 0, 4)
+        await command(ctx, eps[1], CollectiveMode.SEND, 0, 4)
+        await finish(ctx, "reduce")
         assert await read_vector(ctx, eps[0], 0, 4) == [11, 22, 33, 44]
-        assert (await read_reg(ctx, eps[1], "coll.status"))["error"] == 1  # unexpected responses
         assert await read_vector(ctx, eps[1], 0, 4) == b
-        # Broadcast from 0 (id 1 has one participant: the model echoes to 0 only; endpoint 1
-        # gets its copies from a test injection below).
-        await run(ctx, [CollectiveMode.BOTH, CollectiveMode.RECV], 1, count=0)
         for ep in eps:
             assert await read_reg(ctx, ep, "coll.status") == {"busy": 0, "done": 1, "error": 0}
-        await write_reg(ctx, eps[1], "coll.cmd", cid=1, mode=CollectiveMode.RECV)
-        await write_reg(ctx, eps[1], "coll.count", count=4)
-        await start(ctx, eps[1], "coll")
-        await start(ctx, eps[1], "coll")  # while busy: refused, error
+        assert (await read_reg(ctx, eps[1], "coll.received"))["count"] == 0
+        # Broadcast from 0 (the test stands in for the tree): endpoint 1's responses arrive
+        # before it starts; they wait for the command instead of being lost.
         for i in (2, 0, 3, 1):
             net.inject(1, Flit.response(1, i, 100 + i))
+        for _ in range(40):
+            await ctx.tick()
+        assert ctx.get(eps[1].quiet) == 0  # held in the response buffer, not an error
+        assert await read_reg(ctx, eps[1], "coll.status") == {"busy": 0, "done": 1, "error": 0}
+        await command(ctx, eps[1], CollectiveMode.RECV, 1, 4)
+        await write_reg(ctx, eps[1], "coll.ctrl", start=1)  # while busy: refused, error
         await wait_until(ctx, lambda: ctx.get(eps[1].coll_status.done), 200, "broadcast done")
         assert await read_vector(ctx, eps[1], 0, 4) == [100, 101, 102, 103]
         assert await read_reg(ctx, eps[1], "coll.status") == {"busy": 0, "done": 1, "error": 1}
-        assert len(net.sent[1]) == 4  # the reduce only
-        # Barrier on id 0: one request each (payload 0), no memory access.
-        await run(ctx, [CollectiveMode.BARRIER] * 2, 0, count=3)
+        # Barrier on id 1: one request each (payload 0), no memory access.
+        for ep in eps:
+            await command(ctx, ep, CollectiveMode.BARRIER, 1, 3)
+        await finish(ctx, "barrier")
         for k, ep in enumerate(eps):
             assert await read_reg(ctx, ep, "coll.status") == {"busy": 0, "done": 1, "error": 0}
-            assert net.sent[k][-1] == Flit.request(0, 0, 0)
+            assert net.sent[k][-1] == Flit.request(1, 0, 0)
+            assert (await read_reg(ctx, ep, "coll.received"))["count"] == 1
         assert await read_vector(ctx, eps[0], 0, 4) == [11, 22, 33, 44]
-        # A stray response (wrong id) while running is discarded with an error.
-        await write_reg(ctx, eps[0], "coll.cmd", cid=0, mode=CollectiveMode.RECV)
-        await write_reg(ctx, eps[0], "coll.count", count=1)
-        await start(ctx, eps[0], "coll")
+        # Stray responses while running (other id, index beyond the count) are discarded with
+        # an error; the right one is written.
+        await command(ctx, eps[0], CollectiveMode.RECV, 0, 1)
         net.inject(0, Flit.response(1, 0, 7))
-        net.inject(0, Flit.response(0, 5, 8))  # index beyond count
+        net.inject(0, Flit.response(0, 5, 8))
         net.inject(0, Flit.response(0, 0, 9))
         await wait_until(ctx, lambda: ctx.get(eps[0].coll_status.done), 200, "recv done")
+        await wait_until(ctx, lambda: ctx.get(eps[0].quiet), 100, "quiet")
         assert await read_reg(ctx, eps[0], "coll.status") == {"busy": 0, "done": 1, "error": 1}
         assert await read_vector(ctx, eps[0], 0, 2) == [9, 22]
-        # The engine refuses to start while the intrinsic runs (and vice versa).
-        await start(ctx, eps[0], "coll")
+        # The engine refuses to start while the intrinsic runs.
+        await command(ctx, eps[0], CollectiveMode.RECV, 0, 1)
         await write_reg(ctx, eps[0], "engine.cfg", steps=1)
         await start(ctx, eps[0], "engine")
         assert await read_reg(ctx, eps[0], "engine.status") == {"busy": 0, "done": 0,
@@ -387,8 +392,8 @@ def test_step_engine_errors_and_restart():
                 await bus_write(ctx, ep, address, word)
             await load_vector(ctx, ep, 0, inputs[k])
 
-    async def start_all(ctx):
-        for ep in eps:
+    async def start_all(ctx, which=eps):
+        for ep in which:
             await start(ctx, ep, "engine")
         await wait_until(ctx, lambda: all(ctx.get(ep.engine_status.done) for ep in eps), 2000,
                          "done")
@@ -400,11 +405,17 @@ def test_step_engine_errors_and_restart():
         for ep in eps:
             assert await read_vector(ctx, ep, 0, 3) == [11, 22, 33]
             assert (await read_reg(ctx, ep, "engine.status"))["error"] == 0
-        # The same table again on new inputs (CTS bits of a rerun are not confused).
+        # The same table again on new inputs (CTS bits of a rerun are not confused); the
+        # intrinsic refuses to start while the engine runs (endpoint 0 waits for endpoint 1).
         await program(ctx)
-        await start_all(ctx)
+        await start(ctx, eps[0], "engine")
+        await start(ctx, eps[0], "coll")
+        assert await read_reg(ctx, eps[0], "coll.status") == {"busy": 0, "done": 0, "error": 1}
+        assert ctx.get(eps[0].engine_status.busy) == 1
+        await start_all(ctx, eps[1:])
         for ep in eps:
             assert await read_vector(ctx, ep, 0, 3) == [11, 22, 33]
+            assert (await read_reg(ctx, ep, "engine.status"))["error"] == 0
         # Stray flits while idle: DATA, a CTS beyond the table, a message of class 3.
         net.inject(0, data_flit(PARAMS, src=1, dst=0, entry=0, index=0, payload=5))
         net.inject(0, cts_flit(PARAMS, src=1, dst=0, entry=9))

@@ -13,16 +13,15 @@ import pytest
 
 from innet.gen import ops
 from innet.gen.swing import ALGORITHMS
-from innet.gen.topology import torus
-from innet.hw.verilog import emit
 from innet.sim import runner
-from innet.sim.endpointbench import EndpointBench
+from innet.sim.endpointbench import bench_design
 
 pytestmark = pytest.mark.rtl
 
 VECTOR_DEPTH = 64
-STEP_DEPTH = 16
-SWITCH = {"collective_ids": 4, "p2p_vcs": 2, "buffer_depth": 4}
+#: Per network size: step-table depth and collective ids (the most any schedule needs there:
+#: 2x2 Swing has 4 collectives and 16 entries, schedules on 2 ranks 2 and 4).
+SIZES = {2: {"step_depth": 4, "collective_ids": 2}, 4: {"step_depth": 16, "collective_ids": 4}}
 SUPPORTED = [(op.name.lower(), dtype.name.lower()) for dtype in ops.DType for op in ops.Op
              if ops.is_supported(op, dtype)]
 
@@ -30,21 +29,7 @@ SUPPORTED = [(op.name.lower(), dtype.name.lower()) for dtype in ops.DType for op
 @functools.cache
 def bench(nodes: int):
     """(Design, params) of the test network of ``nodes`` nodes in a ring (built once)."""
-    top = EndpointBench(torus((nodes,)), vector_depth=VECTOR_DEPTH, step_depth=STEP_DEPTH,
-                        routing_depth=nodes, **SWITCH)
-    p, ep = top.params, top.endpoints[0]
-    base = {
-        "shape": [nodes],
-        "flit": {"payload_width": p.payload_width, "routing_depth": p.routing_depth,
-                 "collective_ids": p.collective_ids, "p2p_vcs": p.p2p_vcs,
-                 "index_width": p.index_width, "tag_width": p.tag_width},
-        "sizes": {"radix": top.radix, "collective_ids": p.collective_ids,
-                  "routing_depth": p.routing_depth, "step_depth": STEP_DEPTH,
-                  "vector_depth": VECTOR_DEPTH, "node_id_width": p.node_width},
-        "addr_width": top.addr_width, "memory_base": ep.memory_base,
-        "endpoint_digest": ep.regmap.digest,
-    }
-    return emit(top, f"endpoint_bench_{nodes}"), base
+    return bench_design(nodes, vector_depth=VECTOR_DEPTH, **SIZES[nodes])
 
 
 def run(nodes: int, testcase: str, seed: int = 1, **params):
@@ -97,7 +82,7 @@ def test_thousand_random_runs():
 
 @pytest.mark.parametrize("nodes", [2, 4])
 def test_intrinsic_broadcast(nodes):
-    specs = [{"root": r, "cid": r % SWITCH["collective_ids"], "elements": e, "base": b,
+    specs = [{"root": r, "cid": r % SIZES[nodes]["collective_ids"], "elements": e, "base": b,
               "stall": s, "delay": d}
              for r, e, b, s, d in zip(range(nodes), (VECTOR_DEPTH, 1, 37, 0),
                                       (0, 5, 20, 0), (0, 80, 160, 40), (0, 9, 30, 3),

@@ -184,8 +184,9 @@ class StepEngine(wiring.Component):
 
         # -- CTS to recv_peer -------------------------------------------------------------------
         cts_todo = Signal()
+        early = Signal()  # the CTS of entry k + 1 went out during entry k (or k + 1 has none)
         with m.If(loading):
-            m.d.sync += cts_todo.eq(self.table[k].recv)
+            m.d.sync += [cts_todo.eq(self.table[k].recv & ~early), early.eq(0)]
 
         # -- snapshot: memory[base + send_first + j] -> scratch[j] --------------------------------
         m.submodules.scratch = scratch = Memory(shape=p.payload_width, depth=depth, init=[])
@@ -225,8 +226,26 @@ class StepEngine(wiring.Component):
             m.d.sync += send_idx.eq(send_idx + 1)
 
         entry_tag = Signal(eb) if eb else None
+        next_tag = Signal(eb) if eb else None
         if eb:
-            m.d.comb += entry_tag.eq(k)
+            m.d.comb += [entry_tag.eq(k), next_tag.eq(k + 1)]
+        send_done = ~cur.send | (send_go & (send_idx == cur.send_count) & ~d_valid)
+        recv_cnt = Signal(iw)
+
+        # Early CTS: once all that is left of entry k is local (its reduction pipeline drains),
+        # the CTS of entry k + 1 may go; data for k + 1 then waits at most for that drain and
+        # the load of k + 1 at the head of the receive buffer. Needs an entry bit in the tag.
+        following = self.table[k + 1]
+        want_early = Signal()
+        if eb:
+            m.d.comb += want_early.eq(
+                running & ~cts_todo & ~early & send_done
+                & (~cur.recv | (recv_cnt == cur.recv_count)) & (k + 1 < steps))
+        with m.If(want_early & ~following.recv):
+            m.d.sync += early.eq(1)
+        with m.If(self.start):
+            m.d.sync += early.eq(0)
+
         flit = self.tx.payload
         m.d.comb += [flit.kind.eq(Kind.P2P), flit.src.eq(self.node_id)]
         with m.If(cts_todo):
@@ -237,19 +256,25 @@ class StepEngine(wiring.Component):
             ]
             with m.If(self.tx.ready):
                 m.d.sync += cts_todo.eq(0)
+        with m.Elif(want_early & following.recv):
+            m.d.comb += [
+                self.tx.valid.eq(1),
+                flit.dst.eq(following.recv_peer), flit.index.eq(k + 1),
+                flit.tag.eq(_tag(next_tag, Message.CTS)),
+            ]
+            with m.If(self.tx.ready):
+                m.d.sync += early.eq(1)
         with m.Else():
             m.d.comb += [
                 self.tx.valid.eq(d_valid), data_ready.eq(self.tx.ready),
                 flit.dst.eq(cur.send_peer), flit.index.eq(d_index), flit.payload.eq(sc_r.data),
                 flit.tag.eq(_tag(entry_tag, Message.DATA)),
             ]
-        send_done = ~cur.send | (send_go & (send_idx == cur.send_count) & ~d_valid)
 
         # -- receive: reduce through the ALU, or copy -------------------------------------------
         m.submodules.alu = alu = ALU(mul=self._mul, tag_width=aw)
         head = self.rx_data.payload
         i = head.index
-        recv_cnt = Signal(iw)
         pending = Signal(range(alu.latency + 3))
         in_range = (i >= cur.recv_first) & (i < cur.recv_first + cur.recv_count)
         right_entry = (head.tag[CLASS_BITS:] == entry_tag) if eb else Const(1)
@@ -257,9 +282,14 @@ class StepEngine(wiring.Component):
                 & (head.kind == Kind.P2P) & right_entry & (recv_cnt < cur.recv_count))
         hazard = (cur.send & (i >= cur.send_first) & (i < cur.send_first + cur.send_count)
                   & ((i - cur.send_first)[:iw] >= snap_issued))
-        accept = self.rx_data.valid & good & ~hazard
-        m.d.comb += self.rx_data.ready.eq(~good | ~hazard)
-        with m.If(self.rx_data.valid & ~good):
+        # Data of the next entry (after an early CTS) waits until that entry is loaded.
+        hold = Const(0)
+        if eb:
+            tag = head.tag[CLASS_BITS:]
+            hold = early & ((running & (tag == next_tag)) | (loading & (tag == entry_tag)))
+        accept = self.rx_data.valid & good & ~hazard & ~hold
+        m.d.comb += self.rx_data.ready.eq(~hold & (~good | ~hazard))
+        with m.If(self.rx_data.valid & ~good & ~hold):
             m.d.sync += st.error.eq(1)
         address = Signal(aw)
         m.d.comb += address.eq(base + i)

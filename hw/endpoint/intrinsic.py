@@ -62,13 +62,17 @@ class Intrinsic(wiring.Component):
         ``busy`` from the cycle after ``start`` until ``done``; ``done`` until the next
         start; ``error`` (sticky until the next start): a refused start, or a response flit
         that does not belong to the running command (other id, index beyond ``count``, more
-        than ``count``, or none running); such flits are discarded.
+        than ``count``); such flits are discarded.
     sent, received : Out(vector_depth.bit_length())
         Request flits taken by the link and response flits accepted since the start.
     tx : Out(stream_signature(params))
         Request flits.
     rx : In(stream_signature(params))
-        Response flits (the endpoint's response buffer); always ready.
+        Response flits (the endpoint's response buffer), taken one per cycle while ``busy``.
+        While no command runs they wait in the buffer, and the response tree stops behind them
+        (credits): a receiver may start after the root has sent. A command takes whatever
+        responses are waiting, so the host must not start a command while responses of
+        another command may still arrive.
     rd_addr, rd_en, rd_data
         A synchronous read port of the vector memory (data one cycle after an enabled address;
         held while ``rd_en`` is low). Used only while ``busy``.
@@ -144,12 +148,13 @@ class Intrinsic(wiring.Component):
         with m.If(self.tx.valid & self.tx.ready):
             m.d.sync += self.sent.eq(self.sent + 1)
 
-        # Receive: write each response to its element (never stalls).
+        # Receive: write each response to its element; while no command runs, responses wait
+        # (a broadcast receiver may start after the root).
         resp = self.rx.payload
-        m.d.comb += self.rx.ready.eq(1)
+        m.d.comb += self.rx.ready.eq(st.busy)
         fits = (st.busy & recvs & (resp.kind == Kind.RESP) & (resp.cid == cid)
                 & (resp.index < total) & (self.received < total))
-        with m.If(self.rx.valid):
+        with m.If(self.rx.valid & st.busy):
             with m.If(fits):
                 m.d.sync += self.received.eq(self.received + 1)
                 m.d.comb += [self.wr_en.eq(~barrier), self.wr_addr.eq(base + resp.index),

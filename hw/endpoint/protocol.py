@@ -21,7 +21,11 @@ Every endpoint runs its step table in order (:meth:`innet.gen.swing.Schedule.tab
 puts the same ``(step, collective)`` slot in entry ``k`` of every endpoint, and a send in entry
 ``k`` is received in the peer's entry ``k``). In entry ``k`` an endpoint
 
-1. sends one CTS flit for ``k`` to its ``recv_peer`` (if the entry receives);
+1. sends one CTS flit for ``k`` to its ``recv_peer`` (if the entry receives), on entering ``k``
+   or already at the end of entry ``k - 1``: as soon as all that is left of ``k - 1`` is local
+   (its reduction pipeline draining), the *early CTS*, which hides the drain and the load of
+   the next entry behind the CTS's trip (with ``tag_width`` at least 3, so that DATA flits of
+   consecutive entries differ in the tag);
 2. copies the elements it sends into a scratch buffer (a *snapshot*, local, one per cycle), so
    that the send carries the values from before this entry's receive even when the send and
    receive ranges overlap (the latency-optimal algorithms send and receive the whole vector);
@@ -35,15 +39,19 @@ puts the same ``(step, collective)`` slot in entry ``k`` of every endpoint, and 
 
 Why nothing is lost and nothing deadlocks
 -----------------------------------------
-*Data arrives only for the current entry.* An endpoint sends CTS ``k`` only in entry ``k``, and
-leaves entry ``k`` only after all of its data arrived; only ``recv_peer`` gets the CTS, so no
-other source sends data for ``k``. Early data of a faster peer cannot exist: it waits at the
-sender, in the sender's own memory, for the CTS.
+*Data arrives only for the current entry, or for the next one while the current one finishes
+locally.* An endpoint sends CTS ``k`` only in entry ``k``, or in entry ``k - 1`` once that
+entry's data has all arrived and its send is done; it leaves entry ``k`` only after all of its
+data arrived; only ``recv_peer`` gets the CTS, so no other source sends data for ``k``. Data
+of a faster peer for any later entry cannot exist: it waits at the sender, in the sender's own
+memory, for the CTS. Data for ``k`` that arrives during the end of ``k - 1`` waits at the head
+of the receive buffer for at most the reduction pipeline's drain and one load cycle.
 
 *The ejection port never blocks on the future.* Every flit delivered to an endpoint is taken
 without waiting for anything outside the endpoint: CTS flits at once (a bit per entry), DATA
-flits at line rate (the only wait, for the snapshot, ends after at most ``send_count`` local
-cycles), HOST flits by the host (which must not wait for the network). So p2p flits are always
+flits at line rate (the only waits, for the snapshot and for the end of the previous entry, end
+after at most ``send_count`` and ``innet.hw.alu.LATENCY + 3`` local cycles), HOST flits by the
+host (which must not wait for the network). So p2p flits are always
 drained from the network, and the network (hop-indexed p2p VCs, credits) delivers every flit.
 
 *Every entry completes* (by contradiction): take the smallest entry ``k`` at which some
