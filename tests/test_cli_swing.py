@@ -54,8 +54,14 @@ def test_model_sizes_table():
                                      "bucket"}
         assert row["best"] == min(row["times"], key=row["times"].get)
     assert model["sizes"][0]["best"].endswith("-l")  # latency-optimal wins small vectors
+    # The same numbers in cycles of the one cost model (Eq. 1 in seconds at 1 GHz).
+    assert model["units"]["times"] == "seconds"
+    assert model["cost_model"]["clock_hz"] == 1e9
+    assert model["cost_model"]["step_overhead"] == pytest.approx(model["alpha"] * 1e9)
+    for row in model["sizes"]:
+        assert row["cycles"] == pytest.approx({n: t * 1e9 for n, t in row["times"].items()})
     readable = innet("swing", "--shape", "8x8", "--model-sizes", "32B,1MiB")
-    assert "predicted allreduce time" in readable.stdout
+    assert "predicted allreduce time in µs (1 µs/step, 400 ns/hop, 400 Gb/s)" in readable.stdout
     assert "1MiB" in readable.stdout
 
 

@@ -112,7 +112,8 @@ def test_striping(topo):
     assert one.max_link_load == 1.0
     assert one.predicted_gain == 1.0
     assert one.embeddings[0] == embed(topo)
-    s = stripe(topo, 4, first_id=2)
+    fast = CostModel(local_bandwidth=None)  # endpoints faster than any one link
+    s = stripe(topo, 4, first_id=2, model=fast)
     verify(list(s.embeddings), topo)
     assert [e.collective_id for e in s.embeddings] == [2, 3, 4, 5]
     assert len({e.root for e in s.embeddings}) == 4
@@ -122,14 +123,16 @@ def test_striping(topo):
     assert {(u, p): load for u, p, load in s.loads} == pytest.approx(dict(by_hand))
     assert s.max_link_load == pytest.approx(max(by_hand.values()))
     assert s.predicted_gain == pytest.approx(1 / s.max_link_load)
-    assert s.cost.beta == pytest.approx(s.max_link_load)  # 4-byte elements, 4-byte/cycle links
-    assert s.cost.alpha == max(embedding_cost(e, topo).alpha for e in s.embeddings)
+    assert s.cost.beta == pytest.approx(s.max_link_load)  # links carry 1 element per cycle
+    assert s.cost.alpha == max(embedding_cost(e, topo, fast).alpha for e in s.embeddings)
     assert s.predicted_gain > 1
     assert s.element_ranges(10) == ((0, 2), (2, 5), (5, 8), (8, 10))
     assert s.load_array(topo).sum() == pytest.approx(sum(by_hand.values()))
-    # An endpoint no faster than one link caps the gain at 1.
-    capped = stripe(topo, 4, model=CostModel(local_bandwidth=4.0))
-    assert capped.predicted_gain == pytest.approx(1.0)
+    # An endpoint no faster than one link (the default model: the local port is one more
+    # switch port) caps the gain at 1; one twice as fast at min(2, 1 / max load).
+    assert stripe(topo, 4).predicted_gain == pytest.approx(1.0)
+    double = stripe(topo, 4, model=CostModel(local_bandwidth=2))
+    assert double.predicted_gain == pytest.approx(min(2, 1 / s.max_link_load))
 
 
 def test_striping_roots_and_errors():

@@ -10,11 +10,13 @@ import math
 import numpy as np
 import pytest
 
+from innet.gen.cost import Cost, CostModel
 from innet.gen.swing import build_schedule
 from innet.gen.swing.cost import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
     DEFAULT_HOP_LATENCY,
+    Congestion,
     congestion,
     format_size,
     model_table,
@@ -135,3 +137,37 @@ def test_parse_sizes():
 def test_format_size(size, text):
     assert format_size(size) == text
     assert parse_size(text) == size
+
+
+def test_local_port_loads_and_cycle_cost():
+    """Each rank's one local port carries all its collectives' messages of a step: over the
+    whole schedule that is the fraction of the vector the rank sends (Swing: 2(p-1)/p)."""
+    peer, route = ring(8)
+    schedule = build_schedule("swing-b", 8)
+    model = congestion(schedule, peer, route)
+    assert schedule.collectives == 2
+    assert model.step_inject[0] == pytest.approx(0.5)  # half of each collective's share
+    assert sum(model.step_inject) == pytest.approx(max(schedule.fraction_sent()))
+    assert sum(model.step_inject) == pytest.approx(2 * 7 / 8)
+    assert model.step_eject == pytest.approx(model.step_inject)
+    cycles = CostModel(link_latency=1, switch_latency=2, local_latency=1, step_overhead=5)
+    steps = model.step_costs(cycles)
+    for cost, hops, load, inject in zip(steps, model.step_hops, model.step_load,
+                                        model.step_inject, strict=True):
+        assert cost.alpha == 5 + 2 + hops + 2 * (hops + 1)
+        assert cost.beta == max(load, inject)  # one element per cycle on links and ports
+    assert model.cost(cycles) == Cost(sum(c.alpha for c in steps), sum(c.beta for c in steps))
+    assert model.cost() == model.cost(CostModel())
+    with pytest.raises(ValueError, match=r"^Host-style costs count hops, so the cost model "
+                                         r"cannot have per-link latencies \(link_latencies\)$"):
+        model.cost(CostModel(link_latencies={(0, 1): 2}))
+
+
+def test_idle_steps_cost_nothing():
+    """A step in which nothing moves (hop count 0) adds neither latency nor bandwidth."""
+    model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
+                       bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
+                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75))
+    cycles = CostModel(step_overhead=3)
+    assert model.step_costs(cycles) == (Cost(0.0, 0.0), Cost(3 + cycles.latency(2), 0.75))
+    assert model.cost(cycles) == Cost(3 + cycles.latency(2), 0.75)

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """innet.sim.tbkit.port_names on components with array members (links of a switch)."""
 
 import json

@@ -13,10 +13,18 @@
 - :func:`check_disjoint`, :func:`assign_collective_ids`: several collectives at once.
 - :func:`stripe`: one vector over several trees (:class:`Striping`, per-link load, gain).
 - :class:`CostModel`, :func:`embedding_cost` -> :class:`Cost` (PIUMA Eq. 1-2,
-  ``T(m) = alpha + beta * m``); :func:`crossover` to compare with host-style algorithms.
+  ``T(m) = alpha + beta * m`` in cycles; the model is :mod:`innet.gen.cost`'s, shared with the
+  host-style algorithms); :func:`crossover` and :mod:`innet.gen.compare` to compare them.
 """
 
-from innet.gen.embed.cost import Cost, CostModel, crossover, embedding_cost, path_latencies
+from innet.gen.embed.cost import (
+    Cost,
+    CostModel,
+    crossover,
+    embedding_cost,
+    path_latencies,
+    response_latencies,
+)
 from innet.gen.embed.dynamic import embed
 from innet.gen.embed.plan import assign_collective_ids, check_disjoint, conflict
 from innet.gen.embed.reconstruct import reconstruct
@@ -40,6 +48,7 @@ __all__ = [
     "embedding_cost",
     "path_latencies",
     "reconstruct",
+    "response_latencies",
     "root_keys",
     "stripe",
     "verify",

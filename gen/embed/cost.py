@@ -1,15 +1,22 @@
 """The alpha-beta cost of an in-network collective (PIUMA, "Analysis", Eq. 1 and 2).
 
 PIUMA models an in-network Allreduce of ``m`` elements as one pipelined round trip,
-Hockney's ``T(m) = alpha + beta * m``:
+Hockney's ``T(m) = alpha + beta * m`` (cycles and elements; the parameters and their defaults
+are :class:`innet.gen.cost.CostModel`'s, shared with the host-style algorithms):
 
-- alpha is twice the latency of the longest leaf-to-root path of the reduction tree (up through
-  the reduction tree, back down the broadcast tree): Eq. 1 bounds it by twice the maximum
-  point-to-point latency. Here it is computed exactly on the embedding: for every
-  participant, its local-port latency, the latency of every link on its path and the pipeline
-  latency of every switch it crosses (``hops + 1`` switches); alpha is twice the largest for an
-  allreduce or barrier, and the largest plus one more local-port latency for a reduce (up
-  only) or a broadcast (down only).
+- alpha is the latency of the round trip: up the reduction tree to the root's collective engine
+  (:func:`path_latencies`), then back down the broadcast tree (:func:`response_latencies`).
+  Eq. 1 bounds it by twice the longest leaf-root path latency. Here it is computed exactly on
+  the embedding: every participant's path crosses its local port, the links of its path and
+  ``hops + 1`` switches; on the way up each switch also runs its reduction tree,
+  ``ceil(log2 k)`` levels of ``reduce_latency`` for ``k`` contributing ports. The root's result
+  is ready when the slowest input has arrived (the largest up-path latency), and the last
+  participant has it after the slowest down path: alpha is the sum of the two for an
+  allreduce or barrier, the up path plus one local port for a reduce (result at the root's
+  endpoint), one local port plus the down path for a broadcast. With ``reduce_latency = 0``
+  the two paths are equal and alpha is exactly twice the longest leaf-root path, PIUMA's
+  bound met with equality; in general alpha <= 2 x the longest path counting each switch at
+  its worst (``switch_latency + reduce_latency·ceil(log2(radix + 1))``).
 - beta is the time per element at the slowest stage of the pipeline (Eq. 2): a network channel,
   the local (endpoint) port, and optionally the collective engine of a switch. Requests and
   responses use the two directions of each link, so they do not compete.
@@ -17,159 +24,84 @@ Hockney's ``T(m) = alpha + beta * m``:
 Several trees striped over one vector (:mod:`innet.gen.embed.stripe`) share channels, so beta
 grows with the largest fraction of the vector one channel carries.
 
-Host-style algorithms (Swing, recursive doubling, ring) have their own alpha-beta model in
-``innet.gen.swing``; :func:`crossover` compares any set of ``T(m)`` functions size by size, so
-an in-network :class:`Cost` and the host-style costs can be put side by side.
+Host-style algorithms (Swing, recursive doubling, ring, bucket) get a :class:`Cost` in the same
+units from :meth:`innet.gen.swing.cost.Congestion.cost`; :mod:`innet.gen.compare` puts them side
+by side, and :func:`crossover` compares any set of ``T(m)`` functions size by size.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
-
+from innet.gen.cost import Cost, CostModel
 from innet.gen.embed.types import Embedding
 from innet.gen.topology import Topology
 
-__all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies"]
+__all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies",
+           "response_latencies"]
 
 
-def _positive(name: str, value: Any, allow_none: bool = False, allow_zero: bool = False
-              ) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, not {value!r:.60}")
-    value = float(value)
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, not {value}")
-    return value
+def _levels(ports: int) -> int:
+    """Levels of a reduction tree over ``ports`` inputs: ``ceil(log2 ports)``."""
+    return (ports - 1).bit_length() if ports > 1 else 0
 
 
-@dataclass(frozen=True)
-class CostModel:
-    """Latency and bandwidth parameters, in clock cycles.
-
-    Parameters
-    ----------
-    link_latency : float
-        Cycles for a flit to cross one link (default 1).
-    switch_latency : float
-        Pipeline latency of a switch, collective engine included (default 4).
-    local_latency : float
-        Cycles between an endpoint and its switch, each way (default 1).
-    link_latencies : mapping of (u, v) to float, optional
-        Per-link overrides of ``link_latency`` (either orientation of the pair), e.g. PIUMA's
-        different latencies per network level.
-    element_bytes : int
-        Bytes per element (default 4: one 32-bit element).
-    link_bandwidth : float
-        Bytes per cycle a channel carries in each direction (default 4).
-    local_bandwidth : float, optional
-        Bytes per cycle between an endpoint and its switch; ``None`` (default) treats the
-        endpoint as never the bottleneck (PIUMA's memory bandwidth per node exceeds one link).
-    engine_bandwidth : float, optional
-        Bytes per cycle a switch's collective engine reduces over all collective ids together;
-        ``None`` (default): one engine per id, never the bottleneck.
-    """
-
-    link_latency: float = 1.0
-    switch_latency: float = 4.0
-    local_latency: float = 1.0
-    link_latencies: Mapping[tuple[int, int], float] = field(default_factory=dict)
-    element_bytes: int = 4
-    link_bandwidth: float = 4.0
-    local_bandwidth: float | None = None
-    engine_bandwidth: float | None = None
-
-    def __post_init__(self) -> None:
-        _positive("Link latency", self.link_latency, allow_zero=True)
-        _positive("Switch latency", self.switch_latency, allow_zero=True)
-        _positive("Local latency", self.local_latency, allow_zero=True)
-        _positive("Element bytes", self.element_bytes)
-        _positive("Link bandwidth", self.link_bandwidth)
-        _positive("Local bandwidth", self.local_bandwidth, allow_none=True)
-        _positive("Engine bandwidth", self.engine_bandwidth, allow_none=True)
-        if not isinstance(self.link_latencies, Mapping):
-            raise TypeError(f"Link latencies must be a mapping of (u, v) to cycles, not "
-                            f"{self.link_latencies!r:.60}")
-        frozen = {}
-        for key, value in self.link_latencies.items():
-            if not (isinstance(key, tuple) and len(key) == 2):
-                raise TypeError(f"Link latency keys must be (u, v) pairs, not {key!r}")
-            frozen[(min(key), max(key))] = _positive(f"Latency of link {key[0]}-{key[1]}",
-                                                     value, allow_zero=True)
-        object.__setattr__(self, "link_latencies", frozen)
-
-    def __hash__(self) -> int:
-        return hash((self.link_latency, self.switch_latency, self.local_latency,
-                     tuple(sorted(self.link_latencies.items())), self.element_bytes,
-                     self.link_bandwidth, self.local_bandwidth, self.engine_bandwidth))
-
-    def beta(self, link_load: float = 1.0, engine_load: float = 1.0) -> float:
-        """Cycles per element when the busiest channel carries ``link_load`` times the vector
-        and the busiest engine reduces ``engine_load`` times it."""
-        rates = [self.link_bandwidth / max(link_load, 1e-300)]
-        if self.local_bandwidth is not None:
-            rates.append(self.local_bandwidth)
-        if self.engine_bandwidth is not None:
-            rates.append(self.engine_bandwidth / max(engine_load, 1e-300))
-        return self.element_bytes / min(rates)
+def _link_latency(model: CostModel, u: int, v: int) -> float:
+    return model.link_latencies.get((min(u, v), max(u, v)), model.link_latency)
 
 
-@dataclass(frozen=True)
-class Cost:
-    """Hockney's ``T(m) = alpha + beta * m`` in cycles (PIUMA, "Analysis: Model").
-
-    Members
-    -------
-    alpha : float
-        Single-element latency.
-    beta : float
-        Cycles per element.
-    """
-
-    alpha: float
-    beta: float
-
-    def time(self, elements: Any) -> Any:
-        """``alpha + beta * elements`` (scalar or array)."""
-        if np.ndim(elements):
-            return self.alpha + self.beta * np.asarray(elements, dtype=float)
-        return self.alpha + self.beta * float(elements)
-
-
-def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None = None
-                   ) -> dict[int, float]:
-    """Latency from each participant's endpoint to the root's collective engine along the
-    tree: ``local_latency + sum(link latencies) + (hops + 1) * switch_latency``."""
-    model = model if model is not None else CostModel()
+def _climb(embedding: Embedding, topo: Topology, root_cost: float,
+           step: Callable[[int, int], float]) -> dict[int, float]:
+    """Latency from every participant's switch to the root along the request tree: the root
+    costs ``root_cost``, every other switch ``w`` with parent ``v`` adds ``step(w, v)``."""
     peer = topo.ports.peer
     up = {u: p for u, p, _, _ in embedding.links}
-    parent = {u: v for u, _, v, _ in embedding.links}
-    memo: dict[int, float] = {embedding.root: model.switch_latency}
-    special = model.link_latencies
+    memo: dict[int, float] = {embedding.root: root_cost}
 
     def climb(u: int) -> float:
         chain = []
         while u not in memo:
             chain.append(u)
-            u = parent[u]
+            u = int(peer[u, up[u]])
         for w in reversed(chain):
             v = int(peer[w, up[w]])
-            link = special.get((min(w, v), max(w, v)), model.link_latency)
-            memo[w] = memo[v] + link + model.switch_latency
+            memo[w] = memo[v] + step(w, v)
         return memo[chain[0]] if chain else memo[u]
 
-    return {p: climb(p) + model.local_latency for p in embedding.participants}
+    return {p: climb(p) for p in embedding.participants}
+
+
+def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None = None
+                   ) -> dict[int, float]:
+    """Latency of each participant's input up the reduction tree to the root's result:
+    ``local_latency + sum(link latencies) + sum over the hops + 1 switches of
+    (switch_latency + reduce_latency · ceil(log2 k))``, ``k`` the switch's contributing ports
+    (PIUMA, "Analysis: Latency")."""
+    model = model if model is not None else CostModel()
+    levels = {s.node: _levels(len(s.req_in)) for s in embedding.switches}
+
+    def switch(u: int) -> float:
+        return model.switch_latency + model.reduce_latency * levels.get(u, 0)
+
+    up = _climb(embedding, topo, switch(embedding.root),
+                lambda w, v: _link_latency(model, w, v) + switch(w))
+    return {p: lat + model.local_latency for p, lat in up.items()}
+
+
+def response_latencies(embedding: Embedding, topo: Topology, model: CostModel | None = None
+                       ) -> dict[int, float]:
+    """Latency of the result from the root's collective engine down the broadcast tree to
+    each participant's endpoint: ``sum(link latencies) + (hops + 1)·switch_latency +
+    local_latency``."""
+    model = model if model is not None else CostModel()
+    down = _climb(embedding, topo, model.switch_latency,
+                  lambda w, v: _link_latency(model, w, v) + model.switch_latency)
+    return {p: lat + model.local_latency for p, lat in down.items()}
 
 
 def embedding_cost(embedding: Embedding, topo: Topology, model: CostModel | None = None
                    ) -> Cost:
-    """alpha and beta of one embedding (see the module docstring).
+    """alpha and beta of one embedding, in cycles (see the module docstring).
 
     Raises
     ------
@@ -180,11 +112,15 @@ def embedding_cost(embedding: Embedding, topo: Topology, model: CostModel | None
         raise ValueError(f"Embedding was made for topology {embedding.topology[:16]}, not "
                          f"{topo.fingerprint[:16]}")
     model = model if model is not None else CostModel()
-    longest = max(path_latencies(embedding, topo, model).values())
-    if embedding.kind in ("allreduce", "barrier"):
-        alpha = 2 * longest  # up the reduction tree and back down the broadcast tree
+    if embedding.kind == "broadcast":
+        down = max(response_latencies(embedding, topo, model).values())
+        alpha = model.local_latency + down  # the root's endpoint injects, then down the tree
     else:
-        alpha = longest + model.local_latency  # one way, then out to the endpoint
+        up = max(path_latencies(embedding, topo, model).values())
+        if embedding.kind == "reduce":
+            alpha = up + model.local_latency  # out of the root's switch to its endpoint
+        else:  # allreduce, barrier: up the reduction tree and back down the broadcast tree
+            alpha = up + max(response_latencies(embedding, topo, model).values())
     return Cost(alpha=alpha, beta=model.beta())
 
 

@@ -14,12 +14,19 @@ of the vector (``n = 1``):
 - the bandwidth deficiency ``Ψ = W0·D`` against the optimum ``n/D`` of Eq. 1 (``D`` the
   number of dimensions), and the latency deficiency ``Λ = steps / log2(p)``.
 
-The alpha-beta time of Eq. 1, step by step, is
+The alpha-beta time of Eq. 1, step by step, is :meth:`Congestion.cost`: with the project's one
+cost model (:class:`innet.gen.cost.CostModel`, cycles and elements, shared with the in-network
+embeddings) a step that moves data costs
 
-    T(n) = sum over steps with traffic of (alpha + h * hop_latency + n * beta * load)
+    alpha_s + m * beta_s,  alpha_s = step_overhead + latency(h_s),
+                           beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)
 
-with ``alpha`` the per-message overhead, ``h`` the step's largest hop count, ``hop_latency``
-the latency of one hop (link plus switch) and ``load`` the step's largest link load.
+cycles for a vector of ``m`` elements, with ``h_s`` the step's largest hop count, ``load_s``
+its largest link load and ``port_s`` the largest fraction of the vector one endpoint injects or
+ejects in it (all collectives of the step together). :meth:`Congestion.time` is the same model
+in the seconds and bytes of the Swing paper (``CostModel.from_seconds``): per step
+``alpha + h * hop_latency + n * beta * load`` with ``alpha`` the per-message overhead,
+``hop_latency`` the latency of one hop (link plus switch) and ``n`` bytes.
 
 Routing
 -------
@@ -38,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from innet.gen.cost import Cost, CostModel
 from innet.gen.swing.schedule import Schedule
 
 __all__ = [
@@ -83,6 +91,9 @@ class Congestion:
         Largest hop count of each schedule step (0 when nothing moves).
     step_load : tuple of float
         Largest link load of each schedule step, in vectors.
+    step_inject, step_eject : tuple of float
+        Largest fraction of the vector one rank sends (receives) in each schedule step, all
+        collectives together: what its one local port carries.
     """
 
     algorithm: str
@@ -94,6 +105,8 @@ class Congestion:
     contention_free_term: float
     step_hops: tuple[int, ...]
     step_load: tuple[float, ...]
+    step_inject: tuple[float, ...]
+    step_eject: tuple[float, ...]
 
     @property
     def congestion_deficiency(self) -> float:
@@ -112,14 +125,48 @@ class Congestion:
         """Λ = steps / log2(p)."""
         return self.steps / math.log2(self.ranks)
 
+    def step_costs(self, model: CostModel | None = None) -> tuple[Cost, ...]:
+        """alpha and beta of every schedule step, in cycles and cycles per element of the whole
+        vector (module documentation); ``Cost(0, 0)`` for a step that moves nothing.
+
+        Raises
+        ------
+        ValueError
+            If the model has per-link latency overrides (host-style costs count hops).
+        """
+        model = model if model is not None else CostModel()
+        if model.link_latencies:
+            raise ValueError("Host-style costs count hops, so the cost model cannot have "
+                             "per-link latencies (link_latencies)")
+        out = []
+        for hops, load, inject, eject in zip(self.step_hops, self.step_load,
+                                             self.step_inject, self.step_eject, strict=True):
+            if not hops:
+                out.append(Cost(alpha=0.0, beta=0.0))
+                continue
+            out.append(Cost(alpha=model.step_overhead + model.latency(hops),
+                            beta=model.beta(link_load=load, local_load=max(inject, eject))))
+        return tuple(out)
+
+    def cost(self, model: CostModel | None = None) -> Cost:
+        """The whole allreduce as one ``T(m) = alpha + beta * m`` in cycles: the sum of
+        :meth:`step_costs` (Swing, Eq. 1 step by step).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`step_costs`.
+        """
+        steps = self.step_costs(model)
+        return Cost(alpha=math.fsum(c.alpha for c in steps),
+                    beta=math.fsum(c.beta for c in steps))
+
     def time(self, size: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
              hop_latency: float = DEFAULT_HOP_LATENCY) -> float:
-        """Predicted allreduce time in seconds for a vector of ``size`` bytes (Eq. 1)."""
-        total = 0.0
-        for hops, load in zip(self.step_hops, self.step_load, strict=True):
-            if hops:
-                total += alpha + hops * hop_latency + size * beta * load
-        return total
+        """Predicted allreduce time in seconds for a vector of ``size`` bytes (Eq. 1): the
+        cycle model :meth:`cost` with ``CostModel.from_seconds(alpha, beta, hop_latency)``."""
+        model = CostModel.from_seconds(alpha, beta, hop_latency)
+        return float(model.seconds(self.cost(model).time(size / model.element_bytes)))
 
 
 def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
@@ -160,6 +207,14 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
     size = (send[c, s, src, 1] - send[c, s, src, 0]) * weight[c]
     step_message = np.zeros(steps)
     np.maximum.at(step_message, s, size)
+    # What each rank's local port carries per step (all collectives of the step together).
+    local = {}
+    for name in ("send", "recv"):
+        ranges = arrays[name]
+        total = np.zeros((steps, schedule.ranks))
+        for col in range(schedule.collectives):
+            total += (ranges[col, :, :, 1] - ranges[col, :, :, 0]) * weight[col]
+        local[name] = total.max(axis=1)
 
     # Steps that move the same messages (an allgather step retraces a reduce-scatter step)
     # load the links the same way: route each distinct step once.
@@ -212,7 +267,9 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       bandwidth_term=float(step_load.sum()),
                       contention_free_term=float(step_message.sum()),
                       step_hops=tuple(step_hops.tolist()),
-                      step_load=tuple(step_load.tolist()))
+                      step_load=tuple(step_load.tolist()),
+                      step_inject=tuple(local["send"].tolist()),
+                      step_eject=tuple(local["recv"].tolist()))
 
 
 # -- sizes and the "which algorithm wins" table -------------------------------------------------

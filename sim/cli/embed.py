@@ -14,6 +14,11 @@ nodes, links, radix). With ``--trees T > 1`` it prints ``trees`` (one
 such object per tree), ``link_load`` (``[node, port, fraction of the vector]`` per directed
 channel), ``max_link_load``, ``predicted_gain`` and the striped ``predicted`` /
 ``predicted_latency_cycles``.
+
+``--compare [--sizes 1,64,1024 | 1..1M]`` prices the in-network allreduce against every
+host-style algorithm (Swing, recursive doubling, ring, bucket) on the same network with the same
+cost model (:mod:`innet.gen.compare`, cycles and elements) and prints which wins at which size;
+with ``--json`` the summary gets a ``compare`` member (:meth:`Comparison.to_dict`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from typing import Any
 
 import click
 
+from innet.gen.cost import CostModel
 from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
 
 __all__ = ["command", "parse_links", "parse_nodes"]
+
+_DEFAULT = CostModel()
 
 
 def parse_nodes(text: str, what: str) -> list[int]:
@@ -96,12 +104,39 @@ def _options(func):
                      help="Stripe the vector over this many trees (different roots and ids)."),
         click.option("--elements", type=int, default=1, show_default=True,
                      help="Vector length for the predicted latency."),
-        click.option("--link-latency", type=float, default=1.0, show_default=True,
-                     help="Cost model: cycles per link."),
-        click.option("--switch-latency", type=float, default=4.0, show_default=True,
-                     help="Cost model: pipeline cycles per switch."),
-        click.option("--local-latency", type=float, default=1.0, show_default=True,
-                     help="Cost model: cycles between endpoint and switch."),
+        click.option("--compare", is_flag=True,
+                     help="Predict which allreduce wins at which size: in-network against "
+                          "Swing, recursive doubling, ring and bucket on this network."),
+        click.option("--sizes", default=None, metavar="LIST|LO..HI",
+                     help="Vector sizes in elements for --compare, e.g. 1,64,1024 or 1..1M "
+                          "(x4 steps) [default: 1..1M]."),
+        click.option("--link-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.link_latency, show_default=True,
+                     help="Cost model: cycles a link adds per hop."),
+        click.option("--switch-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.switch_latency, show_default=True,
+                     help="Cost model: cycles to cross a switch."),
+        click.option("--local-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.local_latency, show_default=True,
+                     help="Cost model: cycles between endpoint and switch, each way."),
+        click.option("--reduce-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.reduce_latency, show_default=True,
+                     help="Cost model: cycles per level of a switch's reduction tree."),
+        click.option("--step-overhead", type=click.FloatRange(min=0),
+                     default=_DEFAULT.step_overhead, show_default=True,
+                     help="Cost model: cycles between two steps of a host-style schedule."),
+        click.option("--link-bandwidth", type=click.FloatRange(min=0, min_open=True),
+                     default=_DEFAULT.link_bandwidth, show_default=True,
+                     help="Cost model: elements per cycle per link direction."),
+        click.option("--local-bandwidth", type=click.FloatRange(min=0, min_open=True),
+                     default=_DEFAULT.local_bandwidth, show_default=True,
+                     help="Cost model: elements per cycle between endpoint and switch, each "
+                          "way (inf: never the bottleneck)."),
+        click.option("--element-bytes", type=click.IntRange(min=1),
+                     default=_DEFAULT.element_bytes, show_default=True,
+                     help="Cost model: bytes per element."),
+        click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="Clock frequency in MHz: --compare --json adds seconds."),
         click.option("--booksim-routing", type=click.Path(path_type=Path), default=None,
                      help="Also write the p2p routing table as a BookSim2 routing file."),
         json_option,
@@ -124,7 +159,7 @@ def _summary(embedding, topo, model, elements: int) -> dict[str, Any]:
 
 
 def _run(topo, description: str, opts: dict[str, Any]) -> None:
-    from innet.gen.embed import CostModel, embed, stripe
+    from innet.gen.embed import embed, stripe
     from innet.gen.routing import routing, write_booksim_routing
 
     if opts["trees"] < 1:
@@ -132,7 +167,21 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
     if opts["elements"] < 0:
         raise ValueError(f"--elements must be at least 0, not {opts['elements']}")
     model = CostModel(link_latency=opts["link_latency"], switch_latency=opts["switch_latency"],
-                      local_latency=opts["local_latency"])
+                      local_latency=opts["local_latency"],
+                      reduce_latency=opts["reduce_latency"],
+                      step_overhead=opts["step_overhead"],
+                      link_bandwidth=opts["link_bandwidth"],
+                      local_bandwidth=opts["local_bandwidth"],
+                      element_bytes=opts["element_bytes"],
+                      clock_hz=None if opts["clock_mhz"] is None else opts["clock_mhz"] * 1e6)
+    sizes = None
+    if opts["compare"]:
+        from innet.gen.compare import DEFAULT_SIZES, parse_counts
+
+        sizes = parse_counts(opts["sizes"]) if opts["sizes"] is not None else DEFAULT_SIZES
+        _check_compare(opts)
+    elif opts["sizes"] is not None:
+        raise ValueError("--sizes applies to --compare; add --compare")
     participants = (parse_nodes(opts["participants"], "--participants")
                     if opts["participants"] is not None else None)
     links = parse_links(opts["fail_links"]) if opts["fail_links"] else None
@@ -167,6 +216,13 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
                               "beta_cycles_per_element": striping.cost.beta,
                               "elements": opts["elements"]},
                 "predicted_latency_cycles": striping.cost.time(opts["elements"])}
+    comparison = None
+    if sizes is not None:
+        from innet.gen.compare import compare
+
+        comparison = compare(topo, sizes, model, innet=striping or trees[0],
+                             failed_links=links)
+        data["compare"] = comparison.to_dict()
     p2p = None
     if opts["booksim_routing"] is not None:  # check before anything is written
         p2p = routing(topo, failed_links=links, failed_switches=dead)
@@ -182,6 +238,80 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
         print_json(data)
         return
     _print(description, topo, trees, data, striping, opts)
+    if comparison is not None:
+        _print_compare(comparison)
+
+
+def _check_compare(opts: dict[str, Any]) -> None:
+    """--compare prices full-system allreduces: host-style schedules run on every node."""
+    if opts["kind"] != "allreduce":
+        raise ValueError(f"--compare prices allreduces, not --kind {opts['kind']}")
+    if opts["participants"] is not None:
+        raise ValueError("--compare cannot be combined with --participants: host-style "
+                         "schedules run on every node")
+    if opts["fail_switches"] is not None:
+        raise ValueError("--compare cannot be combined with --fail-switches: host-style "
+                         "schedules run on every node")
+
+
+def _cycles(value: float) -> str:
+    """Cycles in at most 6 characters: 1234, 12345, 1.23M, 123k."""
+    if value < 1e5:
+        return f"{value:.0f}"
+    if value < 1e6:
+        return f"{value / 1e3:.0f}k"
+    return f"{value / 1e6:.3g}M"
+
+
+def _size(value: float) -> str:
+    from innet.gen.compare import format_count
+
+    return format_count(value) if value == int(value) else f"{value:.3g}"
+
+
+def _print_compare(comparison) -> None:
+    from innet.gen.compare import format_count
+
+    echo = click.echo
+    model = comparison.model
+    local = "unlimited" if model.local_bandwidth is None else f"{model.local_bandwidth:g}"
+    echo("")
+    echo(f"which allreduce wins at which size (predicted cycles, 1 element = "
+         f"{model.element_bytes} bytes)")
+    echo(f"  model: link {model.link_latency:g}, switch {model.switch_latency:g}, endpoint "
+         f"port {model.local_latency:g} cycles; reduction {model.reduce_latency:g} cycles per "
+         f"tree level;")
+    echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
+         f" element/cycle per link, {local} per endpoint port")
+    names = list(comparison.predictions)
+    rows = [["", *names, ""],
+            ["alpha", *(f"{comparison.predictions[n].cost.alpha:g}" for n in names), ""],
+            ["beta", *(f"{comparison.predictions[n].cost.beta:.3g}" for n in names), ""],
+            ["elements", *(["cycles"] + [""] * (len(names) - 1)), "fastest"]]
+    for row in comparison.rows():
+        rows.append([format_count(row["elements"]),
+                     *(_cycles(row["cycles"][n]) for n in names), row["winner"]])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        cells = [text.rjust(w) for text, w in zip(r[:-1], widths, strict=False)]
+        echo(("  " + "  ".join([*cells, r[-1]])).rstrip())
+    intervals = comparison.intervals()
+    if len(intervals) == 1:
+        echo(f"  fastest: {intervals[0][2]} at every size")
+    else:
+        parts = []
+        for start, stop, name in intervals:
+            if stop is None:
+                parts.append(f"{name} from {_size(start)} on")
+            elif not start:
+                parts.append(f"{name} below {_size(stop)}")
+            else:
+                parts.append(f"{name} from {_size(start)} to {_size(stop)}")
+        echo("  fastest: " + ", ".join(parts) + " elements")
+    if model.clock_hz is not None:
+        echo(f"  at {model.clock_hz / 1e6:g} MHz one cycle is {1e9 / model.clock_hz:.4g} ns")
+    for name, reason in comparison.skipped.items():
+        echo(f"  {name} left out: {reason}")
 
 
 def _print(description, topo, trees, data, striping, opts) -> None:
@@ -234,6 +364,15 @@ def command() -> None:
     The root is the minimum-eccentricity participant unless --root names one; every
     participant's input takes its minimal path to the root, reductions happen where paths
     meet, and the result returns on the inverse tree.
+
+    --compare prices the in-network allreduce against the host-style algorithms (swing-l,
+    swing-b, recdoub-l, recdoub-b, ring, bucket) on the same network and routing, with one
+    cost model in cycles and elements (--link-latency ... --step-overhead), and prints which
+    wins at which size (--sizes, in elements); --json adds a "compare" member.
+
+    \b
+    innet embed polarfly --q 3 --compare
+    innet embed torus --shape 4x4 --compare --sizes 1,64,1024 --json
     """
 
 

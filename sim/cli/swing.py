@@ -101,7 +101,8 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
 @click.option("--verify", is_flag=True,
               help="Run the schedule on random data on every rank; exit 1 unless exact.")
 @click.option("--model-sizes", "sizes_text", metavar="LO..HI|A,B", default=None,
-              help="Predict every algorithm's time at these vector sizes (32B..128MiB).")
+              help="Predict every algorithm's time in µs at these vector sizes in bytes "
+                   "(32B..128MiB); for the RTL network in cycles see innet embed --compare.")
 @click.option("--alpha", type=click.FloatRange(min=0), default=None,
               help="Per-message overhead in seconds [1e-6].")
 @click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=400.0,
@@ -122,6 +123,7 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
     innet swing --shape 8x8 --algo swing-b --verify
     innet swing --topology hyperx --shape 16x16 --model-sizes 32B..128MiB
     """
+    from innet.gen.cost import CostModel
     from innet.gen.swing import build_schedule
     from innet.gen.swing import verify as verify_schedule
     from innet.gen.swing.cost import (
@@ -159,8 +161,16 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
                 continue
             models[name] = _model(other, topo)
         table = model_table(models, sizes, alpha, beta, hop_latency)
+        cost_model = CostModel.from_seconds(alpha, beta, hop_latency)
+        for row in table:
+            row["cycles"] = {name: time * cost_model.clock_hz
+                             for name, time in row["times"].items()}
         summary["model"] = {"alpha": alpha, "beta": beta, "hop_latency": hop_latency,
-                            "sizes": table}
+                            "units": {"size": "bytes", "times": "seconds", "alpha": "seconds",
+                                      "beta": "seconds per byte",
+                                      "hop_latency": "seconds",
+                                      "cycles": "cycles of cost_model.clock_hz"},
+                            "cost_model": cost_model.to_dict(), "sizes": table}
 
     if output is not None:
         write_atomic(output / "schedule.json", schedule.to_json() + "\n")
@@ -169,14 +179,14 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
     if as_json:
         click.echo(_compact(summary))
     else:
-        _print(summary, network, table, format_size)
+        _print(summary, network, table, format_size, (alpha, bandwidth, hop_latency))
         if output is not None:
             console().print(f"wrote {output / 'schedule.json'} and {output / 'summary.json'}")
     if verdict is not None and not verdict.exact:
         fail(f"verify: {verdict.message}")
 
 
-def _print(summary: dict, network: str, table, format_size) -> None:
+def _print(summary: dict, network: str, table, format_size, params) -> None:
     from rich.table import Table
 
     out = console()
@@ -199,7 +209,10 @@ def _print(summary: dict, network: str, table, format_size) -> None:
         out.print(f"verify: {v['message']} ({ranks} ranks, {v['elements']} elements)")
     if table:
         names = list(table[0]["times"])
-        grid = Table(title="predicted allreduce time (µs)", box=None, pad_edge=False,
+        alpha, bandwidth, hop_latency = params
+        grid = Table(title=f"predicted allreduce time in µs ({alpha * 1e6:g} µs/step, "
+                           f"{hop_latency * 1e9:g} ns/hop, {bandwidth:g} Gb/s)", box=None,
+                     pad_edge=False,
                      show_edge=False, padding=(0, 1))
         grid.add_column("size", justify="right")
         for name in names:

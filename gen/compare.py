@@ -1,0 +1,350 @@
+"""Which allreduce wins at which size on a given network: in-network against host-style.
+
+Every algorithm is priced by the one cost model of :mod:`innet.gen.cost` (cycles and elements)
+on the real topology with the project's routing:
+
+- ``innet``: PIUMA's in-network allreduce, :func:`innet.gen.embed.embedding_cost` of the dynamic
+  embedding (or of a striping over several trees);
+- ``swing-l``, ``swing-b``, ``recdoub-l``, ``recdoub-b``, ``ring``, ``bucket``: the host-style
+  schedules of :mod:`innet.gen.swing` with rank ``r`` on node ``r``, every message routed by
+  :func:`innet.gen.routing.routing` (:func:`innet.gen.swing.cost.congestion`), priced step by
+  step (:meth:`innet.gen.swing.cost.Congestion.cost`, Swing Eq. 1).
+
+Each is one line ``T(m) = alpha + beta · m``; :func:`compare` evaluates them at the requested
+sizes and gives the exact intervals where each one is fastest (:func:`innet.gen.cost.envelope`).
+
+Limits of the model
+-------------------
+- Message sizes are fractions of the vector (Swing's model). Below a schedule's block count a
+  message would be a fraction of an element, while the hardware moves whole flits and skips
+  empty messages; predictions for such tiny vectors are approximate (the latency term, which
+  dominates there, is exact).
+- A step's latency (its longest route) and its bandwidth term (its busiest channel or port)
+  are added even when they belong to different messages, as in Swing's Eq. 1.
+- The collectives of one step run concurrently through the endpoint's one local port. An
+  endpoint that runs its step table strictly one entry after another pays the step overhead
+  and latency once per entry, not once per step.
+- Host-style costs count hops: a model with per-link latencies (``link_latencies``) prices
+  in-network embeddings only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from innet.gen.cost import Cost, CostModel, envelope
+from innet.gen.topology import Topology
+
+__all__ = [
+    "ALGORITHMS",
+    "DEFAULT_SIZES",
+    "HOST_ALGORITHMS",
+    "Comparison",
+    "Prediction",
+    "compare",
+    "format_count",
+    "host_prediction",
+    "host_shape",
+    "parse_counts",
+]
+
+#: The host-style algorithms (:data:`innet.gen.swing.ALGORITHMS`), latency-optimal first.
+HOST_ALGORITHMS = ("swing-l", "swing-b", "recdoub-l", "recdoub-b", "ring", "bucket")
+#: Everything :func:`compare` prices, in table order.
+ALGORITHMS = ("innet", *HOST_ALGORITHMS)
+#: Vector sizes in elements: 1, 4, 16, ..., 1,048,576.
+DEFAULT_SIZES = tuple(4**k for k in range(11))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One algorithm's predicted cost on a network.
+
+    Members
+    -------
+    algorithm : str
+    cost : Cost
+        ``T(m) = alpha + beta · m`` in cycles.
+    steps : int
+        Communication steps (1 for the in-network round trip).
+    max_hops : int
+        Longest route a message takes (the tree depth for in-network).
+    congestion_deficiency : float
+        Swing's Ξ on this network's routing (1 for in-network: no two flows share a channel).
+    """
+
+    algorithm: str
+    cost: Cost
+    steps: int
+    max_hops: int
+    congestion_deficiency: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alpha_cycles": self.cost.alpha, "beta_cycles_per_element": self.cost.beta,
+                "steps": self.steps, "max_hops": self.max_hops,
+                "congestion_deficiency": self.congestion_deficiency}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Predicted allreduce times of several algorithms on one network.
+
+    Members
+    -------
+    topology : str
+        The network's fingerprint.
+    model : CostModel
+    sizes : tuple of int
+        Vector sizes in elements.
+    predictions : dict of str to Prediction
+        In table order.
+    skipped : dict of str to str
+        Algorithms that could not run on this network, and why.
+    """
+
+    topology: str
+    model: CostModel
+    sizes: tuple[int, ...]
+    predictions: dict[str, Prediction]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def costs(self) -> dict[str, Cost]:
+        return {name: p.cost for name, p in self.predictions.items()}
+
+    def cycles(self, algorithm: str, elements: float) -> float:
+        """Predicted cycles of ``algorithm`` for ``elements``."""
+        return float(self.predictions[algorithm].cost.time(elements))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One per size: ``{"elements", "cycles": {name: cycles}, "winner"}`` (ties go to the
+        algorithm listed first)."""
+        out = []
+        for m in self.sizes:
+            cycles = {name: self.cycles(name, m) for name in self.predictions}
+            winner = min(cycles, key=cycles.get)  # min keeps the first of equal values
+            out.append({"elements": m, "cycles": cycles, "winner": winner})
+        return out
+
+    def intervals(self) -> list[tuple[float, float | None, str]]:
+        """Exact ``(start, stop, winner)`` intervals of ``m`` (``stop`` ``None``: unbounded)."""
+        return envelope(self.costs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``innet embed --compare --json``)."""
+        rows = self.rows()
+        if self.model.clock_hz is not None:
+            for row in rows:
+                row["seconds"] = {n: float(self.model.seconds(c))
+                                  for n, c in row["cycles"].items()}
+        return {"unit": "cycles", "size_unit": "elements", "topology": self.topology,
+                "model": self.model.to_dict(),
+                "algorithms": {n: p.to_dict() for n, p in self.predictions.items()},
+                "skipped": dict(self.skipped), "sizes": rows,
+                "winners": [{"from": start, "to": stop, "algorithm": name}
+                            for start, stop, name in self.intervals()]}
+
+
+def host_shape(topo: Topology) -> tuple[int, ...]:
+    """The rank layout host-style schedules use on ``topo``: its shape on a torus, mesh or
+    HyperX (rank ``r`` on node ``r``, row-major), a ring of all nodes otherwise."""
+    shape = topo.params.get("shape") if topo.kind in ("torus", "hyperx") else None
+    return tuple(int(d) for d in shape) if shape else (topo.nodes,)
+
+
+def host_prediction(topo: Topology, algorithm: str, model: CostModel | None = None, *,
+                    route: Any = None, nonpow2: str = "auto") -> Prediction:
+    """Price one host-style algorithm on ``topo`` with the project's routing.
+
+    Parameters
+    ----------
+    topo : Topology
+    algorithm : str
+        One of :data:`HOST_ALGORITHMS`.
+    model : CostModel, optional
+        Default ``CostModel()``.
+    route : Routing, optional
+        The routing (default :func:`innet.gen.routing.routing` of ``topo``).
+    nonpow2 : str
+        As :func:`innet.gen.swing.build_schedule`.
+
+    Raises
+    ------
+    ValueError
+        If the schedule cannot be built for this network (e.g. too many entries) or the model
+        has per-link latencies.
+    """
+    from innet.gen.swing import build_schedule
+
+    schedule = build_schedule(algorithm, host_shape(topo), nonpow2=nonpow2)
+    return _host(schedule, topo, model, route)
+
+
+def _host(schedule: Any, topo: Topology, model: CostModel | None, route: Any) -> Prediction:
+    from innet.gen.routing import routing
+    from innet.gen.swing.cost import congestion
+
+    route = route if route is not None else routing(topo)
+    loads = congestion(schedule, topo.ports.peer, route.next_port)
+    return Prediction(algorithm=schedule.algorithm, cost=loads.cost(model), steps=loads.steps,
+                      max_hops=loads.max_hops,
+                      congestion_deficiency=loads.congestion_deficiency)
+
+
+def _innet_prediction(topo: Topology, model: CostModel, innet: Any,
+                      failed_links: Any) -> Prediction:
+    from innet.gen.embed import Embedding, Striping, embed, embedding_cost
+
+    if innet is None:
+        innet = embed(topo, failed_links=failed_links)
+    if isinstance(innet, Striping):
+        trees = innet.embeddings
+        cost = innet.cost
+    elif isinstance(innet, Embedding):
+        trees = (innet,)
+        cost = embedding_cost(innet, topo, model)
+    else:
+        raise TypeError(f"In-network collective must be an Embedding or a Striping, not "
+                        f"{type(innet).__name__}")
+    for tree in trees:
+        if tree.kind != "allreduce":
+            raise ValueError(f"Compare prices allreduces, not a {tree.kind}")
+        if len(tree.participants) != topo.nodes:
+            raise ValueError(f"Host-style schedules run on every node, so compare needs an "
+                             f"allreduce over all {topo.nodes} nodes, not "
+                             f"{len(tree.participants)}")
+    return Prediction(algorithm="innet", cost=cost, steps=1,
+                      max_hops=max(t.depth for t in trees), congestion_deficiency=1.0)
+
+
+def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
+            model: CostModel | None = None, *, algorithms: Sequence[str] = ALGORITHMS,
+            innet: Any = None, failed_links: Iterable[Any] | None = None,
+            nonpow2: str = "auto") -> Comparison:
+    """Predict every algorithm's allreduce time on ``topo`` at every size.
+
+    Parameters
+    ----------
+    topo : Topology
+    sizes : iterable of int
+        Vector sizes in elements.
+    model : CostModel, optional
+        Default ``CostModel()`` (the project's network, :mod:`innet.gen.cost`).
+    algorithms : sequence of str
+        A subset of :data:`ALGORITHMS`, in the order wanted.
+    innet : Embedding or Striping, optional
+        The in-network allreduce to price (default: :func:`innet.gen.embed.embed` of
+        ``topo``); with several trees, the :class:`~innet.gen.embed.Striping`. It must include
+        every node, as the host-style schedules do.
+    failed_links : iterable of (int, int), optional
+        Links the host-style messages route around, and the default embedding too (a given
+        ``innet`` should have been embedded around them).
+    nonpow2 : str
+        As :func:`innet.gen.swing.build_schedule`.
+
+    Returns
+    -------
+    Comparison
+        Host-style algorithms whose schedule cannot be built on this network (e.g. a ring with
+        too many entries) are listed in ``skipped`` with the reason.
+
+    Raises
+    ------
+    TypeError
+        If ``topo`` is not a Topology or ``innet`` not an Embedding or Striping.
+    ValueError
+        If an algorithm is unknown or repeated, a size is not a non-negative integer, or the
+        in-network collective is not an allreduce over every node.
+    """
+    from innet.gen.routing import routing
+    from innet.gen.swing import build_schedule
+
+    if not isinstance(topo, Topology):
+        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    sizes = tuple(sizes)
+    for m in sizes:
+        if isinstance(m, bool) or not isinstance(m, int) or m < 0:
+            raise ValueError(f"Sizes must be non-negative element counts, not {m!r}")
+    algorithms = tuple(algorithms)
+    for name in algorithms:
+        if name not in ALGORITHMS:
+            raise ValueError(f"Algorithm must be one of {', '.join(ALGORITHMS)}, not {name!r}")
+    if not algorithms or len(set(algorithms)) != len(algorithms):
+        raise ValueError(f"Algorithms must be distinct and at least one, not {algorithms!r}")
+    model = model if model is not None else CostModel()
+    if model.link_latencies and set(algorithms) - {"innet"}:
+        raise ValueError("Host-style costs count hops, so the cost model cannot have "
+                         "per-link latencies (link_latencies)")
+    predictions: dict[str, Prediction] = {}
+    skipped: dict[str, str] = {}
+    route = None
+    for name in algorithms:
+        if name == "innet":
+            predictions[name] = _innet_prediction(topo, model, innet, failed_links)
+            continue
+        try:
+            schedule = build_schedule(name, host_shape(topo), nonpow2=nonpow2)
+        except ValueError as error:  # e.g. a ring with more entries than a schedule may hold
+            skipped[name] = str(error)
+            continue
+        if route is None:
+            route = routing(topo, failed_links=failed_links)
+        predictions[name] = _host(schedule, topo, model, route)
+    if not predictions:
+        raise ValueError(f"No algorithm could be priced on this network: "
+                         f"{'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
+    return Comparison(topology=topo.fingerprint, model=model, sizes=sizes,
+                      predictions=predictions, skipped=skipped)
+
+
+_SUFFIX = {"": 1, "k": 1 << 10, "ki": 1 << 10, "m": 1 << 20, "mi": 1 << 20, "g": 1 << 30,
+           "gi": 1 << 30}
+
+
+def _count(text: str, whole: str) -> int:
+    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
+    suffix = match.group(2).lower() if match else None
+    if not match or suffix not in _SUFFIX:
+        raise ValueError(f"Sizes must be element counts such as 1,64,1024 or 1..1M, "
+                         f"not {whole!r}")
+    return int(match.group(1)) * _SUFFIX[suffix]
+
+
+def parse_counts(text: str) -> list[int]:
+    """Element counts for ``--sizes``: ``"1,64,1024"``, or ``"LO..HI"`` for ``LO, 4·LO,
+    16·LO, ...`` up to ``HI`` (``HI`` itself last; ``LO = 0`` starts ``0, 1, 4, ...``).
+    ``K``, ``M`` and ``G`` (or ``Ki``, ``Mi``, ``Gi``) multiply by 2^10, 2^20, 2^30.
+
+    Raises
+    ------
+    ValueError
+        If an item is not a count or the range is empty.
+    """
+    text = str(text)
+    if ".." in text:
+        lo_text, hi_text = text.split("..", 1)
+        lo, hi = _count(lo_text, text), _count(hi_text, text)
+        if hi < lo:
+            raise ValueError(f"Size range {text!r} is empty: {hi_text.strip()} is below "
+                             f"{lo_text.strip()}")
+        out = [0] if lo == 0 else []
+        size = max(lo, 1)
+        while size < hi:
+            out.append(size)
+            size *= 4
+        return [*out, hi] if not out or out[-1] != hi else out
+    return [_count(part, text) for part in text.split(",")]
+
+
+def format_count(count: float) -> str:
+    """An element count as the largest exact binary multiple: ``64``, ``4K``, ``1M``."""
+    if count == int(count):
+        count = int(count)
+        for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if count >= factor and count % factor == 0:
+                return f"{count // factor}{unit}"
+        return str(count)
+    return f"{count:.4g}"

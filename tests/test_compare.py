@@ -1,0 +1,300 @@
+"""Which allreduce wins at which size: the host-style prices against closed forms and networkx
+distances, the crossover's direction, and `innet embed --compare`."""
+
+import itertools
+import json
+import math
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+
+from innet.gen.compare import (
+    ALGORITHMS,
+    HOST_ALGORITHMS,
+    compare,
+    format_count,
+    host_prediction,
+    host_shape,
+    parse_counts,
+)
+from innet.gen.cost import Cost, CostModel
+from innet.gen.embed import embed, embedding_cost, stripe
+from innet.gen.swing import build_schedule
+from innet.gen.topology import hyperx, polarfly, torus
+from innet.sim.cli import main
+
+MODEL = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10)
+
+
+@pytest.mark.parametrize("p", [4, 6, 8, 11])
+def test_ring_algorithm_on_a_ring(p):
+    """Ring allreduce (Swing 2.3.1): 2(p - 1) one-hop steps; two rings (one per direction)
+    each move a block of m/(2p) per step, so each endpoint port carries m/p per step."""
+    topo = torus(p)
+    step_alpha = MODEL.step_overhead + 2 * MODEL.local_latency + MODEL.link_latency \
+        + 2 * MODEL.switch_latency
+    got = host_prediction(topo, "ring", MODEL)
+    assert got.steps == 2 * (p - 1)
+    assert got.max_hops == 1
+    assert got.cost.alpha == pytest.approx(2 * (p - 1) * step_alpha)
+    assert got.cost.beta == pytest.approx(2 * (p - 1) / p)  # the endpoint port, m/p per step
+    free = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10,
+                     local_bandwidth=None)
+    assert host_prediction(topo, "ring", free).cost.beta == pytest.approx(2 * (p - 1) / (2 * p))
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_recursive_doubling_on_a_ring(k):
+    """Latency-optimal recursive doubling on a ring of p = 2^k: step s talks to r xor 2^s,
+    min(2^s, p - 2^s) hops away; alpha = sum over steps of (overhead + latency(hops)). Every
+    message is the whole vector, and 2^s of them cross the busiest link at step s (Swing,
+    Figure 1; the last step's p/2 all go the plus way), so beta = sum 2^s = p - 1."""
+    p = 2**k
+    got = host_prediction(torus(p), "recdoub-l", MODEL)
+    hops = [min(2**s, p - 2**s) for s in range(k)]
+    assert got.cost.alpha == pytest.approx(sum(
+        MODEL.step_overhead + 2 * MODEL.local_latency + h * MODEL.link_latency
+        + (h + 1) * MODEL.switch_latency for h in hops))
+    assert got.cost.beta == pytest.approx(p - 1)
+    assert got.max_hops == p // 2
+
+
+TOPOLOGIES = [torus(8), torus((4, 4)), torus((2, 4)), torus((3, 4), mesh=True),
+              hyperx((4, 4)), hyperx((2, 3)), polarfly(3)]
+
+
+@pytest.mark.parametrize("topo", TOPOLOGIES, ids=lambda t: f"{t.kind}{t.nodes}")
+@pytest.mark.parametrize("algorithm", HOST_ALGORITHMS)
+def test_host_latency_from_networkx_distances(topo, algorithm):
+    """alpha = sum over the steps that move data of (overhead + latency(h_s)), h_s the largest
+    shortest-path distance between a rank and its send peer (the routing is minimal)."""
+    schedule = build_schedule(algorithm, host_shape(topo))
+    dist = dict(nx.all_pairs_shortest_path_length(topo.to_networkx()))
+    alpha = 0.0
+    for step in range(schedule.steps):
+        hops = [dist[r][q] for c in range(schedule.collectives)
+                for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
+        if hops:
+            alpha += MODEL.step_overhead + MODEL.latency(max(hops))
+    got = host_prediction(topo, algorithm, MODEL)
+    assert got.cost.alpha == pytest.approx(alpha)
+    # Every rank sends at least the optimal 2(p - 1)/p of the vector through its one port.
+    p = topo.nodes
+    lower = 2 * (p - 1) / p / MODEL.local_bandwidth
+    assert got.cost.beta >= lower - 1e-9
+
+
+@pytest.mark.parametrize("topo", [torus(8), torus((4, 4)), hyperx((3, 3)), polarfly(3)],
+                         ids=lambda t: f"{t.kind}{t.nodes}")
+def test_in_network_is_the_embedding_cost(topo):
+    """No reduction latency: alpha = 2 x the longest leaf-root latency, from networkx
+    distances to the root (PIUMA, Analysis, Eq. 1); beta = 1 element per cycle."""
+    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=0)
+    result = compare(topo, [0, 10], model, algorithms=["innet"])
+    e = embed(topo)
+    hops = nx.single_source_shortest_path_length(topo.to_networkx(), e.root)
+    longest = max(1 + 3 * hops[p] + 2 * (hops[p] + 1) for p in e.participants)
+    assert result.predictions["innet"].cost == Cost(2 * longest, 1.0)
+    assert result.predictions["innet"].cost == embedding_cost(e, topo, model)
+    assert [row["cycles"]["innet"] for row in result.rows()] == [2 * longest, 2 * longest + 10]
+
+
+def crossover_size(topo, model, low, high):
+    """Size where the latency-optimal ``low`` stops beating the bandwidth-optimal ``high``."""
+    got = compare(topo, [], model, algorithms=[low, high])
+    a, b = got.predictions[low].cost, got.predictions[high].cost
+    assert a.alpha < b.alpha
+    assert a.beta > b.beta
+    pieces = got.intervals()
+    assert [name for _, _, name in pieces] == [low, high]
+    assert pieces[0][1] == pytest.approx((b.alpha - a.alpha) / (a.beta - b.beta))
+    return pieces[0][1]
+
+
+@pytest.mark.parametrize(("topo", "low", "high"), [
+    (torus(8), "recdoub-l", "recdoub-b"), (torus((4, 4)), "swing-l", "swing-b"),
+    (torus((8, 8)), "swing-l", "swing-b"), (hyperx((4, 4)), "recdoub-l", "ring")])
+def test_crossover_moves_with_beta(topo, low, high):
+    """A larger beta (slower links and ports) makes the bandwidth term matter sooner: the
+    latency-optimal variant loses at smaller sizes. Scaling every bandwidth by k scales the
+    crossover by k; a larger per-step overhead moves it up."""
+    sizes = [crossover_size(topo, CostModel(link_bandwidth=bw, local_bandwidth=bw), low, high)
+             for bw in (4, 2, 1, 0.5, 0.25)]
+    assert all(a > b for a, b in itertools.pairwise(sizes))
+    assert sizes[0] == pytest.approx(16 * sizes[-1])
+    slow = crossover_size(topo, CostModel(step_overhead=100), low, high)
+    assert slow > crossover_size(topo, CostModel(step_overhead=8), low, high)
+
+
+def test_comparison_rows_and_winners():
+    topo = torus((4, 4))
+    got = compare(topo, [1, 64, 4096])
+    assert list(got.predictions) == list(ALGORITHMS)
+    assert got.sizes == (1, 64, 4096)
+    for row in got.rows():
+        assert row["winner"] == min(row["cycles"], key=row["cycles"].get)
+        assert row["cycles"]["swing-b"] == pytest.approx(
+            got.predictions["swing-b"].cost.time(row["elements"]))
+    # The in-network allreduce sends each element once each way: it wins large vectors.
+    assert got.rows()[-1]["winner"] == "innet"
+    assert got.intervals()[-1][2] == "innet"
+    data = got.to_dict()
+    assert (data["unit"], data["size_unit"]) == ("cycles", "elements")
+    assert data["model"] == CostModel().to_dict()
+    assert [w["algorithm"] for w in data["winners"]] == [n for _, _, n in got.intervals()]
+    assert "seconds" not in data["sizes"][0]
+    timed = compare(topo, [8], CostModel(clock_hz=1e9), algorithms=["innet", "ring"])
+    row = timed.to_dict()["sizes"][0]
+    assert row["seconds"]["ring"] == pytest.approx(row["cycles"]["ring"] * 1e-9)
+
+
+def test_striped_in_network_and_failed_links():
+    topo = hyperx((4, 4))
+    model = CostModel(local_bandwidth=None)
+    s = stripe(topo, 2, model=model)
+    got = compare(topo, [16], model, innet=s, algorithms=["innet", "swing-b"])
+    assert got.predictions["innet"].cost == s.cost
+    ring = torus(8)
+    detour = compare(ring, [16], MODEL, algorithms=["ring"], failed_links=[(0, 1)])
+    plain = compare(ring, [16], MODEL, algorithms=["ring"])
+    # The message from 0 to 1 now goes the long way round: 7 hops.
+    assert detour.predictions["ring"].max_hops == 7
+    assert detour.cycles("ring", 16) > plain.cycles("ring", 16)
+    grid = torus((4, 4))  # the default embedding avoids the failed links too
+    tree = compare(grid, [1], MODEL, algorithms=["innet"], failed_links=[(7, 11)])
+    assert tree.predictions["innet"].cost == embedding_cost(
+        embed(grid, failed_links=[(7, 11)]), grid, MODEL)
+    assert tree.predictions["innet"].cost != embedding_cost(embed(grid), grid, MODEL)
+
+
+def test_skipped_algorithms_are_reported(monkeypatch):
+    import innet.gen.swing as swing
+
+    real = swing.build_schedule
+
+    def refuse_ring(name, *args, **kwargs):
+        if name == "ring":
+            raise ValueError("Too many entries")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(swing, "build_schedule", refuse_ring)
+    got = compare(torus(4), [1], algorithms=["ring", "swing-l"])
+    assert got.skipped == {"ring": "Too many entries"}
+    assert list(got.predictions) == ["swing-l"]
+    with pytest.raises(ValueError, match=r"^No algorithm could be priced on this network: "
+                                         r"ring: Too many entries$"):
+        compare(torus(4), [1], algorithms=["ring"])
+
+
+def test_compare_errors():
+    topo = torus(4)
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not str$"):
+        compare("torus", [1])
+    with pytest.raises(ValueError, match=r"^Sizes must be non-negative element counts, "
+                                         r"not -1$"):
+        compare(topo, [-1])
+    with pytest.raises(ValueError, match=r"^Algorithm must be one of innet, swing-l, swing-b, "
+                                         r"recdoub-l, recdoub-b, ring, bucket, not 'tree'$"):
+        compare(topo, [1], algorithms=["tree"])
+    with pytest.raises(ValueError, match=r"^Algorithms must be distinct and at least one, "
+                                         r"not \('ring', 'ring'\)$"):
+        compare(topo, [1], algorithms=["ring", "ring"])
+    with pytest.raises(ValueError, match=r"^Host-style costs count hops, so the cost model "
+                                         r"cannot have per-link latencies \(link_latencies\)$"):
+        compare(topo, [1], CostModel(link_latencies={(0, 1): 4}))
+    with pytest.raises(ValueError, match=r"^Compare prices allreduces, not a reduce$"):
+        compare(topo, [1], innet=embed(topo, kind="reduce"))
+    with pytest.raises(ValueError, match=r"^Host-style schedules run on every node, so compare "
+                                         r"needs an allreduce over all 4 nodes, not 2$"):
+        compare(topo, [1], innet=embed(topo, [0, 1]))
+    with pytest.raises(TypeError, match=r"^In-network collective must be an Embedding or a "
+                                        r"Striping, not int$"):
+        compare(topo, [1], innet=3)
+
+
+def test_parse_counts():
+    assert parse_counts("1,64,1024") == [1, 64, 1024]
+    assert parse_counts("1..1M") == [4**k for k in range(11)]
+    assert parse_counts("0..16") == [0, 1, 4, 16]
+    assert parse_counts("2..10") == [2, 8, 10]
+    assert parse_counts("4Ki,1mi, 2G") == [4096, 1 << 20, 2 << 30]
+    assert parse_counts("5..5") == [5]
+    for bad in ("", "1.5", "x", "1,,2", "-1"):
+        with pytest.raises(ValueError, match=r"^Sizes must be element counts such as "
+                                             r"1,64,1024 or 1..1M, not "):
+            parse_counts(bad)
+    with pytest.raises(ValueError, match=r"^Size range '1M..1K' is empty: 1K is below 1M$"):
+        parse_counts("1M..1K")
+    assert [format_count(c) for c in (0, 64, 1024, 1536, 1 << 20, 2.5)] == [
+        "0", "64", "1K", "1536", "1M", "2.5"]
+
+
+def run(*args):
+    done = CliRunner().invoke(main, ["embed", *args])
+    return done.exit_code, done.output
+
+
+def test_cli_compare_table():
+    code, out = run("torus", "--shape", "4x4", "--compare", "--sizes", "1,64,4K")
+    assert code == 0, out
+    text = out[out.index("which allreduce wins"):]
+    got = compare(torus((4, 4)), [1, 64, 4096])
+    header = next(line for line in text.splitlines() if "innet" in line and "swing-l" in line)
+    assert header.split() == list(ALGORITHMS)
+    for row in got.rows():
+        line = next(line for line in text.splitlines()
+                    if line.split()[:1] == [format_count(row["elements"])])
+        cells = line.split()
+        assert cells[-1] == row["winner"]
+        assert [float(c) for c in cells[1:-1]] == [round(row["cycles"][n]) for n in ALGORITHMS]
+    assert "fastest: " in text
+
+
+def test_cli_compare_json():
+    code, out = run("polarfly", "--q", "3", "--compare", "--sizes", "1..1K", "--json",
+                    "--step-overhead", "40", "--link-latency", "1", "--clock-mhz", "500")
+    assert code == 0, out
+    data = json.loads(out)
+    model = CostModel(step_overhead=40, link_latency=1, clock_hz=500e6)
+    expected = compare(polarfly(3), parse_counts("1..1K"), model).to_dict()
+    assert data["compare"] == json.loads(json.dumps(expected))
+    assert data["compare"]["sizes"][0]["seconds"]["innet"] == pytest.approx(
+        data["compare"]["sizes"][0]["cycles"]["innet"] * 2e-9)
+    assert data["predicted"]["alpha_cycles"] == expected["algorithms"]["innet"]["alpha_cycles"]
+
+
+def test_cli_compare_striped():
+    code, out = run("hyperx", "--shape", "4x4", "--trees", "2", "--compare", "--json",
+                    "--local-bandwidth", "inf")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["compare"]["algorithms"]["innet"]["beta_cycles_per_element"] == \
+        data["predicted"]["beta_cycles_per_element"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--compare", "--kind", "reduce"], "--compare prices allreduces, not --kind reduce"),
+    (["--compare", "--participants", "0-3"],
+     ("--compare cannot be combined with --participants: host-style schedules run on every "
+      "node")),
+    (["--compare", "--fail-switches", "3"],
+     ("--compare cannot be combined with --fail-switches: host-style schedules run on every "
+      "node")),
+    (["--sizes", "1,2"], "--sizes applies to --compare; add --compare"),
+    (["--compare", "--sizes", "1,x"],
+     "Sizes must be element counts such as 1,64,1024 or 1..1M, not '1,x'"),
+])
+def test_cli_compare_errors(args, message):
+    code, out = run("torus", "--shape", "4x4", *args)
+    assert code == 1
+    assert out.strip().splitlines()[-1] == f"innet: error: {message}"
+
+
+def test_cli_help_documents_compare():
+    code, out = run("torus", "--help")
+    assert code == 0
+    for option in ("--compare", "--sizes", "--step-overhead", "--reduce-latency",
+                   "--link-bandwidth", "--local-bandwidth", "--clock-mhz"):
+        assert option in out
+    assert math.isfinite(CostModel().step_overhead)
