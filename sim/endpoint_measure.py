@@ -74,7 +74,8 @@ def summarise(report: dict[str, Any]) -> list[str]:
         entries = sorted({int(k.split(":")[1]) for k in tl if k.startswith("0:")})
         starts = [tl[f"0:{e}:cts"][0] for e in entries if f"0:{e}:cts" in tl]
         n = run["elements"]
-        head = (f"  {name:9s} n={n}: {run['cycles']} cycles, {len(entries)} entries at node 0, "
+        count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
+        head = (f"  {name:9s} n={n}: {run['cycles']} cycles, {count} at node 0, "
                 f"{run['data']} data + {run['cts']} CTS flits")
         if name.endswith("-l"):
             per = [b - a for a, b in itertools.pairwise(starts)]

@@ -51,8 +51,9 @@ class CreditThrottle(wiring.Component):
     """Random backpressure on a credit link: holds back the credits its receiver returns.
 
     Each VC counts the credits the receiver returned (``credit_in``) and passes at most one per
-    cycle on to the sender (``credit_out``), only while ``go`` is high; the sender then stalls
-    for want of credits exactly as if the receiver were slow to drain its buffer.
+    cycle on to the sender (``credit_out``, in the same cycle while nothing is owed), only
+    while ``go`` is high; the sender then stalls for want of credits exactly as if the receiver
+    were slow to drain its buffer. With ``go`` always high the throttle is transparent.
 
     Parameters
     ----------
@@ -79,7 +80,8 @@ class CreditThrottle(wiring.Component):
         m = Module()
         owed = [Signal(range(self._depth + 1), name=f"owed{v}") for v in range(self._vcs)]
         for v, count in enumerate(owed):
-            release = self.go & (count != 0)
+            # A credit passes straight through while go is high (no added latency).
+            release = self.go & ((count != 0) | self.credit_in[v])
             m.d.comb += self.credit_out[v].eq(release)
             m.d.sync += count.eq(count + self.credit_in[v] - release)
         m.d.comb += self.quiet.eq(Cat(count == 0 for count in owed).all())

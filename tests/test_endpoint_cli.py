@@ -72,3 +72,20 @@ def test_endpoint_errors_are_one_line_and_write_nothing(tmp_path, args, message)
     assert done.returncode == 1
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_readme_section_is_real_output(tmp_path):
+    """The README's "Endpoint RTL" ``innet verilog endpoint`` command prints what it shows
+    (the Verilog's line count aside, which moves with every RTL change)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Endpoint RTL", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```console\n$ innet verilog endpoint", 1)[1].split("```", 1)[0]
+    command, *expected = block.rstrip("\n").split("\n")
+    done = innet("verilog", "endpoint", *command.split(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    got = done.stdout.rstrip("\n").split("\n")
+    lines = re.compile(r"\(\d+ lines,")
+    assert [lines.sub("(N lines,", line) for line in got] == [
+        lines.sub("(N lines,", line) for line in expected]

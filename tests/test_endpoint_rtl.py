@@ -89,3 +89,23 @@ def test_intrinsic_broadcast(nodes):
                                       strict=False)]
     out = run(nodes, "test_intrinsic", seed=5, intrinsic=specs)
     assert [r["requests"] for r in out["intrinsic"]] == [s["elements"] for s in specs]
+
+
+def test_measurement_script_on_the_test_network():
+    from innet.sim.endpoint_measure import measure, summarise
+
+    report = measure(2, 16, design=bench(2))
+    (intrinsic,) = report["intrinsic"]
+    assert intrinsic["requests"] == 16
+    # Node 0 streams its 16 requests in 16 cycles on an idle network (the throttles idle).
+    first, last, count = intrinsic["timeline"]["0:0:request"]
+    assert (count, last - first + 1) == (16, 16)
+    runs = dict(zip(["swing-l", "recdoub-l", "swing-b", "recdoub-b", "ring"], report["runs"],
+                    strict=True))
+    # Bandwidth-optimal on two ranks: each rank sends half the vector twice.
+    for name in ("swing-b", "recdoub-b", "ring"):
+        assert runs[name]["data"] == 2 * 2 * 8
+    lines = summarise(report)
+    assert lines[0] == "2 nodes (ring), 16 elements"
+    assert lines[1].startswith("  intrinsic broadcast from node 0: ")
+    assert sum(line.startswith("    entry ") for line in lines) == 4 + 2 + 4
