@@ -224,3 +224,81 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
         f"ports:   {'every port registered (timing harness)' if registered else 'plain'}",
     ):
         out.print(line, soft_wrap=True)
+
+
+# -- endpoint (issue 9; a separate subcommand, added by the endpoint branch) -----------------------
+
+@command.command("endpoint")
+@click.option("--vector-depth", type=int, required=True,
+              help="Elements (32-bit) of the vector memory and of the step engine's scratch.")
+@click.option("--step-depth", type=int, default=16, show_default=True,
+              help="Step-table entries.")
+@click.option("--collective-ids", type=int, default=4, show_default=True,
+              help="Collective ids of the switches (sets the flit format).")
+@click.option("--routing-depth", type=int, default=64, show_default=True,
+              help="Node ids of the network (sets the flit format).")
+@click.option("--p2p-vcs", type=int, default=2, show_default=True,
+              help="Hop-indexed p2p virtual channels of the switches.")
+@click.option("--index-width", type=int, default=16, show_default=True,
+              help="Bits of a flit's element index.")
+@click.option("--tag-width", type=int, default=8, show_default=True,
+              help="Bits of a p2p flit's tag (2 for the message class, the rest the entry).")
+@click.option("--buffer-depth", type=int, default=4, show_default=True,
+              help="The switch's input buffer per VC (this endpoint's send credits).")
+@click.option("--local-depth", type=int, default=4, show_default=True,
+              help="This endpoint's receive buffer per VC (the switch's local depth).")
+@click.option("--no-mul", is_flag=True, help="Build the step engine's ALU without a multiplier.")
+@click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
+@output_option("Verilog file to write; the port metadata goes beside it (.json). "
+               "[default: <name>.v]")
+@json_option
+def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_depth: int,
+             p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
+             local_depth: int, no_mul: bool, name: str, output: Path | None,
+             as_json: bool) -> None:
+    """An endpoint: vector memory, collective intrinsic, step engine, register file."""
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+    from innet.hw.verilog import emit
+
+    output = check_output(output or Path(f"{name}.v"))
+    p = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
+                   p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
+    top = Endpoint(p, vector_depth=vector_depth, step_depth=step_depth,
+                   buffer_depth=buffer_depth, local_depth=local_depth, mul=not no_mul)
+    with err_console().status("emitting Verilog"):
+        design = emit(top, name)
+    files = write_design(design, output)
+    facts = {
+        "params": {"vector_depth": vector_depth, "step_depth": step_depth,
+                   "collective_ids": collective_ids, "routing_depth": routing_depth,
+                   "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width,
+                   "buffer_depth": buffer_depth, "local_depth": local_depth,
+                   "mul": not no_mul},
+        "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
+                                              for f, w in p.widths.items()}},
+        "virtual_channels": p.vcs,
+        "registers": len(top.regmap.registers),
+        "register_words": top.regmap.size,
+        "config_address_width": top.address_width,
+        "memory_base": top.memory_base,
+    }
+    report = summary(design, files, facts)
+    if as_json:
+        print_json(report)
+        return
+    out = console()
+    aw = top.address_width
+    wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
+    for line in (
+        f"{wrote} and {report['metadata']}",
+        (f"links:  tx and rx to the switch's local port, payload[{p.width - 1}:0], "
+         f"credit[{p.vcs - 1}:0]; host p2p_tx/p2p_rx streams"),
+        (f"config: addr[{aw - 1}:0], w_data[31:0], w_en, r_data[31:0]; "
+         f"{len(top.regmap.registers)} registers at 0x0..0x{top.regmap.size - 1:x}"),
+        (f"memory: {vector_depth} x 32 bits at 0x{top.memory_base:x}.."
+         f"0x{top.memory_base + vector_depth - 1:x} (word addresses); the same again as "
+         f"the step engine's scratch"),
+        f"steps:  {step_depth} entries; ALU {'with' if not no_mul else 'without'} multiplier",
+    ):
+        out.print(line, soft_wrap=True)
