@@ -78,39 +78,50 @@ def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("component", ["ceng", "network"])
-def test_components_not_landed_say_so_and_landed_ones_synthesise(component, tmp_path, env):
-    """Until a component's issue lands, the command says which one; afterwards it runs."""
-    from innet.sim.cli.synth import PENDING
+def test_network_until_it_lands_says_so(tmp_path, env):
+    """Until innet.hw.network (issue 10) lands, one line says so and nothing is written."""
+    if importlib.util.find_spec("innet.hw.network") is not None:
+        pytest.fail("innet.hw.network has landed: innet synth network must build it now")
+    done = innet("synth", "network", "--q", "3", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert done.stderr == ("innet: error: innet synth network is not available until "
+                           "innet.hw.network (the network top level, issue 10) lands\n")
+    assert list(tmp_path.iterdir()) == []
 
-    module, issue, what = PENDING[component]
-    args = ["--radix", "2", "--no-pnr", "--json"] if component == "ceng" else ["--q", "3"]
-    done = innet("synth", component, *args, cwd=tmp_path, env=env)
-    if importlib.util.find_spec(module) is None:
-        assert done.returncode == 1
-        assert done.stderr == (f"innet: error: innet synth {component} is not available yet: "
-                               f"{what} ({module}, {issue}) is not in this version of innet\n")
-    elif component == "ceng":
+
+def test_ceng_synthesises_the_engine_alone(tmp_path, env):
+    done = innet("synth", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
+                 "--no-pnr", "--json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["component"] == "ceng"
+    assert report["params"] == {"radix": 2, "collective_ids": 1, "mul": False}
+    assert report["design"] == "innet_ceng"
+    assert report["dsp"] == 0  # no multipliers
+    assert report["lut4"] > 0
+    assert report["ff"] > 0
+
+
+def test_switch_collective_choice(tmp_path, env):
+    sizes = {}
+    for collective in ("engine", "none"):
+        done = innet("synth", "switch", "--radix", "2", "--collective-ids", "1",
+                     "--collective", collective, "--no-mul", "--no-pnr", "--json",
+                     cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
-        assert report["component"] == "ceng"
-        assert report["lut4"] > 0
-    else:
-        assert done.returncode == 1
-        assert done.stderr == ("innet: error: innet.hw.network exists, but innet synth does "
-                               "not build it yet\n")
+        assert report["params"]["collective"] == collective
+        assert report["params"]["mul"] is (False if collective == "engine" else None)
+        sizes[collective] = report["generic_cells"]
+    assert sizes["none"] < sizes["engine"]  # the engine's ALU tree costs cells
 
 
-def test_switch_collective_path_choice(tmp_path, env):
-    done = innet("synth", "switch", "--radix", "2", "--collective-path", "engine", "--no-pnr",
-                 "--json", cwd=tmp_path, env=env)
-    if importlib.util.find_spec("innet.hw.ceng") is None:
-        assert done.returncode == 1
-        assert done.stderr == ("innet: error: The collective engine (innet.hw.ceng, issue 8) "
-                               "is not in this version of innet\n")
-    else:
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["params"]["collective_path"] == "engine"
+def test_switch_engine_needs_32_bit_payloads(tmp_path, env):
+    done = innet("synth", "switch", "--radix", "2", "--payload-width", "16", cwd=tmp_path,
+                 env=env)
+    assert done.returncode == 1
+    assert done.stderr == ("innet: error: The collective engine reduces 32-bit payloads, not "
+                           "16-bit ones (use --collective pass)\n")
 
 
 def test_switch_parameters_are_checked_before_synthesis(tmp_path, env):

@@ -4,14 +4,17 @@ the reduction unit on the ECP5 target (:mod:`innet.sim.synth`).
 Switch variants, at radix 4, 8 and 16 (32-bit payload, 4 collective ids, the other parameters
 at their defaults):
 
-- ``passthrough``: the switch as ``innet verilog switch`` emits it, with the pass-through
-  collective path (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
+- ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
+  engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs with multipliers: in-network
+  reduction of every operation of :mod:`innet.gen.ops`);
+- ``passthrough``: with the pass-through collective path
+  (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
 - ``p2p``: the switch without a collective path (:class:`NoCollectivePath`: nothing is sent or
   popped on the collective VCs). The switch cannot be built without collective ids
   (``FlitParams`` needs ``collective_ids >= 1``), so this variant keeps one collective id: its
   VC buffers, credit counters and registers remain. It is the closest p2p-only switch that
-  :class:`innet.hw.switch.Switch` can express today;
-- ``ceng``: with the collective engine (``innet.hw.ceng``, issue 8), pending until it lands.
+  :class:`innet.hw.switch.Switch` can express, so "collective support" measured against it
+  (``ceng`` minus ``p2p``) is the engine plus three more request VCs and their registers.
 
 The collective path is always passed explicitly (``Switch(collective=...)``), so a change of
 the switch's default does not change what a row measures.
@@ -19,6 +22,7 @@ the switch's default does not change what a row measures.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from amaranth import Module
@@ -58,29 +62,30 @@ def synth_case(component: Any, name: str, params: dict[str, Any], options: Optio
     return {"params": params, **result.as_json()}
 
 
-def collective_path(variant: str):
-    """The ``collective=`` builder of a switch variant: ``"passthrough"``
-    (:class:`~innet.hw.collective.CollectivePath`), ``"none"`` (:class:`NoCollectivePath`) or
-    ``"engine"`` (``innet.hw.ceng.CollectiveEngine``, issue 8).
+def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
+    """The ``collective=`` builder of a switch variant: ``"engine"``
+    (:class:`~innet.hw.ceng.CollectiveEngine`, its ALUs with multipliers unless ``mul`` is
+    False), ``"pass"`` (the pass-through :class:`~innet.hw.collective.CollectivePath`) or
+    ``"none"`` (:class:`NoCollectivePath`); the names of ``innet verilog switch
+    --collective``, plus ``none``.
 
     Raises
     ------
     ValueError
-        If the variant is unknown, or the engine is not in this version of innet.
+        If the variant is unknown, or is the engine for a payload other than 32 bits.
     """
-    if variant == "passthrough":
+    if variant == "pass":
         return CollectivePath
     if variant == "none":
         return NoCollectivePath
     if variant == "engine":
-        try:
-            from innet.hw.ceng import CollectiveEngine
-        except ImportError:
-            raise ValueError("The collective engine (innet.hw.ceng, issue 8) is not in this "
-                             "version of innet") from None
-        return CollectiveEngine
-    raise ValueError(f"Collective path must be one of passthrough, none, engine, not "
-                     f"{variant!r}")
+        if payload_width != 32:
+            raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                             f"{payload_width}-bit ones (use --collective pass)")
+        from innet.hw.ceng import CollectiveEngine
+
+        return functools.partial(CollectiveEngine, mul=mul)
+    raise ValueError(f"Collective path must be one of engine, pass, none, not {variant!r}")
 
 
 def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
@@ -92,29 +97,26 @@ def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
     return synth_case(top, "innet_switch", params, options)
 
 
-_VARIANTS = (("passthrough", "pass-through collective path", None),
-             ("p2p", "no collective path, 1 collective id", None),
-             ("ceng", "collective engine", ("innet.hw.ceng", "issue 8")))
+_VARIANTS = (("ceng", "collective engine"), ("passthrough", "pass-through collective path"),
+             ("p2p", "no collective path, 1 collective id"))
 
 
 def _register_switches() -> None:
     for radix in RADICES:
-        for name, what, requires in _VARIANTS:
-            variant = {"p2p": "none", "ceng": "engine"}.get(name, name)
+        for name, what in _VARIANTS:
+            variant = {"p2p": "none", "ceng": "engine", "passthrough": "pass"}[name]
 
             def run(options: Options, radix: int = radix, variant: str = variant
                     ) -> dict[str, Any]:
                 return _switch(radix, variant, options)
 
-            case(f"hw_switch_r{radix}_{name}", "hardware", f"Switch radix {radix}, {what}",
-                 requires=requires)(run)
+            case(f"hw_switch_r{radix}_{name}", "hardware", f"Switch radix {radix}, {what}")(run)
 
 
 _register_switches()
 
 
-@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)",
-      requires=("innet.hw.ceng", "issue 8"))
+@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)")
 def _ceng(options: Options) -> dict[str, Any]:
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.ceng.top import EngineTop

@@ -30,15 +30,13 @@ __all__ = ["command", "flow_options", "print_result", "run"]
 
 #: Components that other issues are still building: module, issue, what it is.
 PENDING = {
-    "ceng": ("innet.hw.ceng", "issue 8", "the collective engine"),
     "network": ("innet.hw.network", "issue 10", "the network top level"),
 }
 
 
 def _not_available(name: str) -> None:
     module, issue, what = PENDING[name]
-    fail(f"innet synth {name} is not available yet: {what} ({module}, {issue}) is not in "
-         f"this version of innet")
+    fail(f"innet synth {name} is not available until {module} ({what}, {issue}) lands")
 
 
 def flow_options(func: Callable) -> Callable:
@@ -147,20 +145,21 @@ def command() -> None:
 
 @command.command("switch")
 @switch_options
-@click.option("--collective-path", type=click.Choice(["default", "passthrough", "engine",
-                                                      "none"]),
-              default="default", show_default=True,
-              help="The switch's collective path: its default, the pass-through, the "
-                   "collective engine, or none (p2p cost: nothing on the collective VCs).")
+@click.option("--collective", type=click.Choice(["engine", "pass", "none"]), default="engine",
+              show_default=True,
+              help="Collective path: the engine (in-network reduction), the pass-through, or "
+                   "none (the p2p cost: nothing on the collective VCs).")
+@click.option("--mul/--no-mul", default=True, show_default=True,
+              help="The engine's ALUs with multipliers (four DSP blocks each on ECP5).")
 @flow_options
-def switch(collective_path: str, target: str, seed: int, no_pnr: bool, timeout: float,
+def switch(collective: str, mul: bool, target: str, seed: int, no_pnr: bool, timeout: float,
            no_cache: bool, output: Path | None, as_json: bool, **params: Any) -> None:
     """The PIUMA-style switch with its register file (as `innet verilog switch`)."""
-    from innet.sim.bench.hardware import collective_path as builder
+    from innet.sim.bench.hardware import collective_path
 
-    extra = {} if collective_path == "default" else {"collective": builder(collective_path)}
-    top, values = make_switch(**params, **extra)
-    values["collective_path"] = collective_path
+    path = collective_path(collective, mul=mul, payload_width=params["payload_width"])
+    top, values = make_switch(**params, collective=path)
+    values.update(collective=collective, mul=mul if collective == "engine" else None)
     run(top, "innet_switch", {"component": "switch", **values}, target=target, seed=seed,
         no_pnr=no_pnr, timeout=timeout, no_cache=no_cache, output=output, as_json=as_json)
 
@@ -204,9 +203,7 @@ def muladd(width: int, target: str, seed: int, no_pnr: bool, timeout: float, no_
 @flow_options
 def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_pnr: bool,
          timeout: float, no_cache: bool, output: Path | None, as_json: bool) -> None:
-    """The collective engine alone (innet.hw.ceng, issue 8), 32-bit elements."""
-    if importlib.util.find_spec(PENDING["ceng"][0]) is None:
-        _not_available("ceng")
+    """The collective engine alone (innet.hw.ceng), 32-bit elements."""
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.ceng.top import EngineTop
     from innet.hw.flit import FlitParams
