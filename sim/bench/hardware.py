@@ -22,7 +22,6 @@ the switch's default does not change what a row measures.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from amaranth import Module
@@ -63,29 +62,23 @@ def synth_case(component: Any, name: str, params: dict[str, Any], options: Optio
 
 
 def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
-    """The ``collective=`` builder of a switch variant: ``"engine"``
-    (:class:`~innet.hw.ceng.CollectiveEngine`, its ALUs with multipliers unless ``mul`` is
-    False), ``"pass"`` (the pass-through :class:`~innet.hw.collective.CollectivePath`) or
-    ``"none"`` (:class:`NoCollectivePath`); the names of ``innet verilog switch
-    --collective``, plus ``none``.
+    """The ``collective=`` builder of a switch variant: ``"engine"`` and ``"pass"`` as
+    ``innet verilog switch --collective`` builds them
+    (:func:`innet.sim.cli.verilog.switch_collective`), or ``"none"``
+    (:class:`NoCollectivePath`).
 
     Raises
     ------
     ValueError
         If the variant is unknown, or is the engine for a payload other than 32 bits.
     """
-    if variant == "pass":
-        return CollectivePath
+    from innet.sim.cli.verilog import switch_collective
+
     if variant == "none":
         return NoCollectivePath
-    if variant == "engine":
-        if payload_width != 32:
-            raise ValueError(f"The collective engine reduces 32-bit payloads, not "
-                             f"{payload_width}-bit ones (use --collective pass)")
-        from innet.hw.ceng import CollectiveEngine
-
-        return functools.partial(CollectiveEngine, mul=mul)
-    raise ValueError(f"Collective path must be one of engine, pass, none, not {variant!r}")
+    if variant not in ("engine", "pass"):
+        raise ValueError(f"Collective path must be one of engine, pass, none, not {variant!r}")
+    return switch_collective(variant, mul, payload_width)
 
 
 def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:

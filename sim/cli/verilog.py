@@ -8,6 +8,7 @@ switch from command-line parameters; ``innet synth switch`` and ``innet bench`` 
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Callable
@@ -18,7 +19,8 @@ import click
 
 from innet.sim.cli._common import console, err_console, json_option, output_option, print_json
 
-__all__ = ["check_output", "command", "make_switch", "summary", "switch_options", "write_design"]
+__all__ = ["check_output", "command", "make_switch", "summary", "switch_collective",
+           "switch_options", "write_design"]
 
 
 def check_output(output: Path) -> Path:
@@ -100,6 +102,33 @@ def switch_options(func: Callable) -> Callable:
     return func
 
 
+def switch_collective(name: str, mul: bool = True, payload_width: int = 32):
+    """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
+    engine, its ALUs with multipliers unless ``mul`` is False) or ``"pass"`` (the
+    pass-through).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither, or the engine is asked for a payload other than 32 bits (a
+        payload width that is wrong in itself gets the flit's own error first).
+    """
+    from innet.hw.collective import CollectivePath
+
+    if name == "pass":
+        return CollectivePath
+    if name != "engine":
+        raise ValueError(f"Collective path must be one of engine, pass, not {name!r}")
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.flit import FlitParams
+
+    FlitParams(payload_width=payload_width)  # its own checks (type, range) come first
+    if payload_width != 32:
+        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                         f"{payload_width}-bit ones (use --collective pass)")
+    return functools.partial(CollectiveEngine, mul=mul)
+
+
 def make_switch(radix: int, payload_width: int = 32, collective_ids: int = 4,
                 routing_depth: int = 64, buffer_depth: int = 4, p2p_vcs: int = 2,
                 index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
@@ -135,21 +164,12 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
            local_depth: int | None, collective: str, mul: bool, name: str,
            output: Path | None, as_json: bool) -> None:
     """A PIUMA-style switch with its register file (plain ports, clk and rst)."""
-    import functools
-
-    from innet.hw.ceng import CollectiveEngine
-    from innet.hw.collective import CollectivePath
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
-    if collective == "engine" and payload_width != 32:
-        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
-                         f"{payload_width}-bit ones (use --collective pass)")
-    path = functools.partial(CollectiveEngine, mul=mul) if collective == "engine" else (
-        CollectivePath)
     top, params = make_switch(radix, payload_width, collective_ids, routing_depth,
                               buffer_depth, p2p_vcs, index_width, tag_width, local_depth,
-                              collective=path)
+                              collective=switch_collective(collective, mul, payload_width))
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
