@@ -287,7 +287,7 @@ def parse_stat(report: str | Mapping, family: str | None = None,
 #: iCE40 SB_CARRY): such steps are carry bits, not logic levels.
 _CARRY_IN = frozenset({"FCI", "CI", "CIN"})
 
-_FF_CELL = re.compile(r"^(?P<name>.+?)_(?:TRELLIS_FF|SB_DFF\w*)_Q(?:_\d+)?$")
+_FF_CELL = re.compile(r"^(?P<name>.+?)_(?:TRELLIS_FF|SB_DFF[A-Z]*)_Q(?:_.*)?$")
 _PORT_REG = re.compile(r"^(?P<port>[A-Za-z_][A-Za-z0-9_$]*)__reg\.q$")
 
 
@@ -295,7 +295,8 @@ def register_name(cell: str, end: str = "start") -> str:
     """The register a flip-flop cell of a routed design belongs to, as a designer names it.
 
     Yosys names a mapped flip-flop after the signal it drives plus a suffix
-    (``dut.core.r_ptr_TRELLIS_FF_Q_3``: bit 3 of ``dut.core.r_ptr``); the suffix is dropped.
+    (``dut.core.r_ptr_TRELLIS_FF_Q_3``: bit 3 of ``dut.core.r_ptr``; on iCE40 the packed
+    logic cell, ``o_SB_DFFSR_Q_D_SB_LUT4_O_LC``); the suffix is dropped.
     A register of the port wrapper (:func:`io_wrapper`) is named by its port: ``"input port
     a"`` at the ``"start"`` of a path, ``"output port o"`` at its ``"end"``. A cell that is not
     a flip-flop (a block RAM, a DSP) keeps its name.

