@@ -266,3 +266,26 @@ def test_collective_path_errors():
     with pytest.raises(ValueError, match=r"^The collective engine reduces 32-bit payloads, not "
                        r"16-bit ones \(use --collective pass\)$"):
         collective_path("engine", payload_width=16)
+
+
+@pytest.mark.parametrize(("radix", "placed"), [(8, True), (16, False)])
+def test_large_switches_are_not_placed(radix, placed, monkeypatch):
+    import innet.hw.verilog
+    from innet.sim import synth
+    from innet.sim.bench import hardware
+
+    seen = {}
+
+    def synthesize(design, target, **kwargs):
+        seen.update(kwargs, design=design)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(innet.hw.verilog, "emit", lambda top, name: (top, name))
+    monkeypatch.setattr(synth, "synthesize", synthesize)
+    with pytest.raises(RuntimeError, match=r"^stop$"):
+        hardware._switch(radix, "none", bench.Options())
+    assert seen["pnr"] is (radix <= hardware.PNR_MAX_RADIX) is placed
+    assert seen["design"][0].radix == radix
+    with pytest.raises(RuntimeError, match=r"^stop$"):
+        hardware._switch(radix, "none", bench.Options(pnr=False))
+    assert seen["pnr"] is False

@@ -56,7 +56,7 @@ def _fmax(r: dict[str, Any]) -> str:
     if r["fmax_mhz"] is not None:
         return f"{r['fmax_mhz']:.1f}"
     if r["pnr"] == "skipped":
-        return "not routed"
+        return "not placed"
     if r["pnr"] == "timeout":
         return f"timeout ({r['tool_seconds']['pnr']:.0f} s)"
     if r["pnr"] == "does not fit":
