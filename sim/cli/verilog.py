@@ -164,9 +164,14 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
            local_depth: int | None, collective: str, mul: bool, name: str,
            output: Path | None, as_json: bool) -> None:
     """A PIUMA-style switch with its register file (plain ports, clk and rst)."""
+    from innet.hw.flit import FlitParams
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
+    # The flit format's own checks come first (FlitParams names the bad value).
+    FlitParams(payload_width=payload_width, routing_depth=routing_depth,
+               collective_ids=collective_ids, p2p_vcs=p2p_vcs, index_width=index_width,
+               tag_width=tag_width)
     top, params = make_switch(radix, payload_width, collective_ids, routing_depth,
                               buffer_depth, p2p_vcs, index_width, tag_width, local_depth,
                               collective=switch_collective(collective, mul, payload_width))
