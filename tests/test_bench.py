@@ -143,8 +143,11 @@ def test_every_group_and_name_is_valid():
     full = {c.name for c in bench.select()}
     assert {"polarfly_q127", "polarfly_q251", "routing_q61", "routing_q127",
             "embed_polarfly_q127", "embed_hyperx_128x128", "swing_16384",
-            "sim_polarfly_q3_allreduce", "hw_switch_r8_passthrough", "hw_switch_r8_p2p",
-            "hw_ceng", "hw_alu_add"} <= full
+            "sim_polarfly_q3_allreduce", "hw_switch_r4_passthrough", "hw_ceng",
+            "hw_alu_add"} <= full
+    # The hardware table: radix 4, 8, 16 with (engine) and without collective support.
+    for radix in (4, 8, 16):
+        assert {f"hw_switch_r{radix}_ceng", f"hw_switch_r{radix}_p2p"} <= full
 
 
 def test_case_registration_errors():

@@ -7,7 +7,7 @@ at their defaults):
 - ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
   engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs with multipliers: in-network
   reduction of every operation of :mod:`innet.gen.ops`);
-- ``passthrough``: with the pass-through collective path
+- ``passthrough`` (radix 4 only): with the pass-through collective path
   (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
 - ``p2p``: the switch without a collective path (:class:`NoCollectivePath`: nothing is sent or
   popped on the collective VCs). The switch cannot be built without collective ids
@@ -101,9 +101,17 @@ _VARIANTS = (("ceng", "collective engine"), ("passthrough", "pass-through collec
              ("p2p", "no collective path, 1 collective id"))
 
 
+#: The pass-through variant (the collective VCs without the engine) is measured at the
+#: smallest radix only: with and without collective support (``ceng``, ``p2p``) are the
+#: figures the targets need, and each larger switch costs a long synthesis.
+PASSTHROUGH_RADICES = (4,)
+
+
 def _register_switches() -> None:
     for radix in RADICES:
         for name, what in _VARIANTS:
+            if name == "passthrough" and radix not in PASSTHROUGH_RADICES:
+                continue
             variant = {"p2p": "none", "ceng": "engine", "passthrough": "pass"}[name]
 
             def run(options: Options, radix: int = radix, variant: str = variant
