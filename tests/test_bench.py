@@ -292,3 +292,43 @@ def test_large_switches_are_not_placed(radix, placed, monkeypatch):
     with pytest.raises(RuntimeError, match=r"^stop$"):
         hardware._switch(radix, "none", bench.Options(pnr=False))
     assert seen["pnr"] is False
+
+
+def _hw(name, logic_cells, fmax, path=None):
+    return {"name": name, "group": "hardware", "title": name, "status": "ok", "lut4": 1,
+            "ccu2c": 0, "ff": 1, "lutram": 0, "bram": 0, "dsp": 0, "logic_cells": logic_cells,
+            "generic_cells": 1, "fmax_mhz": fmax, "pnr": "routed", "note": "",
+            "critical_path": path, "tool_seconds": {"pnr": 1.0}}
+
+
+@pytest.mark.parametrize(("p2p", "engine", "fmax"), [(1000, 1900, 151.0), (1000, 2001, 149.9),
+                                                     (1000, 2000, 150.0)])
+def test_targets_are_judged_against_the_issue(p2p, engine, fmax):
+    from innet.sim.bench.report import TARGET_MHZ, targets
+
+    results = [_hw("hw_switch_r8_p2p", p2p, 200.0), _hw("hw_switch_r8_ceng", engine, fmax),
+               _hw("hw_switch_r4_p2p", 10, 300.0)]  # radix 4 without its engine: not judged
+    judged = targets(results)
+    assert len(judged) == 2
+    speed, cost = judged
+    assert speed["met"] is (fmax >= TARGET_MHZ)
+    assert cost["met"] is (engine - p2p <= p2p)
+    assert cost["target"].startswith("radix-8 ")
+    assert f"{engine - p2p:,} (" in cost["value"]
+    assert targets([_hw("hw_switch_r8_ceng", engine, None)]) == []
+
+
+def test_markdown_names_critical_paths_and_targets():
+    path = {"start": "input port a", "end": "core.x", "logic_levels": 3, "carry_bits": 4,
+            "ns": 8.0, "routing_ns": 2.0, "logic_ns": 6.0}
+    results = [_hw("hw_switch_r8_p2p", 1000, 200.0),
+               _hw("hw_switch_r8_ceng", 1500, 125.0, path)]
+    report = {"date": "today", "options": {"quick": False, "seed": 1},
+              "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+              "results": results}
+    text = markdown(report)
+    assert ("- hw_switch_r8_ceng: input port a -> core.x: 3 logic levels + 4 carry bits, "
+            "8.00 ns (25 % routing)") in text
+    assert "| radix-8 switch (collective engine), 32-bit, 4 ids: fmax | 125.0 MHz | " in text
+    assert "| no |" in text  # 125 MHz
+    assert "| yes |" in text  # 500 more cells than the p2p switch's 1,000
