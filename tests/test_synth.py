@@ -62,6 +62,7 @@ def test_ecp5_target_is_the_project_target():
     assert args[args.index("--seed") + 1] == "7"
     assert "--out-of-context" in args
     assert args[args.index("--speed") + 1] == "6"
+    assert args[args.index("--router") + 1] == "router2"
     assert not any(a.startswith("/") for a in args)  # YoWASP cannot open absolute /tmp paths
 
 
