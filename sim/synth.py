@@ -49,6 +49,7 @@ from innet.hw.verilog import Design
 __all__ = [
     "FLOW_VERSION",
     "TARGETS",
+    "NotCached",
     "SynthError",
     "SynthResult",
     "Target",
@@ -85,6 +86,10 @@ _WRAPPER = "innet_synth_top"
 
 class ToolsMissing(RuntimeError):
     """The synthesis tools are not installed (the message says how to install them)."""
+
+
+class NotCached(LookupError):
+    """``synthesize(..., cache_only=True)`` found no cached result."""
 
 
 class SynthError(RuntimeError):
@@ -534,7 +539,8 @@ def _cache_key(design: Design, target: Target, seed: int, pnr: bool) -> str:
 def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
                pnr: bool = True, timeout: float | None = 1800.0,
                workdir: str | os.PathLike | None = None, cache: bool = True,
-               status: Callable[[str], None] | None = None) -> SynthResult:
+               status: Callable[[str], None] | None = None,
+               cache_only: bool = False) -> SynthResult:
     """Synthesise ``design`` for ``target`` and return its size and speed.
 
     Parameters
@@ -556,9 +562,13 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
         Reuse and store results in :func:`cache_dir`.
     status : callable, optional
         Called with a short description as each step starts (progress display).
+    cache_only : bool
+        Only look the result up in the cache; raise :class:`NotCached` if it is not there.
 
     Raises
     ------
+    NotCached
+        With ``cache_only``, if the result is not cached.
     ToolsMissing
         If the target's tools are not installed.
     SynthError
@@ -592,6 +602,9 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
         if old is not None and (old.pnr != "timeout" or (
                 timeout is not None and old.tool_seconds["pnr"] >= timeout)):
             return old
+    if cache_only:
+        raise NotCached(f"{design.toplevel} (seed {seed}, {target.name}) is not in the "
+                        f"synthesis cache")
     say = status or (lambda _text: None)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="innet-synth-") as tmp:

@@ -332,3 +332,13 @@ def test_markdown_names_critical_paths_and_targets():
     assert "| radix-8 switch (collective engine), 32-bit, 4 ids: fmax | 125.0 MHz | " in text
     assert "| no |" in text  # 125 MHz
     assert "| yes |" in text  # 500 more cells than the p2p switch's 1,000
+
+
+def test_cached_only_reports_what_is_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("INNET_CACHE", str(tmp_path))
+    cases = bench.select(only=["hw_alu_add"])
+    out = bench.run(cases, bench.Options(cached=True))
+    assert out[0]["status"] == "unavailable"
+    assert out[0]["reason"] == ("innet_alu (seed 1, ecp5) is not in the synthesis cache "
+                                "(--cached)")
+    assert list(tmp_path.iterdir()) == []

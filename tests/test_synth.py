@@ -216,6 +216,9 @@ def test_critical_path_without_steps():
 
 def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     work = tmp_path / "build"  # under /tmp: the flow must use relative paths
+    with pytest.raises(synth.NotCached, match=r"^innet_test_muladd \(seed 3, ecp5\) is not in "
+                       r"the synthesis cache$"):
+        synth.synthesize(muladd, "ecp5", seed=3, cache_only=True)
     result = synth.synthesize(muladd, "ecp5", seed=3, workdir=work)
     assert result.pnr == "routed"
     assert result.note == ""
@@ -241,6 +244,7 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     # The same design again comes from the cache, with the same figures.
     again = synth.synthesize(muladd, "ecp5", seed=3)
     assert again.cached
+    assert synth.synthesize(muladd, "ecp5", seed=3, cache_only=True) == again
     assert dataclasses.replace(again, cached=False) == result
     assert len(list(cache.glob("*.json"))) == 1
 

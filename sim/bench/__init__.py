@@ -56,12 +56,16 @@ class Options:
         nextpnr's seed.
     timeout : float
         Seconds each synthesis tool may run.
+    cached : bool
+        Hardware: report only results already in the synthesis cache (a report of an earlier
+        run's figures in seconds); the others are reported as not measured.
     """
 
     quick: bool = False
     pnr: bool = True
     seed: int = 1
     timeout: float = 1800.0
+    cached: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def run(cases: Iterable[Case], options: Options,
         progress: Callable[[Case], None] | None = None) -> list[dict[str, Any]]:
     """Run ``cases`` in order; one result dict per case (never raises for a failed case:
     its ``status`` is ``"error"`` and ``error`` says why)."""
-    from innet.sim.synth import ToolsMissing
+    from innet.sim.synth import NotCached, ToolsMissing
 
     results = []
     for c in cases:
@@ -161,6 +165,8 @@ def run(cases: Iterable[Case], options: Options,
                 out.setdefault("status", "ok")
             except ToolsMissing as error:
                 out.update(status="unavailable", reason=str(error))
+            except NotCached as error:
+                out.update(status="unavailable", reason=f"{error} (--cached)")
             except Exception as error:  # a failed benchmark must not lose the others
                 out.update(status="error", error=f"{type(error).__name__}: {error}",
                            traceback=traceback.format_exc(limit=4))

@@ -64,7 +64,7 @@ def synth_case(component: Any, name: str, params: dict[str, Any], options: Optio
     synth.check_tools("ecp5")
     design = emit(component, name)
     result = synth.synthesize(design, "ecp5", seed=options.seed, pnr=options.pnr and pnr,
-                              timeout=options.timeout)
+                              timeout=options.timeout, cache_only=options.cached)
     return {"params": params, **result.as_json()}
 
 

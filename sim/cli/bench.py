@@ -30,10 +30,13 @@ __all__ = ["command"]
               help="Hardware: nextpnr placement seed.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True,
               help="Hardware: seconds each synthesis tool may run.")
+@click.option("--cached", is_flag=True,
+              help="Hardware: only results already in the synthesis cache (an earlier run's "
+                   "figures, in seconds); the others are reported as not measured.")
 @output_option("Write bench.json and bench.md into this directory.")
 @json_option
 def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, seed: int,
-            timeout: float, output: Path | None, as_json: bool) -> None:
+            timeout: float, cached: bool, output: Path | None, as_json: bool) -> None:
     """Measure generator speed-ups over networkx, simulation speed and hardware cost.
 
     Prints the Markdown table (or --json); progress goes to stderr. Hardware needs the
@@ -50,7 +53,8 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
         return
     if output is not None and output.exists() and not output.is_dir():
         raise ValueError(f"Output must be a directory, not the file {str(output)!r}")
-    options = bench.Options(quick=quick, pnr=not no_pnr, seed=seed, timeout=timeout)
+    options = bench.Options(quick=quick, pnr=not no_pnr, seed=seed, timeout=timeout,
+                            cached=cached)
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     host = bench.machine()
     err = err_console()
@@ -66,7 +70,7 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
         "innet": metadata.version("innet"),
         "date": started,
         "options": {"quick": quick, "pnr": not no_pnr, "seed": seed, "timeout": timeout,
-                    "only": list(only)},
+                    "cached": cached, "only": list(only)},
         "machine": host,
         "results": results,
     }
