@@ -283,7 +283,11 @@ def test_large_switches_are_not_placed(radix, placed, monkeypatch):
         seen.update(kwargs, design=design)
         raise RuntimeError("stop")
 
-    monkeypatch.setattr(innet.hw.verilog, "emit", lambda top, name: (top, name))
+    def emit(top, name):
+        top._MustUse__silence = True  # never elaborated here: no UnusedElaboratable at GC
+        return top, name
+
+    monkeypatch.setattr(innet.hw.verilog, "emit", emit)
     monkeypatch.setattr(synth, "synthesize", synthesize)
     with pytest.raises(RuntimeError, match=r"^stop$"):
         hardware._switch(radix, "none", bench.Options())
