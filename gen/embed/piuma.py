@@ -15,14 +15,18 @@ node is wired alike, so eccentricity and total are the same at the same slot of 
 the root is in the midpoint node, at the slot of least eccentricity, found in closed form
 (:func:`slot_eccentricity`) without looking at the ``N`` switches.
 
-**Check** (:func:`hierarchy_violation`, used by :func:`innet.gen.embed.verify` in place of the
-hop-count depth check, which a latency-shortest tree need not pass): a PIUMA tree leaves every
-node other than the root's on exactly one node link, each node link goes one HyperX hop closer
-to the root's node, and inside every node each switch forwards on a latency-shortest path (over
-the node's mesh and socket links) toward the switch that leaves the node, or toward the root.
+**Check** (used by :func:`innet.gen.embed.verify` where the hop-count depth check fails, as
+it may for trees built by latency): a tree is minimal if it is PIUMA's
+(:func:`hierarchy_violation`: it leaves every node other than the root's on exactly one node
+link, each node link goes one HyperX hop closer to the root's node, and inside every node each
+switch forwards on a latency-shortest path, over the node's mesh and socket links, toward the
+switch that leaves the node, or toward the root) or if every participant reaches the root on a
+latency-shortest path of the whole network (:func:`latency_minimal`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -33,6 +37,7 @@ from innet.gen.topology.piuma import piuma_layout
 
 __all__ = [
     "hierarchy_violation",
+    "latency_minimal",
     "piuma_root",
     "slot_eccentricity",
     "tree_latencies",
@@ -201,3 +206,32 @@ def hierarchy_violation(topo: Topology, root: int, parent: dict[int, int]) -> st
         return (f"Switch {u} forwards requests to switch {v}, which is not on a "
                 f"latency-shortest path inside node {x} toward switch {x * slots + ti[i]}")
     return None
+
+
+def latency_minimal(topo: Topology, root: int, parent: dict[int, int],
+                    participants: Sequence[int]) -> bool:
+    """Whether every participant's path along ``parent`` to ``root`` is a latency-shortest path
+    of the network (link latencies of the PIUMA levels; Dijkstra from the root).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``topo`` is not a PIUMA network.
+    """
+    from innet.gen.routing.latency import latency_distances
+    from innet.gen.topology.piuma import link_latency_array
+
+    weights = link_latency_array(topo)
+    n = topo.nodes
+    up = np.full(n, -1, dtype=np.int64)
+    child = np.fromiter(parent.keys(), dtype=np.int64, count=len(parent))
+    par = np.fromiter(parent.values(), dtype=np.int64, count=len(parent))
+    ports = np.full(n, -1, dtype=np.int64)
+    if len(child):
+        match = topo.ports.peer[child] == par[:, None]
+        ports[child] = match.argmax(axis=1)
+    up[child] = ports[child]
+    along = tree_latencies(topo, up, root, np.nan_to_num(weights))
+    best = latency_distances(topo, weights, root)
+    parts = np.asarray(participants, dtype=np.int64)
+    return bool(same_latency(along[parts], best[parts]).all())
