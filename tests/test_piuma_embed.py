@@ -288,3 +288,16 @@ def test_hierarchy_violations():
         f"Node {node_x} sends requests on 2 node links; a PIUMA tree leaves each node on one")
     with pytest.raises(ValueError, match=r"^Topology must be a PIUMA network, not hyperx$"):
         hierarchy_violation(hyperx(3), 0, {1: 0})
+
+
+def test_images_carry_piuma_embeddings_unchanged():
+    """The image builder and decoder (which rebuilds and verifies every tree) take a PIUMA
+    network and its latency tree as they take any other."""
+    from innet.gen.image import decode, embeddings, encode
+    from innet.gen.image.build import build_image
+
+    topo = piuma((2, 2), 2, 4)
+    e = embed(topo)
+    image = build_image(topo, routes=routing(topo), embeddings=[e])
+    (back,) = embeddings(decode(encode(image, "bin")))
+    assert (back.root, back.links, back.depth) == (e.root, e.links, e.depth)

@@ -271,8 +271,8 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool,
             click.echo(line)
         parts = [f"{k} {_fmt_ns(v)}" for k, v in implied.items() if v is not None]
         if parts:
-            click.echo("host round overhead each latency claim implies (not in Table 1): "
-                       + ", ".join(parts))
+            click.echo("host round overhead that would make each claim exact (on top of "
+                       "--round-overhead; Table 1 lists none): " + ", ".join(parts))
     if written:
         click.echo(f"wrote plot: {written}")
 
