@@ -44,6 +44,40 @@ def test_topo_piuma_text_and_export(tmp_path):
     assert json.loads(out.read_text())["kind"] == "piuma"
 
 
+@pytest.mark.parametrize("clock_mhz", [None, "2500"])
+def test_embed_piuma_prices_links_by_level(clock_mhz, tmp_path):
+    """innet embed piuma: the library's tree (PIUMA's Fig. 2/3 embedding), each link costing its
+    level's latency at the clock; with switches, endpoints and reductions free its alpha is
+    twice the longest leaf-to-root latency, the analysis' alpha (Eq. 1's quantity)."""
+    from innet.gen.embed import embed
+    from innet.gen.topology import link_latencies
+
+    clock = ["--clock-mhz", clock_mhz] if clock_mhz else []
+    done = innet("embed", "piuma", "--nodes", "2x2", "--sockets", "2", "--cores", "4",
+                 "--latency-node", "40ns", "--switch-latency", "0", "--local-latency", "0",
+                 "--reduce-latency", "0", "--json", "-o", str(tmp_path), *clock)
+    assert done.returncode == 0, done.stderr
+    s = json.loads(done.stdout)
+    topo = piuma((2, 2), 2, 4, latency_node=40)
+    e = embed(topo)
+    assert s["topology"] == topo.fingerprint
+    assert s["root"] == e.root
+    assert [tuple(link) for link in s["links_used"]] == [tuple(link) for link in e.links]
+    lat = link_latencies(topo)
+    parent = {child: (par, lat[min(child, par), max(child, par)])
+              for child, _, par, _ in s["links_used"]}
+
+    def up(u):
+        return 0.0 if u == s["root"] else parent[u][1] + up(parent[u][0])
+
+    per_ns = float(clock_mhz or 1000) / 1000
+    alpha = 2 * max(up(u) for u in range(topo.nodes)) * per_ns
+    assert s["predicted"]["alpha_cycles"] == pytest.approx(alpha, rel=1e-12)
+    closed = closed_form((2, 2), SystemParams(sockets=2, cores=4, latency_node=40))
+    assert alpha == pytest.approx(closed.alpha * per_ns, rel=1e-12)
+    assert json.loads((tmp_path / "embedding.json").read_text()) == s
+
+
 def test_analyze_one_network_json():
     done = innet("analyze", "piuma", "--nodes", "2x2", "--sockets", "2", "--cores", "4",
                  "--json")
@@ -94,6 +128,11 @@ def test_analyze_sweep_text_json_and_plot(tmp_path):
      "Latency of the core level must be finite and > 0 ns, not 0.0"),
     (["analyze", "piuma", "--nodes", "2", "--cores", "8", "--mesh", "3x3"],
      "Mesh 3x3 must have 8 cores (one per core), not 9"),
+    (["embed", "piuma", "--nodes", "2", "--compare"],
+     ("--compare prices host-style algorithms by hops, not by PIUMA's latency per level; use "
+     "innet analyze piuma")),
+    (["embed", "piuma", "--nodes", "2", "--latency-socket", "-1ns"],
+     "--latency-socket must be a time such as 5ns or 0.5us, not '-1ns'"),
 ])
 def test_errors_are_one_line(args, message, tmp_path):
     plot = tmp_path / "never.png"
