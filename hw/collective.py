@@ -1,18 +1,22 @@
 """The collective path of a switch: request and response flits on the collective VCs.
 
-This is the boundary between the switch fabric (issue 7) and the collective engine (issue 8).
-The switch hands this block the head of every collective buffer and the per-id configuration;
-the block decides, every cycle, which collective flits leave on which output ports. The
-switch gives collective flits strict priority over p2p at every output (PIUMA, "Collective
-Virtual Channel"), owns the output registers and the credit counters, and returns a credit
-upstream for every flit this block pops.
+This is the boundary between the switch fabric and the collective path. The switch hands
+this block the head of every collective buffer and the per-id configuration; the block
+decides, every cycle, which collective flits leave on which output ports. The switch gives
+collective flits strict priority over p2p at every output (PIUMA, "Collective Virtual
+Channel"), owns the output registers and the credit counters, and returns a credit upstream for
+every flit this block pops.
 
-:class:`CollectivePath` is the pass-through version: it forwards each request flit unchanged
-toward the root, turns request flits into responses at the root, and multicasts responses
-(PIUMA, "Request-response Mechanism"). The collective engine replaces it (the ``collective``
-argument of :class:`innet.hw.switch.SwitchCore`) with a component of the same signature that
-waits for the head flit of an id on every port of ``req_in``, pops them together, reduces them
-with ``hw.alu`` through a pipelined tree in a fixed port order and forwards one flit.
+Two blocks keep this contract (the ``collective`` argument of
+:class:`innet.hw.switch.SwitchCore` chooses one):
+
+- :class:`innet.hw.ceng.CollectiveEngine`, the switch's default: waits for the head flit of an
+  id on every port of ``req_in``, pops them together, reduces them with ``hw.alu`` through a
+  pipelined tree in a fixed port order and forwards one flit (PIUMA, "Collective Engine").
+- :class:`CollectivePath`, the pass-through: it forwards each request flit unchanged toward
+  the root, turns request flits into responses at the root, and multicasts responses (PIUMA,
+  "Request-response Mechanism"); no reduction. Kept for fabric tests and as the reference of
+  the routing part.
 
 Interface contract (for any replacement)
 ----------------------------------------
@@ -31,6 +35,9 @@ Interface contract (for any replacement)
   low, so ``send`` never waits for p2p; keep the logic in front of ``send`` short (register
   the reduction tree's output), it is on the switch's critical path.
 - ``dropped``: pulses when a flit is discarded because its configuration names no target.
+- ``mismatch``: pulses when request flits popped together for one reduction carry different
+  element indices (they are discarded); ``unsupported``: pulses when an element is discarded
+  because its id's operation is not defined on its data type. Always 0 in the pass-through.
 """
 
 from __future__ import annotations
@@ -119,7 +126,8 @@ class CollectivePath(wiring.Component):
     ``req`` In(stream).array(collective_ids, radix + 1), ``resp`` In(stream).array(radix + 1),
     ``config`` In(config_layout(radix)).array(collective_ids),
     ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
-    ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1).
+    ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1), ``mismatch`` Out(1),
+    ``unsupported`` Out(1) (both always 0 here).
     """
 
     def __init__(self, params: FlitParams, radix: int) -> None:
@@ -140,6 +148,8 @@ class CollectivePath(wiring.Component):
             "credit_resp": In(ports),
             "send": Out(send_signature(params)).array(ports),
             "dropped": Out(1),
+            "mismatch": Out(1),
+            "unsupported": Out(1),
         })
 
     @property

@@ -63,6 +63,7 @@ __all__ = [
     "ERROR_FIELDS",
     "Switch",
     "SwitchCore",
+    "default_collective",
     "error_layout",
     "route_layout",
 ]
@@ -77,6 +78,10 @@ ERROR_FIELDS = {
     "no_route": "a p2p flit's routing-table entry names no port; it was discarded",
     "coll_drop": "a collective flit's registers name no output; it was discarded",
     "credit": "a credit came back beyond the downstream buffer depth",
+    "coll_index": "request flits reduced together carried different element indices; the "
+                  "element was discarded",
+    "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
+               "ALUs built without the multiplier); the element was discarded",
 }
 
 
@@ -89,6 +94,18 @@ def route_layout(radix: int) -> data.StructLayout:
 def error_layout() -> data.StructLayout:
     """One bit per :data:`ERROR_FIELDS` entry, in that order."""
     return data.StructLayout(dict.fromkeys(ERROR_FIELDS, 1))
+
+
+def default_collective(params: FlitParams, radix: int):
+    """The collective path a switch gets by default: the collective engine
+    (:class:`innet.hw.ceng.CollectiveEngine`, in-network reduction) for 32-bit payloads, the
+    pass-through (:class:`~innet.hw.collective.CollectivePath`) otherwise (the ALUs reduce
+    32-bit elements only)."""
+    if params.payload_width == 32:
+        from innet.hw.ceng import CollectiveEngine
+
+        return CollectiveEngine(params, radix)
+    return CollectivePath(params, radix)
 
 
 def _check_int(name: str, value, low: int) -> int:
@@ -118,8 +135,10 @@ class SwitchCore(wiring.Component):
         ``buffer_depth``. At least 1.
     collective : callable, optional
         ``collective(params, radix)`` builds the collective path (default
-        :class:`~innet.hw.collective.CollectivePath`, pass-through); see
-        :mod:`innet.hw.collective` for the contract a replacement must keep.
+        :func:`default_collective`: the collective engine, reducing in the switch);
+        :class:`~innet.hw.collective.CollectivePath` is the pass-through without reduction,
+        ``functools.partial(CollectiveEngine, mul=False)`` an engine without multipliers. See
+        :mod:`innet.hw.collective` for the contract.
 
     Members
     -------
@@ -143,7 +162,7 @@ class SwitchCore(wiring.Component):
     """
 
     def __init__(self, radix: int, params: FlitParams, buffer_depth: int = 4, *,
-                 local_depth: int | None = None, collective=CollectivePath) -> None:
+                 local_depth: int | None = None, collective=default_collective) -> None:
         _check_int("Radix", radix, 1)
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
@@ -346,6 +365,8 @@ class SwitchCore(wiring.Component):
         flags = {
             "bad_vc": any_of(bad_vc), "overflow": any_of(overflow), "no_route": any_of(no_route),
             "coll_drop": coll.dropped,
+            "coll_index": coll.mismatch,
+            "coll_op": coll.unsupported,
             "credit": any_of(c.error for row in counters for c in row),
         }
         for name, value in flags.items():
@@ -403,7 +424,7 @@ class Switch(wiring.Component):
     def __init__(self, radix: int, payload_width: int = 32, buffer_depth: int = 4,
                  collective_ids: int = 4, routing_depth: int = 64, *, p2p_vcs: int = 2,
                  index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
-                 collective=CollectivePath) -> None:
+                 collective=default_collective) -> None:
         from innet.gen.regmap import switch_map
         from innet.hw.regs import bus_signature
 

@@ -12,6 +12,7 @@ from innet.gen.ops import DType, Op
 from innet.gen.regmap import (
     FORMAT_VERSION,
     Access,
+    CollectiveMode,
     Target,
     endpoint_map,
     mask_ports,
@@ -200,7 +201,8 @@ def test_endpoint_layout_and_fields(cids, steps, vector):
     assert fields("vec_base") == [("index", 0, iw, rw, vector - 1)]
     assert fields("vec_len") == [("count", 0, iw, rw, vector)]
     assert fields("coll.cmd") == [("cid", 0, cw, rw, cids - 1), ("op", 16, 4, rw, None),
-                                  ("dtype", 20, 2, rw, None)]
+                                  ("dtype", 20, 2, rw, None), ("mode", 24, 2, rw, None)]
+    assert m["coll.cmd"].decode(3 << 24)["mode"] == CollectiveMode.BARRIER
     assert fields("engine.cfg") == [("steps", 0, sw, rw, steps), ("op", 16, 4, rw, None),
                                     ("dtype", 20, 2, rw, None)]
     for strobe in ("coll.ctrl", "engine.ctrl"):

@@ -11,6 +11,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from innet.gen.regmap import port_mask
+from innet.hw.collective import CollectivePath
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch, SwitchCore
 from innet.sim.linkmodel import Backpressure, LinkSink, LinkSource
@@ -20,7 +21,10 @@ LOCAL = RADIX
 
 
 def small_switch(**kwargs):
-    args = {"radix": RADIX, "routing_depth": 4, "collective_ids": 2, "buffer_depth": 4}
+    # The fabric with the pass-through collective path (requests forwarded from any port, no
+    # reduction); the collective engine is tested in tests/test_ceng*.py.
+    args = {"radix": RADIX, "routing_depth": 4, "collective_ids": 2, "buffer_depth": 4,
+            "collective": CollectivePath}
     args.update(kwargs)
     return Switch(**args)
 

@@ -12,6 +12,7 @@ import random
 import pytest
 
 from innet.gen.regmap import switch_map
+from innet.hw.collective import CollectivePath
 from innet.hw.flit import bits_for
 from innet.hw.verilog import emit
 from innet.sim import runner
@@ -19,10 +20,12 @@ from innet.sim.switchbench import ring, single
 
 pytestmark = pytest.mark.rtl
 
+# The fabric with the pass-through collective path (the testbench's golden model forwards
+# requests from any port); the collective engine has its own benches (tests/test_ceng_rtl.py).
 SINGLE = {"radix": 8, "payload_width": 32, "buffer_depth": 4, "collective_ids": 4,
-          "routing_depth": 16, "p2p_vcs": 2}
+          "routing_depth": 16, "p2p_vcs": 2, "collective": CollectivePath}
 RING = {"count": 4, "payload_width": 32, "buffer_depth": 4, "collective_ids": 2,
-        "routing_depth": 8, "p2p_vcs": 2, "local_depth": 5}
+        "routing_depth": 8, "p2p_vcs": 2, "local_depth": 5, "collective": CollectivePath}
 
 
 @functools.cache

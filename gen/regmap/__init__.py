@@ -15,7 +15,7 @@ The RTL register files and the configuration images are generated from the same 
 """
 
 from innet.gen.regmap.addrmap import ArrayInfo, Map, MappedRegister
-from innet.gen.regmap.endpoint import MAX_STEP_DEPTH, endpoint_map
+from innet.gen.regmap.endpoint import MAX_STEP_DEPTH, CollectiveMode, endpoint_map
 from innet.gen.regmap.export import to_c_header, to_json, to_markdown
 from innet.gen.regmap.model import (
     FORMAT_VERSION,
@@ -45,6 +45,7 @@ __all__ = [
     "Array",
     "ArrayInfo",
     "Cluster",
+    "CollectiveMode",
     "Field",
     "Map",
     "MappedRegister",

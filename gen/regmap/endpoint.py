@@ -16,6 +16,8 @@ Element ranges in the step table are relative to ``vec_base`` and must lie insid
 
 from __future__ import annotations
 
+import enum
+
 from innet.gen.ops import DType, Op
 from innet.gen.regmap.addrmap import Map
 from innet.gen.regmap.model import (
@@ -29,12 +31,31 @@ from innet.gen.regmap.model import (
 )
 from innet.gen.regmap.switch import MAX_COLLECTIVE_IDS, ident_register, param_register
 
-__all__ = ["MAX_STEP_DEPTH", "endpoint_map"]
+__all__ = ["MAX_STEP_DEPTH", "CollectiveMode", "endpoint_map"]
 
 #: Largest step-table depth (the step count shares a register with the operation).
 MAX_STEP_DEPTH = (1 << 16) - 1
 
 RO, WO = Access.RO, Access.WO
+
+
+class CollectiveMode(enum.IntEnum):
+    """What the endpoint does for an in-network command (the ``coll.cmd.mode`` field).
+
+    The switches' registers decide how requests are combined and where responses go (PIUMA,
+    "Request-response Mechanism"); the endpoint only needs to know whether its node contributes
+    requests and whether the result is delivered to it (see :mod:`innet.gen.embed.types`).
+    """
+
+    #: Send ``count`` request flits and receive ``count`` responses: allreduce, the root of a
+    #: reduce, the root of a broadcast.
+    BOTH = 0
+    #: Send ``count`` requests, expect no response: the other contributors of a reduce.
+    SEND = 1
+    #: Send nothing, receive ``count`` responses: the other participants of a broadcast.
+    RECV = 2
+    #: One request flit (element 0, payload 0) and one response, no vector access: a barrier.
+    BARRIER = 3
 
 
 def _status(desc: str) -> Register:
@@ -64,7 +85,8 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
 
     - ``ident`` (0), then read-only build parameters ``collective_ids``, ``step_depth``,
       ``vector_depth``, ``node_id_width``; then ``node_id``, ``vec_base``, ``vec_len`` (RW).
-    - ``coll``, the in-network collective: ``cmd`` (``cid``, ``op``, ``dtype``), ``count``
+    - ``coll``, the in-network collective: ``cmd`` (``cid``, ``op``, ``dtype``, ``mode``, a
+      :class:`CollectiveMode`), ``count``
       (elements), ``ctrl.start`` (write 1 to start), ``status`` (``busy``, ``done``,
       ``error``), ``sent`` and ``received`` (request flits sent, response flits received).
     - ``engine``, the step engine: ``cfg`` (``steps`` to run from entry 0, ``op``, ``dtype``),
@@ -102,7 +124,10 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     sw = step_depth.bit_length()
     coll = Cluster("coll", [
         Register("cmd", [Field("cid", cw, max=collective_ids - 1, desc="collective id"),
-                         *_op_dtype()], desc="in-network collective command"),
+                         *_op_dtype(),
+                         Field("mode", 2, offset=24, enum=CollectiveMode,
+                               desc="send and/or receive (innet.gen.regmap.CollectiveMode)")],
+                 desc="in-network collective command"),
         Register("count", [Field("count", iw, max=vector_depth, desc="elements, from vec_base")],
                  desc="element count of the command"),
         Register("ctrl", [Field("start", 1, WO, desc="write 1: start the command")],

@@ -86,21 +86,36 @@ def command() -> None:
               help="Bits of a p2p flit's tag (the endpoint's step number).")
 @click.option("--local-depth", type=int, default=None,
               help="The endpoint's receive buffer per VC [default: the buffer depth].")
+@click.option("--collective", type=click.Choice(["engine", "pass"]), default="engine",
+              show_default=True,
+              help="Collective path: the engine (in-network reduction) or the pass-through.")
+@click.option("--mul/--no-mul", default=True, show_default=True,
+              help="The engine's ALUs with multipliers (mul on every data type).")
 @click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option
 def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: int,
            buffer_depth: int, p2p_vcs: int, index_width: int, tag_width: int,
-           local_depth: int | None, name: str, output: Path | None, as_json: bool) -> None:
+           local_depth: int | None, collective: str, mul: bool, name: str,
+           output: Path | None, as_json: bool) -> None:
     """A PIUMA-style switch with its register file (plain ports, clk and rst)."""
+    import functools
+
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.collective import CollectivePath
     from innet.hw.switch import Switch
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
+    if collective == "engine" and payload_width != 32:
+        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                         f"{payload_width}-bit ones (use --collective pass)")
+    path = functools.partial(CollectiveEngine, mul=mul) if collective == "engine" else (
+        CollectivePath)
     top = Switch(radix, payload_width, buffer_depth, collective_ids, routing_depth,
                  p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width,
-                 local_depth=local_depth)
+                 local_depth=local_depth, collective=path)
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
@@ -115,6 +130,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
         "virtual_channels": p.vcs,
         "registers": len(top.regmap.registers),
         "config_address_width": top.regmap.address_width,
+        "collective": collective,
+        "mul": mul if collective == "engine" else None,
     }
     report = summary(design, files, facts)
     if as_json:
@@ -132,5 +149,156 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
          f"{len(top.regmap.registers)} registers"),
         f"flit:   {p.width} bits: {fields}",
         f"VCs:    {p.vcs} ({p2p_vcs} p2p, {collective_ids} request, 1 response)",
+        ("collective: engine, " + (f"{radix} ALUs with multipliers" if mul else
+                                   f"{radix} ALUs without multipliers")
+         if collective == "engine" else "collective: pass-through (no reduction)"),
+    ):
+        out.print(line, soft_wrap=True)
+
+
+@command.command("ceng")
+@click.option("--radix", type=int, required=True,
+              help="Network ports of the switch it belongs to; the local port is extra.")
+@click.option("--collective-ids", type=int, default=4, show_default=True,
+              help="Collective ids (register copies, request virtual channels, result queues).")
+@click.option("--routing-depth", type=int, default=64, show_default=True,
+              help="Node ids (sets the flit's src/dst width).")
+@click.option("--p2p-vcs", type=int, default=2, show_default=True,
+              help="p2p virtual channels (sets the flit's hop width).")
+@click.option("--index-width", type=int, default=16, show_default=True,
+              help="Bits of a flit's element index.")
+@click.option("--tag-width", type=int, default=8, show_default=True,
+              help="Bits of a p2p flit's tag.")
+@click.option("--mul/--no-mul", default=True, show_default=True,
+              help="Build the ALUs with multipliers (mul on every data type).")
+@click.option("--queue-depth", type=int, default=None,
+              help="Results per id the output queue holds [default: 7 * tree levels + 2].")
+@click.option("--registered", is_flag=True,
+              help="Register every port (a timing harness for out-of-context synthesis).")
+@click.option("--name", default="innet_ceng", show_default=True, help="Top module name.")
+@output_option("Verilog file to write; the port metadata goes beside it (.json). "
+               "[default: <name>.v]")
+@json_option
+def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, index_width: int,
+         tag_width: int, mul: bool, queue_depth: int | None, registered: bool, name: str,
+         output: Path | None, as_json: bool) -> None:
+    """The collective engine alone (plain ports, clk and rst), e.g. to synthesize it."""
+    from innet.hw.ceng import CollectiveEngine, engine_latency
+    from innet.hw.ceng.top import EngineTop
+    from innet.hw.flit import FlitParams
+    from innet.hw.verilog import emit
+
+    output = check_output(output or Path(f"{name}.v"))
+    params = FlitParams(payload_width=32, routing_depth=routing_depth,
+                        collective_ids=collective_ids, p2p_vcs=p2p_vcs,
+                        index_width=index_width, tag_width=tag_width)
+    engine = CollectiveEngine(params, radix, mul=mul, queue_depth=queue_depth)
+    top = EngineTop(engine, registered=registered)
+    with err_console().status("emitting Verilog"):
+        design = emit(top, name)
+    files = write_design(design, output)
+    ports = radix + 1
+    latency = {k: engine_latency(k) for k in range(1, ports + 1)}
+    facts = {
+        "params": {"radix": radix, "collective_ids": collective_ids,
+                   "routing_depth": routing_depth, "p2p_vcs": p2p_vcs,
+                   "index_width": index_width, "tag_width": tag_width, "mul": mul,
+                   "queue_depth": engine.queue_depth, "registered": registered},
+        "alus": ports - 1,
+        "levels": engine.levels,
+        "latency_by_ports": {str(k): v for k, v in latency.items()},
+        "flit_width": params.width,
+    }
+    report = summary(design, files, facts)
+    if as_json:
+        print_json(report)
+        return
+    out = console()
+    by_ports = ", ".join(f"{k}: {v}" for k, v in latency.items())
+    for line in (
+        (f"wrote {report['verilog']} ({report['lines']} lines, module {name}) and "
+        f"{report['metadata']}"),
+        (f"tree:    {ports - 1} ALUs {'with' if mul else 'without'} multipliers, "
+         f"{engine.levels} levels; {collective_ids} ids x {engine.queue_depth} queued results"),
+        f"latency: cycles added by contributing ports {{{by_ports}}}",
+        f"ports:   {'every port registered (timing harness)' if registered else 'plain'}",
+    ):
+        out.print(line, soft_wrap=True)
+
+
+# -- endpoint (issue 9; a separate subcommand, added by the endpoint branch) -----------------------
+
+@command.command("endpoint")
+@click.option("--vector-depth", type=int, required=True,
+              help="Elements (32-bit) of the vector memory and of the step engine's scratch.")
+@click.option("--step-depth", type=int, default=16, show_default=True,
+              help="Step-table entries.")
+@click.option("--collective-ids", type=int, default=4, show_default=True,
+              help="Collective ids of the switches (sets the flit format).")
+@click.option("--routing-depth", type=int, default=64, show_default=True,
+              help="Node ids of the network (sets the flit format).")
+@click.option("--p2p-vcs", type=int, default=2, show_default=True,
+              help="Hop-indexed p2p virtual channels of the switches.")
+@click.option("--index-width", type=int, default=16, show_default=True,
+              help="Bits of a flit's element index.")
+@click.option("--tag-width", type=int, default=8, show_default=True,
+              help="Bits of a p2p flit's tag (2 for the message class, the rest the entry).")
+@click.option("--buffer-depth", type=int, default=4, show_default=True,
+              help="The switch's input buffer per VC (this endpoint's send credits).")
+@click.option("--local-depth", type=int, default=4, show_default=True,
+              help="This endpoint's receive buffer per VC (the switch's local depth).")
+@click.option("--no-mul", is_flag=True, help="Build the step engine's ALU without a multiplier.")
+@click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
+@output_option("Verilog file to write; the port metadata goes beside it (.json). "
+               "[default: <name>.v]")
+@json_option
+def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_depth: int,
+             p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
+             local_depth: int, no_mul: bool, name: str, output: Path | None,
+             as_json: bool) -> None:
+    """An endpoint: vector memory, collective intrinsic, step engine, register file."""
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+    from innet.hw.verilog import emit
+
+    output = check_output(output or Path(f"{name}.v"))
+    p = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
+                   p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
+    top = Endpoint(p, vector_depth=vector_depth, step_depth=step_depth,
+                   buffer_depth=buffer_depth, local_depth=local_depth, mul=not no_mul)
+    with err_console().status("emitting Verilog"):
+        design = emit(top, name)
+    files = write_design(design, output)
+    facts = {
+        "params": {"vector_depth": vector_depth, "step_depth": step_depth,
+                   "collective_ids": collective_ids, "routing_depth": routing_depth,
+                   "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width,
+                   "buffer_depth": buffer_depth, "local_depth": local_depth,
+                   "mul": not no_mul},
+        "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
+                                              for f, w in p.widths.items()}},
+        "virtual_channels": p.vcs,
+        "registers": len(top.regmap.registers),
+        "register_words": top.regmap.size,
+        "config_address_width": top.address_width,
+        "memory_base": top.memory_base,
+    }
+    report = summary(design, files, facts)
+    if as_json:
+        print_json(report)
+        return
+    out = console()
+    aw = top.address_width
+    wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
+    for line in (
+        f"{wrote} and {report['metadata']}",
+        (f"links:  tx and rx to the switch's local port, payload[{p.width - 1}:0], "
+         f"credit[{p.vcs - 1}:0]; host p2p_tx/p2p_rx streams"),
+        (f"config: addr[{aw - 1}:0], w_data[31:0], w_en, r_data[31:0]; "
+         f"{len(top.regmap.registers)} registers at 0x0..0x{top.regmap.size - 1:x}"),
+        (f"memory: {vector_depth} x 32 bits at 0x{top.memory_base:x}.."
+         f"0x{top.memory_base + vector_depth - 1:x} (word addresses); the same again as "
+         f"the step engine's scratch"),
+        f"steps:  {step_depth} entries; ALU {'with' if not no_mul else 'without'} multiplier",
     ):
         out.print(line, soft_wrap=True)

@@ -1,0 +1,18 @@
+"""The collective engine (CENG) of a switch: :class:`CollectiveEngine`, its reduction tree
+:class:`ReductionTree`, and the tree's shape and latency as plain Python.
+
+PIUMA, "Collective Engine": each switch reduces in-flight request packets of several input
+ports in a pipelined tree of units, in a fixed port order, at line rate.
+"""
+
+from innet.hw.ceng.engine import CollectiveEngine, engine_latency
+from innet.hw.ceng.tree import ReductionTree, exit_signature, levels_for, tree_shape
+
+__all__ = [
+    "CollectiveEngine",
+    "ReductionTree",
+    "engine_latency",
+    "exit_signature",
+    "levels_for",
+    "tree_shape",
+]

@@ -1,0 +1,425 @@
+"""The collective engine: the switch's collective path with a pipelined reduction tree.
+
+PIUMA, "Switch Architecture for In-network Computing": the Collective Engine reduces in-flight
+request packets of several input ports "in a fixed port order when all required inputs are
+available"; request and response packets travel on their own virtual channels ("Collective
+Virtual Channel", "Request-response Mechanism"); the root turns the reduced value into a
+response that is multicast down the inverse tree ("Broadcast Tree"); several collective ids
+each have their own registers ("Multiple In-network Collectives").
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.alu import LATENCY
+from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
+from innet.hw.buffer import Buffer
+from innet.hw.ceng.tree import ReductionTree, levels_for
+from innet.hw.collective import config_layout, send_signature
+from innet.hw.flit import FlitParams, Kind, stream_signature
+
+__all__ = ["CollectiveEngine", "engine_latency"]
+
+
+def engine_latency(count: int) -> int:
+    """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports.
+
+    0 when ``count`` is 1 (the flit leaves like a forwarded one: 2 cycles through the switch);
+    otherwise ``1 + LATENCY * ceil(log2(count))``: one cycle to gather and compact the
+    operands, then :data:`innet.hw.alu.LATENCY` per tree level. A switch is then crossed in
+    ``2 + engine_latency(count)`` cycles, counted from the last operand's arrival: 10, 17, 24
+    and 31 cycles for 2, 3-4, 5-8 and 9-16 ports.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``count`` is not a positive integer.
+    """
+    levels = levels_for(count)
+    return 0 if levels == 0 else 1 + LATENCY * levels
+
+
+def _check_int(name: str, value, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, not {value}")
+    return value
+
+
+def _popcount(bits) -> object:
+    total = Const(0, 1)
+    for b in bits:
+        total = total + b
+    return total
+
+
+class CollectiveEngine(wiring.Component):
+    """The collective path of a switch with in-network reduction (PIUMA's CENG).
+
+    A drop-in replacement of :class:`innet.hw.collective.CollectivePath` (same members and
+    contract, see :mod:`innet.hw.collective`; ``SwitchCore(collective=CollectiveEngine)``).
+
+    Behaviour per collective id ``c`` with ``k`` ports in ``config[c].req_in`` (enabled):
+
+    - ``k >= 2``: the engine waits until every port of ``req_in`` holds a request flit of
+      ``c`` at the head of its buffer, pops them together, and reduces their payloads with
+      ``config[c].op`` on ``config[c].dtype`` in port order (network ports ascending, the local
+      port ``radix`` last), compacted onto the first ``k`` leaves of a :class:`ReductionTree`
+      of :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies
+      (shape: :func:`~innet.hw.ceng.tree.tree_shape`). The result leaves as one flit (its
+      element index, ``cid = c``): a request to ``req_out``, or at the root a response
+      multicast to ``resp_out``. If the heads' element indices differ, nothing is reduced: the
+      flits are discarded and ``mismatch`` pulses; an operation the ALUs do not implement on
+      the data type discards the element and pulses ``unsupported``. Never a wrong result.
+    - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
+      at the root), in the cycle it is at the head of its buffer.
+    - requests on ports outside ``req_in`` (or of a disabled id) are discarded and ``dropped``
+      pulses.
+
+    Response flits (every id) are multicast to ``resp_out`` of their id, like the
+    pass-through. Every multicast leaves only when every target output holds a credit, all
+    copies in the same cycle.
+
+    Latency and throughput
+    ----------------------
+    With credits available, a reduction's flit is on ``send`` :func:`engine_latency` cycles
+    after its last operand reached the head of its buffer (0 for ``k == 1`` and responses).
+    The tree takes one element per cycle: the ids with a complete set of heads take turns
+    (round-robin, one element each), so one id alone reduces one element per cycle and
+    several ids share that rate (PIUMA, "Multiple In-network Collectives": collectives on
+    different ids that overlap on a switch are executed one at a time; here they interleave
+    element by element). Forwarded requests (``k == 1``) and responses do not use the tree
+    and flow in parallel, one flit per output per cycle.
+
+    The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results,
+    and an element enters the tree only when its id has a free slot in it (counting the
+    elements still in the tree): a result that cannot leave for lack of credits waits in its
+    own id's queue and never holds up another id, so ids cannot deadlock each other through
+    the engine. ``queue_depth`` of at least ``LATENCY * ceil(log2 k) + 2`` keeps one id at one
+    element per cycle; the default covers ``k = radix + 1``.
+
+    Configuration (``config``) is registered once more inside the engine: a register write
+    applies to flits at the head of a buffer two cycles later. Change an id's registers only
+    while no flit of that id is in the switch.
+
+    Parameters
+    ----------
+    params : FlitParams
+        The flit format; ``payload_width`` must be 32 (the ALUs' width).
+    radix : int
+        Network ports (the local port is ``radix``).
+    mul : bool
+        Build the ALUs with their multiplier (``mul`` of every data type); without it ``mul``
+        is unsupported and the tree is about half the size.
+    queue_depth : int, optional
+        Results per id the output queue holds (default ``LATENCY * ceil(log2(radix + 1)) + 2``).
+
+    Members
+    -------
+    As :class:`~innet.hw.collective.CollectivePath` (``req``, ``resp``, ``config``,
+    ``credit_req``, ``credit_resp``, ``send``, ``dropped``, ``mismatch``, ``unsupported``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        On a parameter of the wrong type or out of range.
+    """
+
+    def __init__(self, params: FlitParams, radix: int, *, mul: bool = True,
+                 queue_depth: int | None = None) -> None:
+        if not isinstance(params, FlitParams):
+            raise TypeError(f"Params must be a FlitParams, not {params!r}")
+        _check_int("Radix", radix, 1)
+        if params.payload_width != 32:
+            raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                             f"{params.payload_width}-bit ones")
+        if not isinstance(mul, bool):
+            raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
+        levels = levels_for(radix + 1)
+        if queue_depth is None:
+            queue_depth = LATENCY * levels + 2
+        _check_int("Queue depth", queue_depth, 1)
+        self._params = params
+        self._radix = radix
+        self._mul = mul
+        self._queue_depth = queue_depth
+        ids, ports = params.collective_ids, radix + 1
+        super().__init__({
+            "req": In(stream_signature(params)).array(ids, ports),
+            "resp": In(stream_signature(params)).array(ports),
+            "config": In(config_layout(radix)).array(ids),
+            "credit_req": In(ports).array(ids),
+            "credit_resp": In(ports),
+            "send": Out(send_signature(params)).array(ports),
+            "dropped": Out(1),
+            "mismatch": Out(1),
+            "unsupported": Out(1),
+        })
+
+    @property
+    def params(self) -> FlitParams:
+        return self._params
+
+    @property
+    def radix(self) -> int:
+        return self._radix
+
+    @property
+    def mul(self) -> bool:
+        return self._mul
+
+    @property
+    def queue_depth(self) -> int:
+        return self._queue_depth
+
+    @property
+    def levels(self) -> int:
+        """Levels of the reduction tree: ``ceil(log2(radix + 1))``."""
+        return levels_for(self._radix + 1)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        ids, ports = p.collective_ids, self._radix + 1
+        depth = self._queue_depth
+
+        # ---- Configuration, decoded and registered ------------------------------------------
+        decoded = data.StructLayout({
+            "contrib": ports,                # req_in of an enabled id
+            "count": range(ports + 1),       # ports in contrib
+            "tree": 1,                       # count >= 2: reduce
+            "forward": 1,                    # count == 1: forward unchanged
+            "root": 1,
+            "targets": ports,                # where results go (empty: discard)
+            "resp_targets": ports,           # where responses go
+            "op": 4,
+            "dtype": 2,
+        })
+        cfg = [Signal(decoded, name=f"cfg{c}") for c in range(ids)]
+        # sel[c][j]: one-hot port of the j-th contributing port (bits below j are always 0).
+        sel = [[Signal(ports, name=f"cfg{c}_sel{j}") for j in range(ports)] for c in range(ids)]
+        for c in range(ids):
+            reg = self.config[c]
+            contrib = Mux(reg.enable, reg.req_in, 0)
+            count = _popcount(contrib[q] for q in range(ports))
+            decode_out = Cat(*(reg.req_out == q for q in range(ports)))
+            m.d.sync += [
+                cfg[c].contrib.eq(contrib),
+                cfg[c].count.eq(count),
+                cfg[c].tree.eq(count >= 2),
+                cfg[c].forward.eq(count == 1),
+                cfg[c].root.eq(reg.root),
+                cfg[c].targets.eq(Mux(reg.enable, Mux(reg.root, reg.resp_out, decode_out), 0)),
+                cfg[c].resp_targets.eq(Mux(reg.enable, reg.resp_out, 0)),
+                cfg[c].op.eq(reg.op),
+                cfg[c].dtype.eq(reg.dtype),
+            ]
+            rank = [_popcount(contrib[r] for r in range(q)) for q in range(ports)]
+            for j in range(ports):
+                m.d.sync += sel[c][j].eq(Cat(*(
+                    contrib[q] & (rank[q] == j) if q >= j else Const(0, 1)
+                    for q in range(ports))))
+
+        ready_terms = [[[] for _ in range(ports)] for _ in range(ids)]  # pops of req[c][q]
+        dropped = []
+
+        # ---- Requests outside the configuration are discarded -------------------------------
+        for c in range(ids):
+            for q in range(ports):
+                stray = Signal(name=f"stray{c}_{q}")
+                m.d.comb += stray.eq(self.req[c][q].valid & ~cfg[c].contrib[q])
+                ready_terms[c][q].append(stray)
+                dropped.append(stray)
+
+        # ---- Issue: one id per cycle whose heads are all present, round-robin ----------------
+        reserved = [Signal(range(depth + 1), name=f"reserved{c}") for c in range(ids)]
+        issue_rr = RoundRobin(ids)
+        m.submodules.issue_rr = issue_rr
+        for c in range(ids):
+            heads = Cat(*(self.req[c][q].valid | ~cfg[c].contrib[q] for q in range(ports)))
+            m.d.comb += issue_rr.requests[c].eq(cfg[c].tree & heads.all()
+                                                & (reserved[c] != depth))
+        grant = issue_rr.grant
+        m.d.comb += issue_rr.take.eq(grant.any())
+        for c in range(ids):
+            for q in range(ports):
+                ready_terms[c][q].append(grant[c] & cfg[c].contrib[q])
+
+        # Gather the granted id's heads, compact them onto the first leaves, compare indices.
+        operand = [onehot_mux(grant, [self.req[c][q].payload.payload for c in range(ids)])
+                   for q in range(ports)]
+        index = [onehot_mux(grant, [self.req[c][q].payload.index for c in range(ids)])
+                 for q in range(ports)]
+        contrib = Signal(ports)
+        m.d.comb += contrib.eq(onehot_mux(grant, [cfg[c].contrib for c in range(ids)]))
+        iw = p.index_width
+        idx_and = Signal(iw)
+        idx_or = Signal(iw)
+        m.d.comb += [
+            idx_and.eq(_reduce(lambda a, b: a & b,
+                               [index[q] | (~contrib[q]).replicate(iw) for q in range(ports)])),
+            idx_or.eq(_reduce(lambda a, b: a | b,
+                              [index[q] & contrib[q].replicate(iw) for q in range(ports)])),
+        ]
+        issue = Signal(data.StructLayout({
+            "valid": 1, "agree": 1, "cid": p.cid_width, "index": iw,
+            "count": range(ports + 1), "op": 4, "dtype": 2,
+        }), name="issue")
+        leaves = [Signal(32, name=f"issue_leaf{j}", reset_less=True) for j in range(ports)]
+        m.d.sync += [
+            issue.valid.eq(grant.any()),
+            issue.agree.eq(idx_and == idx_or),
+            issue.cid.eq(onehot_mux(grant, [Const(c, p.cid_width) for c in range(ids)])),
+            issue.index.eq(idx_or),
+            issue.count.eq(onehot_mux(grant, [cfg[c].count for c in range(ids)])),
+            issue.op.eq(onehot_mux(grant, [cfg[c].op for c in range(ids)])),
+            issue.dtype.eq(onehot_mux(grant, [cfg[c].dtype for c in range(ids)])),
+        ]
+        for j in range(ports):
+            chosen = onehot_mux(grant, [sel[c][j] for c in range(ids)])
+            m.d.sync += leaves[j].eq(onehot_mux([chosen[q] for q in range(j, ports)],
+                                                operand[j:]))
+
+        mismatch = Signal()
+        m.d.comb += [mismatch.eq(issue.valid & ~issue.agree), self.mismatch.eq(mismatch)]
+
+        # ---- The tree -----------------------------------------------------------------------
+        tree = ReductionTree(ports, tag_width=p.cid_width + iw, mul=self._mul)
+        m.submodules.tree = tree
+        m.d.comb += [
+            tree.i_valid.eq(issue.valid & issue.agree),
+            tree.i_count.eq(issue.count),
+            tree.i_op.eq(issue.op),
+            tree.i_dtype.eq(issue.dtype),
+            tree.i_tag.eq(Cat(issue.cid, issue.index)),
+        ]
+        for j in range(ports):
+            m.d.comb += tree.i_leaf[j].eq(leaves[j])
+
+        # ---- Results: per id, the tree's exit or the id's queue -----------------------------
+        result = data.StructLayout({"payload": 32, "index": iw})
+        unsupported = []
+        src_valid = [Signal(name=f"src{s}_valid") for s in range(ids + ports)]
+        # Collective flits carry kind, cid, index and payload; the other fields travel as zero.
+        sent = data.StructLayout({"payload": 32, "index": iw, "cid": p.cid_width, "kind": Kind})
+        src_flit = [Signal(sent, name=f"src{s}_flit") for s in range(ids + ports)]
+        src_targets = [Signal(ports, name=f"src{s}_targets") for s in range(ids + ports)]
+        src_credits = [Signal(ports, name=f"src{s}_credits") for s in range(ids + ports)]
+        src_pop = [Signal(name=f"src{s}_pop") for s in range(ids + ports)]
+
+        for c in range(ids):
+            hits = [o.valid & (o.tag[:p.cid_width] == c) for o in tree.o]
+            hit = Signal(name=f"exit{c}")
+            bad = Signal(name=f"exit{c}_unsupported")
+            out = Signal(result, name=f"exit{c}_result")
+            m.d.comb += [
+                hit.eq(any_of(hits)),
+                bad.eq(any_of(h & o.unsupported for h, o in zip(hits, tree.o, strict=True))),
+                out.payload.eq(onehot_mux(hits, [o.result for o in tree.o])),
+                out.index.eq(onehot_mux(hits, [o.tag[p.cid_width:] for o in tree.o])),
+            ]
+            unsupported.append(bad)
+            good = hit & ~bad
+
+            queue = Buffer(result, depth)
+            m.submodules[f"queue{c}"] = queue
+            waiting = queue.r.valid
+            head = Signal(result, name=f"result{c}")
+            m.d.comb += [
+                head.eq(Mux(waiting, queue.r.payload, out)),
+                queue.r.ready.eq(src_pop[c]),
+                # A result goes straight out when the queue is empty and it can leave now.
+                queue.w.valid.eq(good & ~(src_pop[c] & ~waiting)),
+                queue.w.payload.eq(out),
+            ]
+            # k == 1: the head of the one contributing port, forwarded.
+            only = sel[c][0]
+            forward = Signal(result, name=f"forward{c}")
+            m.d.comb += [
+                forward.payload.eq(onehot_mux(only, [self.req[c][q].payload.payload
+                                                     for q in range(ports)])),
+                forward.index.eq(onehot_mux(only, [self.req[c][q].payload.index
+                                                   for q in range(ports)])),
+            ]
+            fwd_valid = any_of(only[q] & self.req[c][q].valid for q in range(ports))
+            for q in range(ports):
+                ready_terms[c][q].append(src_pop[c] & cfg[c].forward & only[q])
+
+            chosen = Signal(result, name=f"source{c}")
+            m.d.comb += chosen.eq(Mux(cfg[c].tree, head, forward))
+            m.d.comb += [
+                src_valid[c].eq(Mux(cfg[c].tree, waiting | good, cfg[c].forward & fwd_valid)),
+                src_flit[c].kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
+                src_flit[c].cid.eq(c),
+                src_flit[c].index.eq(chosen.index),
+                src_flit[c].payload.eq(chosen.payload),
+                src_targets[c].eq(cfg[c].targets),
+                src_credits[c].eq(Mux(cfg[c].root, self.credit_resp, self.credit_req[c])),
+            ]
+
+            # Output slots in use: elements in the tree or the queue.
+            taken = cfg[c].tree & src_pop[c]
+            discarded = mismatch & (issue.cid == c)
+            m.d.sync += reserved[c].eq(reserved[c] + grant[c] - taken - discarded - bad)
+
+        m.d.comb += self.unsupported.eq(any_of(unsupported))
+
+        # ---- Responses: the head of each port's response buffer -----------------------------
+        for q, h in enumerate(self.resp):
+            s = ids + q
+            m.d.comb += [
+                src_valid[s].eq(h.valid),
+                src_flit[s].kind.eq(Kind.RESP),
+                src_flit[s].cid.eq(h.payload.cid),
+                src_flit[s].index.eq(h.payload.index),
+                src_flit[s].payload.eq(h.payload.payload),
+                src_targets[s].eq(onehot_mux([h.payload.cid == c for c in range(ids)],
+                                             [cfg[c].resp_targets for c in range(ids)])),
+                src_credits[s].eq(self.credit_resp),
+                h.ready.eq(src_pop[s]),
+            ]
+
+        # ---- Output allocation: sources whose targets all hold a credit ---------------------
+        sources = ids + ports
+        arb = ConflictArbiter(sources, ports)
+        m.submodules.arbiter = arb
+        for s in range(sources):
+            drop = Signal(name=f"src{s}_drop")
+            m.d.comb += [
+                drop.eq(src_valid[s] & ~src_targets[s].any()),
+                arb.requests[s].eq(src_valid[s] & src_targets[s].any()
+                                   & ((src_targets[s] & ~src_credits[s]) == 0)),
+                arb.targets[s].eq(src_targets[s]),
+                src_pop[s].eq(arb.grant[s] | drop),
+            ]
+            dropped.append(drop)
+        m.d.comb += self.dropped.eq(any_of(dropped))
+        for o in range(ports):
+            picks = [arb.grant[s] & src_targets[s][o] for s in range(sources)]
+            flit = Signal(sent, name=f"send{o}_flit")
+            send = self.send[o]
+            m.d.comb += [
+                send.valid.eq(any_of(picks)),
+                flit.eq(onehot_mux(picks, src_flit)),
+                send.payload.kind.eq(flit.kind),
+                send.payload.cid.eq(flit.cid),
+                send.payload.index.eq(flit.index),
+                send.payload.payload.eq(flit.payload),
+            ]
+
+        for c in range(ids):
+            for q in range(ports):
+                m.d.comb += self.req[c][q].ready.eq(any_of(ready_terms[c][q]))
+        return m
+
+
+def _reduce(function, values: list):
+    """``values`` combined with ``function`` as a balanced tree (a chain is as deep as long)."""
+    while len(values) > 1:
+        values = [function(values[k], values[k + 1]) if k + 1 < len(values) else values[k]
+                  for k in range(0, len(values), 2)]
+    return values[0]

@@ -1,0 +1,208 @@
+"""innet.sim.golden: one switch's reduction order and a whole embedding's, against numpy."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from innet.gen.embed import embed
+from innet.gen.ops import DType, Op, combine, to_bits
+from innet.gen.topology import LOCAL, polarfly, torus
+from innet.hw.ceng import tree_shape
+from innet.sim.golden import (
+    embedding_partials,
+    embedding_results,
+    idle_latency,
+    port_order,
+    reduce_ports,
+    reduce_switch,
+)
+
+
+def f32(values):
+    return to_bits(np.asarray(values, dtype=np.float32), DType.FP32)
+
+
+def test_port_order_puts_local_last():
+    assert port_order({3, LOCAL, 0, 7}) == [0, 3, 7, LOCAL]
+    assert port_order([]) == []
+    with pytest.raises(ValueError, match=r"^A port must be a network port number or LOCAL "
+                                         r"\(-1\), not -2$"):
+        port_order({1, -2})
+
+
+def test_nor_follows_the_tree_shape():
+    """NOR is not associative: five operands must be ((x0 x1) (x2 x3)) x4 exactly."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 1 << 32, (5, 64), dtype=np.uint64).astype(np.uint32)
+
+    def nor(a, b):
+        return ~(a | b)
+
+    want = nor(nor(nor(x[0], x[1]), nor(x[2], x[3])), x[4])
+    got = reduce_switch("nor", "uint32", list(x))
+    np.testing.assert_array_equal(got, want)
+    assert tree_shape(5) == (((0, 1), (2, 3)), 4)
+    left_fold = nor(nor(nor(nor(x[0], x[1]), x[2]), x[3]), x[4])
+    assert not np.array_equal(got, left_fold)
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7, 8, 9])
+def test_fp32_add_is_pairwise_in_float32(count):
+    rng = np.random.default_rng(count)
+    x = (rng.standard_normal((count, 200)) * 10.0 ** rng.integers(-3, 4, (count, 200)))
+    x = x.astype(np.float32)
+
+    def evaluate(node):
+        if isinstance(node, int):
+            return x[node]
+        return (evaluate(node[0]) + evaluate(node[1])).astype(np.float32)
+
+    want = evaluate(tree_shape(count))
+    got = reduce_switch(Op.ADD, DType.FP32, list(f32(x)))
+    np.testing.assert_array_equal(got, f32(want))
+
+
+def test_one_operand_is_forwarded_unchanged():
+    signalling_nan = np.uint32(0x7F80_0001)
+    assert reduce_switch("add", "fp32", [signalling_nan]) == signalling_nan
+    two = reduce_switch("add", "fp32", [signalling_nan, np.uint32(0)])
+    assert two == combine("add", "fp32", signalling_nan, 0) == 0x7FC0_0000
+
+
+def test_reduce_ports_orders_by_port():
+    got = reduce_ports("nor", "int32", {LOCAL: 1, 2: 6, 0: 8})
+    assert got == ~(~np.uint32(8 | 6) | np.uint32(1))
+
+
+def test_switch_errors():
+    with pytest.raises(ValueError, match=r"^A reduction needs at least one operand$"):
+        reduce_switch("add", "int32", [])
+    with pytest.raises(ValueError, match=r"^Operation and is not defined on fp32$"):
+        reduce_switch("and", "fp32", [1, 2])
+
+
+def test_ring_allreduce_by_hand():
+    """A ring of 4, root 1: node 0 reduces node 3 and itself, the root reduces node 0's
+    partial, node 2 and itself; written out in float32 by hand."""
+    topo = torus((4,))
+    emb = embed(topo, op="add", dtype="fp32")
+    assert emb.root == 1
+    rng = np.random.default_rng(7)
+    x = {u: rng.standard_normal(50).astype(np.float32) * 1e3 for u in range(4)}
+    partial0 = (x[3] + x[0]).astype(np.float32)  # node 0: port 0 (node 3), then LOCAL
+    result = ((partial0 + x[2]).astype(np.float32) + x[1]).astype(np.float32)
+    inputs = {u: f32(v) for u, v in x.items()}
+    partials = embedding_partials(emb, inputs)
+    np.testing.assert_array_equal(partials[0], f32(partial0))
+    np.testing.assert_array_equal(partials[2], inputs[2])
+    got = embedding_results(emb, inputs)
+    assert sorted(got) == [0, 1, 2, 3]
+    for u in range(4):
+        np.testing.assert_array_equal(got[u], f32(result))
+
+
+@pytest.mark.parametrize(("op", "reference"), [("add", np.sum), ("max", np.max),
+                                               ("min", np.min)])
+def test_polarfly_integer_allreduce_matches_numpy(op, reference):
+    topo = polarfly(3)
+    rng = np.random.default_rng(3)
+    participants = sorted(rng.choice(topo.nodes, 9, replace=False).tolist())
+    emb = embed(topo, participants, op=op, dtype="int32")
+    x = {u: rng.integers(-(1 << 31), 1 << 31, 40).astype(np.int32) for u in participants}
+    with np.errstate(over="ignore"):
+        want = reference(np.stack(list(x.values())), axis=0).astype(np.int32)
+    got = embedding_results(emb, {u: to_bits(v, DType.INT32) for u, v in x.items()})
+    assert sorted(got) == participants
+    for vector in got.values():
+        np.testing.assert_array_equal(vector, to_bits(want, DType.INT32))
+
+
+def test_reduce_and_broadcast_kinds():
+    topo = polarfly(2)
+    x = {u: f32([u + 0.25, -u]) for u in range(topo.nodes)}
+    reduce = embed(topo, kind="reduce", op="add", dtype="fp32")
+    got = embedding_results(reduce, x)
+    assert list(got) == [reduce.root]
+    np.testing.assert_array_equal(got[reduce.root],
+                                  embedding_partials(reduce, x)[reduce.root])
+    broadcast = embed(topo, kind="broadcast", op="add", dtype="fp32")
+    got = embedding_results(broadcast, {broadcast.root: x[broadcast.root]})
+    assert sorted(got) == list(range(topo.nodes))
+    for vector in got.values():
+        np.testing.assert_array_equal(vector, x[broadcast.root])
+
+
+def test_embedding_errors():
+    topo = torus((4,))
+    emb = embed(topo, op="add", dtype="int32")
+    x = {u: np.arange(3, dtype=np.uint32) for u in range(4)}
+    with pytest.raises(ValueError, match=r"^Node 3 contributes but has no input vector$"):
+        embedding_results(emb, {u: v for u, v in x.items() if u != 3})
+    with pytest.raises(ValueError, match=r"^Input vectors differ in shape: \[\(2,\), \(3,\)\]$"):
+        embedding_results(emb, {**x, 2: np.arange(2, dtype=np.uint32)})
+    broken = dataclasses.replace(emb, links=tuple(link for link in emb.links if link[0] != 3))
+    with pytest.raises(ValueError, match=r"^Port 0 of switch 0 is in req_in, but no link of "
+                                         r"the embedding ends there$"):
+        embedding_results(broken, x)
+    root = emb.switch(emb.root)
+    no_root = dataclasses.replace(emb, switches=tuple(
+        dataclasses.replace(s, req_in=frozenset()) if s.node == emb.root else s
+        for s in emb.switches))
+    with pytest.raises(ValueError, match=rf"^The root {emb.root} has no request inputs$"):
+        embedding_results(no_root, x)
+    assert root.req_in
+
+
+def _edit(emb, node, **changes):
+    return dataclasses.replace(emb, switches=tuple(
+        dataclasses.replace(s, **changes) if s.node == node else s for s in emb.switches))
+
+
+def test_broken_tree_errors():
+    """Ring of 4, root 1: node 0 reduces node 3 (its port 0) and itself; node 2 is a leaf."""
+    emb = embed(torus((4,)), op="add", dtype="int32")
+    x = {u: np.arange(3, dtype=np.uint32) for u in range(4)}
+    unconfigured = dataclasses.replace(emb, switches=tuple(s for s in emb.switches
+                                                           if s.node != 3))
+    with pytest.raises(ValueError, match=r"^Switch 3 sends requests but is not configured$"):
+        embedding_results(unconfigured, x)
+    looped = _edit(dataclasses.replace(emb, links=(*emb.links, (1, 0, 0, 1))), 0,
+                   req_in=frozenset({0, 1, LOCAL}))
+    with pytest.raises(ValueError, match=r"^The request tree has a cycle through switch 0$"):
+        embedding_results(looped, x)
+    nowhere = _edit(emb, 2, resp_out=frozenset({1, LOCAL}))
+    with pytest.raises(ValueError, match=r"^Port 1 of switch 2 is in resp_out, but no link of "
+                                         r"the embedding starts there$"):
+        embedding_results(nowhere, x)
+    twice = _edit(dataclasses.replace(emb, links=(*emb.links, (3, 0, 2, 1))), 2,
+                  resp_out=frozenset({1, LOCAL}))
+    with pytest.raises(ValueError, match=r"^The response tree reaches switch 3 twice$"):
+        embedding_results(twice, x)
+    # Node 3 taken out of the request tree and the configuration, but still sent a response.
+    without3 = _edit(dataclasses.replace(
+        emb, links=(*(link for link in emb.links if link[0] != 3), (3, 0, 2, 1)),
+        switches=tuple(s for s in emb.switches if s.node != 3)), 0, req_in=frozenset({LOCAL}))
+    stray = _edit(without3, 2, resp_out=frozenset({1, LOCAL}))
+    with pytest.raises(ValueError, match=r"^A response reaches switch 3, which is not "
+                                         r"configured$"):
+        embedding_results(stray, x)
+    with pytest.raises(ValueError, match=r"^Operation xor is not defined on fp32$"):
+        embedding_results(dataclasses.replace(emb, op=Op.XOR, dtype=DType.FP32), x)
+
+
+def test_idle_latency_by_hand():
+    """Ring of 4, root 1. Node 3 forwards (out at 2); node 0 reduces node 3 and itself:
+    max(2, 0) + 2 + engine_latency(2) = 12; node 2 forwards (2); the root reduces three ports:
+    max(12, 2, 0) + 2 + engine_latency(3) = 29; then 2 cycles per switch down."""
+    emb = embed(torus((4,)), op="add", dtype="fp32")
+    assert idle_latency(emb) == {0: 31, 1: 29, 2: 31, 3: 33}
+    # One pipeline stage per link: node 3's request crosses two links, every response one or
+    # two more.
+    assert idle_latency(emb, link_latency=1) == {0: 34, 1: 31, 2: 34, 3: 37}
+    with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
+                                         r"not -1$"):
+        idle_latency(emb, link_latency=-1)
+    with pytest.raises(ValueError, match=r"^The request tree has a cycle through switch 0$"):
+        idle_latency(_edit(dataclasses.replace(emb, links=(*emb.links, (1, 0, 0, 1))), 0,
+                           req_in=frozenset({0, 1, LOCAL})))
