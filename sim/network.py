@@ -142,6 +142,13 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=8)
+def _network(topology, vector_depth: int, step_depth: int):
+    from innet.hw.network import Network
+
+    return Network(topology, vector_depth=vector_depth, step_depth=step_depth)
+
+
+@functools.lru_cache(maxsize=8)
 def _design(topology, vector_depth: int, step_depth: int):
     from innet.hw.network import network_design as emit_network
 
@@ -295,7 +302,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         for s in g:
             _check(s, topology, depth)
     sizes = network_sizes(topology, depth)
-    design, top = _design(topology, sizes["vector_depth"], sizes["step_depth"])
+    top = _network(topology, sizes["vector_depth"], sizes["step_depth"])
     routes = routing(topology)
     stall = min(255, round(backpressure * 256))
     specs, predicted = [], []
@@ -303,6 +310,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         spec, pred = _plan(g, topology, routes, top.sizes(), stall, i)
         specs.append(spec)
         predicted.append(pred)
+    design = _design(topology, sizes["vector_depth"], sizes["step_depth"])[0]
     total = sum(len(g) for g in groups)
     if progress is not None:
         progress(0, total)
