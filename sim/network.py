@@ -125,41 +125,45 @@ class Outcome:
         return out
 
 
-def _host_entries(topology, algo: str) -> int:
+def _host_schedule(topology, algo: str):
     from innet.gen.compare import host_shape
     from innet.gen.swing import build_schedule
 
-    schedule = build_schedule(HOST_SCHEDULES[algo], host_shape(topology))
-    return schedule.steps * schedule.collectives
+    return build_schedule(HOST_SCHEDULES[algo], host_shape(topology))
 
 
 def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
     """The hardware sizes :func:`simulate` builds for ``topology``: ``vector_depth``
-    (``max_elements``) and ``step_depth`` (the longest step table of every host-style
-    algorithm on this topology), so that every scenario of a topology shares one build."""
-    steps = max(_host_entries(topology, a) for a in ("swing-l", "swing-b", "recdoub", "ring"))
-    return {"vector_depth": max_elements, "step_depth": steps}
+    (``max_elements``), ``step_depth`` (the longest step table of every host-style algorithm
+    on this topology) and ``collective_ids`` (2, or the most collectives a multiport schedule
+    runs at once), so that every scenario of a topology shares one build."""
+    schedules = [_host_schedule(topology, a) for a in ("swing-l", "swing-b", "recdoub", "ring")]
+    return {"vector_depth": max_elements,
+            "step_depth": max(s.steps * s.collectives for s in schedules),
+            "collective_ids": max([2] + [s.collectives for s in schedules])}
 
 
 @functools.lru_cache(maxsize=8)
-def _network(topology, vector_depth: int, step_depth: int):
+def _network(topology, vector_depth: int, step_depth: int, collective_ids: int):
     from innet.hw.network import Network
 
-    return Network(topology, vector_depth=vector_depth, step_depth=step_depth)
+    return Network(topology, vector_depth=vector_depth, step_depth=step_depth,
+                   collective_ids=collective_ids)
 
 
 @functools.lru_cache(maxsize=8)
-def _design(topology, vector_depth: int, step_depth: int):
+def _design(topology, vector_depth: int, step_depth: int, collective_ids: int):
     from innet.hw.network import network_design as emit_network
 
-    return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth)
+    return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth,
+                        collective_ids=collective_ids)
 
 
 def network_design(topology, *, max_elements: int = 1024, **_ignored: Any):
     """The Verilog of the whole network for ``topology`` (:func:`innet.hw.network.
     network_design` with :func:`network_sizes`); the Verilator build is cached by its digest."""
     sizes = network_sizes(topology, max_elements)
-    return _design(topology, sizes["vector_depth"], sizes["step_depth"])[0]
+    return _design(topology, **sizes)[0]
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
@@ -206,9 +210,9 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate
     if hosts and len(group) > 1:
         raise ValueError("A host-style schedule runs alone, not concurrently with another "
                          "collective")
-    keys = {(s.elements, s.op, s.dtype, s.background, s.pattern) for s in group}
+    keys = {(s.elements, s.dtype, s.background, s.pattern) for s in group}
     if len(keys) > 1:
-        raise ValueError("Concurrent scenarios must share elements, op, dtype, background and "
+        raise ValueError("Concurrent scenarios must share elements, dtype, background and "
                          "pattern")
     spec: dict[str, Any] = {"elements": first.elements, "op": first.op, "dtype": first.dtype,
                             "background": first.background, "pattern": first.pattern,
@@ -302,7 +306,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         for s in g:
             _check(s, topology, depth)
     sizes = network_sizes(topology, depth)
-    top = _network(topology, sizes["vector_depth"], sizes["step_depth"])
+    top = _network(topology, **sizes)
     routes = routing(topology)
     stall = min(255, round(backpressure * 256))
     specs, predicted = [], []
@@ -310,7 +314,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         spec, pred = _plan(g, topology, routes, top.sizes(), stall, i)
         specs.append(spec)
         predicted.append(pred)
-    design = _design(topology, sizes["vector_depth"], sizes["step_depth"])[0]
+    design = _design(topology, **sizes)[0]
     total = sum(len(g) for g in groups)
     if progress is not None:
         progress(0, total)
