@@ -1,6 +1,5 @@
 """innet synth: components, flow options, JSON fields, the missing-extra message."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -78,14 +77,36 @@ def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_network_until_it_lands_says_so(tmp_path, env):
-    """Until innet.hw.network (issue 10) lands, one line says so and nothing is written."""
-    if importlib.util.find_spec("innet.hw.network") is not None:
-        pytest.fail("innet.hw.network has landed: innet synth network must build it now")
-    done = innet("synth", "network", "--q", "3", cwd=tmp_path, env=env)
+def test_network_synthesises_the_simulated_network(monkeypatch):
+    """innet synth network hands the flow the very design innet sim allreduce simulates."""
+    from click.testing import CliRunner
+
+    from innet.gen.topology import polarfly
+    from innet.sim.cli import main
+    from innet.sim.network import network_design, network_sizes
+
+    seen = {}
+
+    def synthesize(design, target, **kwargs):
+        seen.update(design=design, pnr=kwargs["pnr"])
+        raise synth.SynthError("stop here")
+
+    monkeypatch.setattr(synth, "synthesize", synthesize)
+    done = CliRunner().invoke(main, ["synth", "network", "polarfly", "--q", "2",
+                                     "--max-elements", "16", "--no-pnr"])
+    assert done.exit_code == 1
+    assert done.output.endswith("innet: error: stop here\n")
+    expect = network_design(polarfly(2), max_elements=16)
+    assert seen["design"].digest == expect.digest
+    assert seen["design"].toplevel == "innet_network_polarfly7"
+    assert seen["pnr"] is False
+    assert network_sizes(polarfly(2), 16)["vector_depth"] == 16
+
+
+def test_network_topology_errors_are_one_line(tmp_path, env):
+    done = innet("synth", "network", "polarfly", "--q", "6", cwd=tmp_path, env=env)
     assert done.returncode == 1
-    assert done.stderr == ("innet: error: innet synth network is not available until "
-                           "innet.hw.network (the network top level, issue 10) lands\n")
+    assert done.stderr == "innet: error: q must be a prime power, not 6\n"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -7,7 +7,6 @@ Each component is a subcommand with its construction parameters (``innet synth s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,6 @@ import click
 from innet.sim.cli._common import (
     console,
     err_console,
-    fail,
     json_option,
     output_option,
     print_json,
@@ -27,17 +25,6 @@ from innet.sim.cli._common import (
 from innet.sim.cli.verilog import make_switch, switch_options
 
 __all__ = ["command", "flow_options", "print_result", "run"]
-
-#: Components that other issues are still building: module, issue, what it is.
-PENDING = {
-    "network": ("innet.hw.network", "issue 10", "the network top level"),
-}
-
-
-def _not_available(name: str) -> None:
-    module, issue, what = PENDING[name]
-    fail(f"innet synth {name} is not available until {module} ({what}, {issue}) lands")
-
 
 def flow_options(func: Callable) -> Callable:
     """The options every ``innet synth`` component shares."""
@@ -67,15 +54,16 @@ def flow_options(func: Callable) -> Callable:
 def run(component: Any, name: str, params: dict[str, Any], *, target: str, seed: int,
         no_pnr: bool, timeout: float, no_cache: bool, output: Path | None,
         as_json: bool) -> dict[str, Any]:
-    """Emit ``component`` as ``name``, synthesise it and print the result."""
-    from innet.hw.verilog import emit
+    """Emit ``component`` as ``name`` (or take it as it is if it is a ``Design`` already),
+    synthesise it and print the result."""
+    from innet.hw.verilog import Design, emit
     from innet.sim import synth
 
     tgt = synth.load_target(target)
     synth.check_tools(tgt.family)  # before the slow part: say how to install them
     err = err_console()
     with err.status(f"emitting {name}") as status:
-        design = emit(component, name)
+        design = component if isinstance(component, Design) else emit(component, name)
         result = synth.synthesize(design, tgt, seed=seed, pnr=not no_pnr, timeout=timeout,
                                   workdir=output, cache=not no_cache,
                                   status=lambda text: status.update(text))
@@ -216,10 +204,26 @@ def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_
         output=output, as_json=as_json)
 
 
-@command.command("network", context_settings={"ignore_unknown_options": True,
-                                              "allow_extra_args": True})
-def network() -> None:
-    """The network top level (innet.hw.network, issue 10): not available yet."""
-    if importlib.util.find_spec(PENDING["network"][0]) is not None:
-        fail("innet.hw.network exists, but innet synth does not build it yet")
-    _not_available("network")
+@command.command("network")
+@click.argument("kind", type=click.Choice(["polarfly", "hyperx", "torus"]))
+@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
+@click.option("--shape", default=None, help="HyperX or torus shape, such as 4x4.")
+@click.option("--max-elements", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Each endpoint's vector memory (elements).")
+@flow_options
+def network(kind: str, q: int | None, shape: str | None, max_elements: int, target: str,
+            seed: int, no_pnr: bool, timeout: float, no_cache: bool, output: Path | None,
+            as_json: bool) -> None:
+    """The whole network of a topology (innet.hw.network: a switch and an endpoint per node),
+    as `innet sim allreduce` simulates it."""
+    from innet.sim.cli.image import topology_from_args
+
+    topo, _dims, label = topology_from_args(kind, q, 0, 0, shape, False)
+    from innet.sim.network import network_design, network_sizes
+
+    with err_console().status(f"emitting the {label} network"):
+        design = network_design(topo, max_elements=max_elements)
+    run(design, design.toplevel, {"component": "network", "topology": label,
+                                  "nodes": topo.nodes, **network_sizes(topo, max_elements)},
+        target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,
+        output=output, as_json=as_json)
