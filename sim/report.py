@@ -40,6 +40,7 @@ __all__ = [
     "Target",
     "build_report",
     "comparison_rows",
+    "network_summary",
     "render",
     "targets",
     "to_markdown",
@@ -220,6 +221,14 @@ def targets(outcomes: Iterable[Any]) -> tuple[Target, Target]:
     return latency, throughput
 
 
+def network_summary(topo: Any) -> dict[str, Any]:
+    """What a report says about the simulated network: ``kind``, ``params``, ``nodes``,
+    ``links``, ``radix`` and ``fingerprint`` of a :class:`innet.gen.topology.Topology`."""
+    params = {k: list(v) if isinstance(v, tuple) else v for k, v in topo.params.items()}
+    return {"kind": topo.kind, "params": params, "nodes": topo.nodes,
+            "links": len(topo.links()), "radix": topo.radix, "fingerprint": topo.fingerprint}
+
+
 def _key(elements: int) -> str:
     return str(int(elements))
 
@@ -322,7 +331,8 @@ def _network_line(report: dict[str, Any]) -> str | None:
     net = report.get("network")
     if not net:
         return None
-    params = ", ".join(f"{k}={v}" for k, v in net.get("params", {}).items())
+    params = ", ".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, list) else v}"
+                       for k, v in net.get("params", {}).items() if v or k == "q")
     return (f"{net.get('kind', '?')} ({params}): {net.get('nodes', '?')} switches, "
             f"{net.get('links', '?')} links, radix {net.get('radix', '?')}")
 

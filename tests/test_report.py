@@ -117,3 +117,14 @@ def test_markdown_and_console_show_every_row_and_the_verdicts():
     assert "rec." not in text
     assert "FAIL" in text
     assert "2.5x" in text
+
+
+def test_network_summary_names_the_topology():
+    from innet.gen.topology import polarfly, torus
+
+    summary = rep.network_summary(polarfly(3))
+    assert summary["nodes"] == 13
+    assert summary["links"] == (9 * 4 + 4 * 3) // 2  # q + 1 = 4 quadrics have degree q
+    assert summary["radix"] == 4
+    line = rep.to_markdown(rep.build_report(runs(), network=rep.network_summary(torus((4, 4)))))
+    assert "torus (shape=4x4): 16 switches, 32 links, radix 4" in line
