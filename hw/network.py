@@ -1,0 +1,382 @@
+"""The whole network as one top level: a switch and an endpoint on every node of a Topology.
+
+PIUMA, "Network Overview": every node is a switch with a port to its core's local memory (here
+an :class:`~innet.hw.endpoint.Endpoint`); switches are joined by the topology's links. This
+module generates that network for any :class:`~innet.gen.topology.Topology` and emits it to
+Verilog built for fast simulation:
+
+- :class:`NetworkNode` is one node: a :class:`~innet.hw.switch.Switch`, its endpoint and (with
+  ``throttle``) a :class:`~innet.sim.endpointbench.CreditThrottle` on each direction of the
+  local link, for random backpressure at the endpoint. Everything node-specific (node id,
+  routes, trees, step tables) is in registers, so all nodes are the same module.
+- :class:`Network` instantiates ``innet_node`` once per node (an Amaranth ``Instance``), wires
+  the links by the topology's port map with optional pipeline registers per link, and gives
+  one configuration bus with a target select, per-node commands and status.
+- :func:`network_design` emits both: the node module once (with a Verilator
+  ``no_inline_module`` directive, so Verilator compiles its C++ once, not once per node), then
+  the top.
+
+Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; targets as in
+:mod:`innet.gen.image`: ``t < N`` is switch ``t``, ``N + n`` is endpoint ``n``)
+
+=======================  =========  ==========================================================
+``cfg_sel``              in         target of the bus access; ``2N`` writes every switch,
+                                    ``2N + 1`` every endpoint (broadcast writes)
+``cfg_addr``             in A       word address
+``cfg_w_data``           in 32      write data
+``cfg_w_en``             in 1       write strobe
+``cfg_r_data``           out 32     read data of the target and address of the previous cycle
+``cmd_coll_start``       in N       a pulse on bit ``n`` writes ``coll.ctrl.start`` of endpoint
+                                    ``n`` (any subset at once; a bus write to the same endpoint
+                                    in that cycle is lost)
+``cmd_engine_start``     in N       ... ``engine.ctrl.start``
+``coll_status``          out 3N     busy, done, error of each endpoint's intrinsic
+``engine_status``        out 3N     ... of each step engine
+``host_tx_*``            N, NW, N   host p2p flits into endpoint ``n`` (valid, payload, ready)
+``host_rx_*``            N, NW, N   host p2p flits out of endpoint ``n`` (valid, payload, ready)
+``mon_tx_*``, ``mon_rx`` out        each endpoint's link to and from its switch (valid, payload)
+``stall_rate``           in 8       with ``throttle``: a local-link credit is held back in a cycle
+                                    with probability ``stall_rate / 256``
+``rng_seed``, ``rng_load``  in      LFSR seed of the throttles, loaded while ``rng_load`` is high
+``quiet``                out N      node ``n`` holds nothing, every credit is home, nothing runs
+``errors``               out N      any sticky error flag of node ``n``'s switch or endpoint
+=======================  =========  ==========================================================
+"""
+
+from __future__ import annotations
+
+import re
+
+from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.endpoint import Endpoint
+from innet.hw.flit import link_signature
+from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
+
+__all__ = ["NODE_MODULE", "Network", "NetworkNode", "network_design", "topology_diameter"]
+
+#: Verilog name of the node module.
+NODE_MODULE = "innet_node"
+
+
+def topology_diameter(topology) -> int:
+    """Hops of the longest shortest path (p2p VCs needed for deadlock-free minimal routing)."""
+    import networkx as nx
+
+    return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
+
+
+def _lfsr_step(state):
+    x = state ^ (state << 13)[:32]
+    x = x ^ (x >> 17)
+    return x ^ (x << 5)[:32]
+
+
+class NetworkNode(wiring.Component):
+    """One node: switch, endpoint, and credit throttles on the local link.
+
+    Parameters
+    ----------
+    radix : int
+        Network ports (the topology's maximum degree).
+    vector_depth, step_depth : int
+        Endpoint sizes.
+    throttle : bool
+        Random backpressure on the local link (:class:`CreditThrottle`).
+    **switch_args
+        :class:`~innet.hw.switch.Switch` parameters.
+
+    Members
+    -------
+    i, o : link arrays of ``radix`` network ports
+    cfg_addr, cfg_w_data : In
+        The shared configuration bus.
+    sw_w_en, ep_w_en : In(1)
+        Write strobes of this node's switch and endpoint.
+    sw_r_data, ep_r_data : Out(32)
+    coll_start, engine_start : In(1)
+        Commands (write the start register of the endpoint).
+    """
+
+    def __init__(self, radix: int, *, vector_depth: int, step_depth: int, throttle: bool = True,
+                 **switch_args) -> None:
+        self.switch = Switch(radix, **switch_args)
+        self.endpoint = Endpoint.for_switch(self.switch, vector_depth=vector_depth,
+                                            step_depth=step_depth)
+        self.radix = radix
+        self.throttle = throttle
+        p = self.params = self.switch.params
+        self.addr_width = max(self.switch.regmap.address_width, self.endpoint.address_width)
+        w = p.width
+        super().__init__({
+            "i": In(link_signature(p)).array(radix), "o": Out(link_signature(p)).array(radix),
+            "cfg_addr": In(self.addr_width), "cfg_w_data": In(32),
+            "sw_w_en": In(1), "ep_w_en": In(1), "sw_r_data": Out(32), "ep_r_data": Out(32),
+            "coll_start": In(1), "engine_start": In(1),
+            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
+            "host_tx_valid": In(1), "host_tx_payload": In(w), "host_tx_ready": Out(1),
+            "host_rx_valid": Out(1), "host_rx_payload": Out(w), "host_rx_ready": In(1),
+            "mon_tx_valid": Out(1), "mon_tx_payload": Out(w),
+            "mon_rx_valid": Out(1), "mon_rx_payload": Out(w),
+            "coll_status": Out(3), "engine_status": Out(3), "quiet": Out(1), "errors": Out(1),
+        })
+
+    def elaborate(self, platform):
+        from innet.sim.endpointbench import CreditThrottle
+
+        m = Module()
+        sw, ep, radix, p = self.switch, self.endpoint, self.radix, self.params
+        m.submodules.switch, m.submodules.endpoint = sw, ep
+        emap = ep.regmap
+        m.d.comb += [sw.cfg.addr.eq(self.cfg_addr), sw.cfg.w_data.eq(self.cfg_w_data),
+                     sw.cfg.w_en.eq(self.sw_w_en), self.sw_r_data.eq(sw.cfg.r_data),
+                     self.ep_r_data.eq(ep.cfg.r_data)]
+        with m.If(self.coll_start):
+            reg = emap["coll.ctrl"]
+            m.d.comb += [ep.cfg.addr.eq(reg.address), ep.cfg.w_data.eq(reg.encode({"start": 1})),
+                         ep.cfg.w_en.eq(1)]
+        with m.Elif(self.engine_start):
+            reg = emap["engine.ctrl"]
+            m.d.comb += [ep.cfg.addr.eq(reg.address), ep.cfg.w_data.eq(reg.encode({"start": 1})),
+                         ep.cfg.w_en.eq(1)]
+        with m.Else():
+            m.d.comb += [ep.cfg.addr.eq(self.cfg_addr), ep.cfg.w_data.eq(self.cfg_w_data),
+                         ep.cfg.w_en.eq(self.ep_w_en)]
+        for q in range(radix):
+            wiring.connect(m, wiring.flipped(self.i[q]), sw.i[q])
+            wiring.connect(m, sw.o[q], wiring.flipped(self.o[q]))
+        quiet = [ep.quiet]
+        if self.throttle:
+            up = CreditThrottle(p.vcs, sw.buffer_depth)
+            down = CreditThrottle(p.vcs, ep.local_depth)
+            m.submodules.up, m.submodules.down = up, down
+            up_link, down_link = sw.i[radix], ep.rx
+            m.d.comb += [
+                up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
+                up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
+                down_link.valid.eq(sw.o[radix].valid), down_link.payload.eq(sw.o[radix].payload),
+                down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
+            ]
+            for unit, salt in ((up, 1), (down, 2)):
+                state = Signal(32, init=salt, name=f"lfsr{salt}")
+                with m.If(self.rng_load):
+                    mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
+                    m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
+                with m.Else():
+                    m.d.sync += state.eq(_lfsr_step(state))
+                m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
+                quiet.append(unit.quiet)
+        else:
+            wiring.connect(m, ep.tx, sw.i[radix])
+            wiring.connect(m, sw.o[radix], ep.rx)
+        credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
+                                                      else sw.buffer_depth)
+                           for o in range(radix + 1) for v in range(p.vcs)).all()
+        m.d.comb += [
+            ep.p2p_tx.valid.eq(self.host_tx_valid), ep.p2p_tx.payload.eq(self.host_tx_payload),
+            self.host_tx_ready.eq(ep.p2p_tx.ready),
+            self.host_rx_valid.eq(ep.p2p_rx.valid), self.host_rx_payload.eq(ep.p2p_rx.payload),
+            ep.p2p_rx.ready.eq(self.host_rx_ready),
+            self.mon_tx_valid.eq(ep.tx.valid), self.mon_tx_payload.eq(ep.tx.payload),
+            self.mon_rx_valid.eq(ep.rx.valid), self.mon_rx_payload.eq(ep.rx.payload),
+            self.coll_status.eq(ep.coll_status), self.engine_status.eq(ep.engine_status),
+            self.quiet.eq(Cat(*quiet).all() & credits_home),
+            self.errors.eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
+        ]
+        return m
+
+
+def _flat_ports(component) -> list[tuple[str, str, int]]:
+    """``(verilog name, "i"/"o", width)`` of every port of a component, as ``emit`` names them."""
+    out = []
+    for path, member, _value in component.signature.flatten(component):
+        name = "__".join(str(part) for part in path)
+        out.append((name, "i" if member.flow == In else "o", len(Value.cast(_value))))
+    return out
+
+
+class Network(wiring.Component):
+    """Every node of ``topology`` as an instance of :data:`NODE_MODULE` (see the module docs).
+
+    Parameters
+    ----------
+    topology : innet.gen.topology.Topology
+    vector_depth : int
+        Elements of each endpoint's vector memory.
+    step_depth : int
+        Step-table entries per endpoint.
+    collective_ids : int
+        Collective ids of switches and endpoints.
+    p2p_vcs : int, optional
+        Hop-indexed p2p VCs; default (and minimum) the topology's diameter.
+    link_stages : int
+        Pipeline registers on each direction of every switch-to-switch link (long links).
+    buffer_depth : int, optional
+        Input buffer per port and VC; default the credit round trip of a link with
+        ``link_stages`` (``4 + 2 * link_stages``), the least for full throughput.
+    throttle : bool
+        Random backpressure on every local link (``stall_rate``).
+    tag_width : int
+        Bits of a p2p flit's tag.
+
+    Raises
+    ------
+    ValueError
+        If ``p2p_vcs`` is below the diameter or a size is out of range.
+    """
+
+    def __init__(self, topology, *, vector_depth: int, step_depth: int,
+                 collective_ids: int = 2, p2p_vcs: int | None = None, link_stages: int = 0,
+                 buffer_depth: int | None = None, throttle: bool = True,
+                 tag_width: int = 8) -> None:
+        if isinstance(link_stages, bool) or not isinstance(link_stages, int):
+            raise TypeError(f"Link stages must be an integer, not {link_stages!r}")
+        if link_stages < 0:
+            raise ValueError(f"Link stages must be at least 0, not {link_stages}")
+        diameter = topology_diameter(topology)
+        if p2p_vcs is None:
+            p2p_vcs = diameter
+        if p2p_vcs < diameter:
+            raise ValueError(f"P2p VCs must be at least the topology's diameter {diameter} "
+                             f"(deadlock-free minimal routing), not {p2p_vcs}")
+        if buffer_depth is None:
+            buffer_depth = CREDIT_ROUND_TRIP + 2 * link_stages
+        self.topology = topology
+        self.nodes = n = topology.nodes
+        self.radix = topology.radix
+        self.link_stages = link_stages
+        index_width = max(1, (max(vector_depth, step_depth) - 1).bit_length())
+        self.node = NetworkNode(
+            topology.radix, vector_depth=vector_depth, step_depth=step_depth,
+            throttle=throttle, routing_depth=n, collective_ids=collective_ids,
+            p2p_vcs=p2p_vcs, buffer_depth=buffer_depth, index_width=index_width,
+            tag_width=tag_width)
+        self.params = p = self.node.params
+        self.addr_width = aw = self.node.addr_width
+        self.sel_width = (2 * n + 1).bit_length()
+        w = p.width
+        super().__init__({
+            "cfg_sel": In(self.sel_width), "cfg_addr": In(aw), "cfg_w_data": In(32),
+            "cfg_w_en": In(1), "cfg_r_data": Out(32),
+            "cmd_coll_start": In(n), "cmd_engine_start": In(n),
+            "coll_status": Out(3 * n), "engine_status": Out(3 * n),
+            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
+            "host_tx_valid": In(n), "host_tx_payload": In(n * w), "host_tx_ready": Out(n),
+            "host_rx_valid": Out(n), "host_rx_payload": Out(n * w), "host_rx_ready": In(n),
+            "mon_tx_valid": Out(n), "mon_tx_payload": Out(n * w),
+            "mon_rx_valid": Out(n), "mon_rx_payload": Out(n * w),
+            "quiet": Out(n), "errors": Out(n),
+        })
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The endpoint every node holds (its register map, memory base)."""
+        return self.node.endpoint
+
+    @property
+    def switch(self) -> Switch:
+        """The switch every node holds."""
+        return self.node.switch
+
+    def sizes(self) -> dict[str, int]:
+        """The image map parameters (:func:`innet.gen.image.build_image` keywords) this
+        network's registers were built with."""
+        p, ep = self.params, self.endpoint
+        return {"radix": self.radix, "collective_ids": p.collective_ids,
+                "routing_depth": p.routing_depth, "step_depth": ep.step_depth,
+                "vector_depth": ep.vector_depth, "node_id_width": p.node_width}
+
+    def _pipe(self, m: Module, signal, stages: int, name: str):
+        """``signal`` delayed by ``stages`` registers."""
+        for s in range(stages):
+            reg = Signal.like(signal, name=f"{name}_s{s}")
+            m.d.sync += reg.eq(signal)
+            signal = reg
+        return signal
+
+    def elaborate(self, platform):
+        m = Module()
+        n, w = self.nodes, self.params.width
+        ports = _flat_ports(self.node)
+        nets = []
+        for k in range(n):
+            net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
+            args = {f"{d}_{name}": net[name] for name, d, _w in ports}
+            m.submodules[f"node{k}"] = Instance(NODE_MODULE, i_clk=ClockSignal(),
+                                                i_rst=ResetSignal(), **args)
+            nets.append(net)
+        used = set()
+        stages = self.link_stages
+        for link in self.topology.links():
+            for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
+                                 (link.v, link.port_v, link.u, link.port_u)):
+                src, dst = nets[a], nets[b]
+                tag = f"l{a}p{pa}"
+                m.d.comb += [
+                    dst[f"i__{pb}__valid"].eq(self._pipe(m, src[f"o__{pa}__valid"], stages,
+                                                         f"{tag}_valid")),
+                    dst[f"i__{pb}__payload"].eq(self._pipe(m, src[f"o__{pa}__payload"], stages,
+                                                           f"{tag}_payload")),
+                    src[f"o__{pa}__credit"].eq(self._pipe(m, dst[f"i__{pb}__credit"], stages,
+                                                          f"{tag}_credit")),
+                ]
+                used.add((a, pa))
+        sel = self.cfg_sel
+        read_sel = Signal.like(sel)
+        m.d.sync += read_sel.eq(sel)
+        r_data = Const(0, 32)
+        for k, net in enumerate(nets):
+            for q in range(self.radix):
+                if (k, q) not in used:
+                    m.d.comb += [net[f"i__{q}__valid"].eq(0), net[f"o__{q}__credit"].eq(0)]
+            m.d.comb += [
+                net["cfg_addr"].eq(self.cfg_addr), net["cfg_w_data"].eq(self.cfg_w_data),
+                net["sw_w_en"].eq(self.cfg_w_en & ((sel == k) | (sel == 2 * n))),
+                net["ep_w_en"].eq(self.cfg_w_en & ((sel == n + k) | (sel == 2 * n + 1))),
+                net["coll_start"].eq(self.cmd_coll_start[k]),
+                net["engine_start"].eq(self.cmd_engine_start[k]),
+                net["stall_rate"].eq(self.stall_rate), net["rng_load"].eq(self.rng_load),
+                net["rng_seed"].eq(self.rng_seed ^ Const((0x6D2B79F5 * (k + 1)) & 0xFFFF_FFFF,
+                                                         32)),
+                net["host_tx_valid"].eq(self.host_tx_valid[k]),
+                net["host_tx_payload"].eq(self.host_tx_payload.word_select(k, w)),
+                self.host_tx_ready[k].eq(net["host_tx_ready"]),
+                self.host_rx_valid[k].eq(net["host_rx_valid"]),
+                self.host_rx_payload.word_select(k, w).eq(net["host_rx_payload"]),
+                net["host_rx_ready"].eq(self.host_rx_ready[k]),
+                self.mon_tx_valid[k].eq(net["mon_tx_valid"]),
+                self.mon_tx_payload.word_select(k, w).eq(net["mon_tx_payload"]),
+                self.mon_rx_valid[k].eq(net["mon_rx_valid"]),
+                self.mon_rx_payload.word_select(k, w).eq(net["mon_rx_payload"]),
+                self.coll_status.word_select(k, 3).eq(net["coll_status"]),
+                self.engine_status.word_select(k, 3).eq(net["engine_status"]),
+                self.quiet[k].eq(net["quiet"]), self.errors[k].eq(net["errors"]),
+            ]
+            r_data = Mux(read_sel == k, net["sw_r_data"],
+                         Mux(read_sel == n + k, net["ep_r_data"], r_data))
+        m.d.comb += self.cfg_r_data.eq(r_data)
+        return m
+
+
+def network_design(topology, *, vector_depth: int, step_depth: int, name: str | None = None,
+                   **network_args):
+    """The Verilog of the whole network: ``(Design, Network)``.
+
+    The node module is emitted once, marked ``no_inline_module`` for Verilator (so its C++
+    is compiled once however many nodes instantiate it), followed by the top level, whose
+    name defaults to ``innet_network_<kind><nodes>``. The design's port metadata is the
+    top's.
+    """
+    from innet.hw.verilog import Design, emit
+
+    top = Network(topology, vector_depth=vector_depth, step_depth=step_depth, **network_args)
+    node = emit(top.node, NODE_MODULE).verilog
+    header = re.search(rf"^module {NODE_MODULE}\(.*?\);\n", node, re.M | re.S)
+    if header is None:
+        raise RuntimeError(f"Emitted Verilog has no module {NODE_MODULE}")
+    node = (node[:header.end()] + "  /*verilator no_inline_module*/\n" + node[header.end():])
+    name = name or f"innet_network_{topology.kind}{topology.nodes}"
+    top_design = emit(top, name)
+    return Design(node + top_design.verilog, name, top_design.ports), top
