@@ -49,7 +49,24 @@ from amaranth.lib.wiring import In, Out
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
-__all__ = ["CollectivePath", "config_layout", "send_signature"]
+__all__ = ["CollectivePath", "config_layout", "path_members", "send_signature"]
+
+
+def path_members(params: FlitParams, radix: int) -> dict:
+    """The signature members of a collective path (the contract above), for ``super().__init__``
+    of any block that keeps it."""
+    ids, ports = params.collective_ids, radix + 1
+    return {
+        "req": In(stream_signature(params)).array(ids, ports),
+        "resp": In(stream_signature(params)).array(ports),
+        "config": In(config_layout(radix)).array(ids),
+        "credit_req": In(ports).array(ids),
+        "credit_resp": In(ports),
+        "send": Out(send_signature(params)).array(ports),
+        "dropped": Out(1),
+        "mismatch": Out(1),
+        "unsupported": Out(1),
+    }
 
 
 def config_layout(radix: int) -> data.StructLayout:
@@ -139,18 +156,7 @@ class CollectivePath(wiring.Component):
             raise ValueError(f"Radix must be at least 1, not {radix}")
         self._params = params
         self._radix = radix
-        ids, ports = params.collective_ids, radix + 1
-        super().__init__({
-            "req": In(stream_signature(params)).array(ids, ports),
-            "resp": In(stream_signature(params)).array(ports),
-            "config": In(config_layout(radix)).array(ids),
-            "credit_req": In(ports).array(ids),
-            "credit_resp": In(ports),
-            "send": Out(send_signature(params)).array(ports),
-            "dropped": Out(1),
-            "mismatch": Out(1),
-            "unsupported": Out(1),
-        })
+        super().__init__(path_members(params, radix))
 
     @property
     def params(self) -> FlitParams:

@@ -11,12 +11,31 @@ reduction orders, :mod:`innet.gen.swing`'s executor for step schedules).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
-__all__ = ["ALGOS", "KINDS", "PATTERNS", "Outcome", "Scenario"]
+__all__ = [
+    "ALGOS",
+    "HOST_SCHEDULES",
+    "KINDS",
+    "PATTERNS",
+    "Outcome",
+    "Scenario",
+    "network_design",
+    "network_sizes",
+    "simulate",
+]
 
 #: Algorithms a :class:`Scenario` may name.
 ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
+#: The :mod:`innet.gen.swing` schedule each host-style algorithm name runs ("recdoub" is the
+#: bandwidth-optimal recursive doubling, Rabenseifner's, Swing's baseline; "recdoub-l" and
+#: "recdoub-b" may be named explicitly too).
+HOST_SCHEDULES = {"swing-l": "swing-l", "swing-b": "swing-b", "recdoub": "recdoub-b",
+                  "recdoub-l": "recdoub-l", "recdoub-b": "recdoub-b", "ring": "ring"}
 #: Collective kinds of an in-network scenario.
 KINDS = ("allreduce", "reduce", "broadcast", "barrier")
 #: Background traffic patterns.
@@ -104,3 +123,224 @@ class Outcome:
         if sc["participants"] is not None:
             sc["participants"] = list(sc["participants"])
         return out
+
+
+def _host_schedule(topology, algo: str):
+    from innet.gen.compare import host_shape
+    from innet.gen.swing import build_schedule
+
+    return build_schedule(HOST_SCHEDULES[algo], host_shape(topology))
+
+
+def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
+    """The hardware sizes :func:`simulate` builds for ``topology``: ``vector_depth``
+    (``max_elements``), ``step_depth`` (the longest step table of every host-style algorithm
+    on this topology) and ``collective_ids`` (2, or the most collectives a multiport schedule
+    runs at once), so that every scenario of a topology shares one build."""
+    schedules = [_host_schedule(topology, a) for a in ("swing-l", "swing-b", "recdoub", "ring")]
+    return {"vector_depth": max_elements,
+            "step_depth": max(s.steps * s.collectives for s in schedules),
+            "collective_ids": max([2] + [s.collectives for s in schedules])}
+
+
+@functools.lru_cache(maxsize=8)
+def _network(topology, vector_depth: int, step_depth: int, collective_ids: int):
+    from innet.hw.network import Network
+
+    return Network(topology, vector_depth=vector_depth, step_depth=step_depth,
+                   collective_ids=collective_ids)
+
+
+@functools.lru_cache(maxsize=8)
+def _design(topology, vector_depth: int, step_depth: int, collective_ids: int):
+    from innet.hw.network import network_design as emit_network
+
+    return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth,
+                        collective_ids=collective_ids)
+
+
+def network_design(topology, *, max_elements: int = 1024, **_ignored: Any):
+    """The Verilog of the whole network for ``topology`` (:func:`innet.hw.network.
+    network_design` with :func:`network_sizes`); the Verilator build is cached by its digest."""
+    sizes = network_sizes(topology, max_elements)
+    return _design(topology, **sizes)[0]
+
+
+def _check(scenario: Scenario, topology, depth: int) -> None:
+    from innet.gen.ops import DType, Op, check_supported
+
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"A run must be a Scenario or a tuple of Scenarios, not {scenario!r:.60}")
+    if scenario.algo not in ALGOS and scenario.algo not in HOST_SCHEDULES:
+        raise ValueError(f"Algorithm must be one of {', '.join(ALGOS)}, not {scenario.algo!r}")
+    n = scenario.elements
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"Elements must be an integer, not {n!r}")
+    if n < 0 or (n == 0 and scenario.kind != "barrier"):
+        raise ValueError(f"Elements must be at least 1 (0 only for a barrier), not {n}")
+    if n > depth:
+        raise ValueError(f"A vector of {n} elements does not fit in the endpoints' memory of "
+                         f"{depth} elements")
+    check_supported(Op.parse(scenario.op), DType.parse(scenario.dtype))
+    if scenario.kind not in KINDS:
+        raise ValueError(f"Kind must be one of {', '.join(KINDS)}, not {scenario.kind!r}")
+    if scenario.algo != "innet" and (scenario.kind != "allreduce"
+                                     or scenario.participants is not None
+                                     or scenario.root is not None):
+        raise ValueError(f"Algorithm {scenario.algo} runs an allreduce on every node only")
+    if not 0 <= scenario.background <= 1:
+        raise ValueError(f"Background load must be between 0 and 1, not {scenario.background}")
+    if scenario.pattern not in PATTERNS:
+        raise ValueError(f"Pattern must be one of {', '.join(PATTERNS)}, not "
+                         f"{scenario.pattern!r}")
+
+
+def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate: int,
+          label: int) -> tuple[dict, list[float | None]]:
+    """The testbench parameters of one run (a group of concurrent scenarios) and the cost
+    model's predictions."""
+    from innet.gen.compare import host_prediction, host_shape
+    from innet.gen.embed import embed, embedding_cost
+    from innet.gen.image import encode
+    from innet.gen.image.build import build_image
+    from innet.gen.swing import build_schedule
+
+    first = group[0]
+    hosts = [s for s in group if s.algo != "innet"]
+    if hosts and len(group) > 1:
+        raise ValueError("A host-style schedule runs alone, not concurrently with another "
+                         "collective")
+    keys = {(s.elements, s.dtype, s.background, s.pattern) for s in group}
+    if len(keys) > 1:
+        raise ValueError("Concurrent scenarios must share elements, dtype, background and "
+                         "pattern")
+    spec: dict[str, Any] = {"elements": first.elements, "op": first.op, "dtype": first.dtype,
+                            "background": first.background, "pattern": first.pattern,
+                            "stall_rate": stall_rate, "label": label,
+                            "scenarios": list(range(len(group)))}
+    image_args: dict[str, Any] = {"elements": max(first.elements, 1), "op": first.op,
+                                  "dtype": first.dtype}
+    if hosts:
+        algorithm = HOST_SCHEDULES[first.algo]
+        shape = host_shape(topology)
+        schedule = build_schedule(algorithm, shape)
+        spec["schedule"] = [algorithm, list(shape)]
+        image_args["schedule"] = schedule
+        predictions = [host_prediction(topology, algorithm, route=routes).cost.time(
+            first.elements)]
+    else:
+        embeddings, used, ids = [], set(), set()
+        for s in group:
+            if s.collective_id in ids:
+                raise ValueError(f"Concurrent collectives need different ids, not "
+                                 f"{s.collective_id} twice")
+            ids.add(s.collective_id)
+            e = embed(topology, s.participants, root="auto" if s.root is None else s.root,
+                      kind=s.kind, op=s.op, dtype=s.dtype, collective_id=s.collective_id)
+            nodes = set(e.participants) | {e.root}
+            if nodes & used:
+                raise ValueError(f"Concurrent collectives share endpoints {sorted(nodes & used)}"
+                                 f"; an endpoint runs one collective at a time")
+            used |= nodes
+            embeddings.append(e)
+        spec["embeddings"] = [e.to_dict() for e in embeddings]
+        image_args["embeddings"] = embeddings
+        predictions = [float(embedding_cost(e, topology).time(s.elements))
+                       for e, s in zip(embeddings, group, strict=True)]
+    image = build_image(topology, routes=routes, **sizes, **image_args)
+    spec["image"] = encode(image, "hex")
+    return spec, predictions
+
+
+def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed: int = 0,
+             waves: bool = False, workdir: str | Path | None = None,
+             progress: Callable[[int, int], None] | None = None, backpressure: float = 0.25,
+             max_elements: int | None = None) -> list[Outcome]:
+    """Run scenarios on the RTL network of ``topology``, all in ONE Verilator simulation.
+
+    Parameters
+    ----------
+    topology : innet.gen.topology.Topology
+    runs : sequence
+        Each item a :class:`Scenario` (run alone) or a tuple of scenarios run concurrently
+        (in-network collectives on different ids and disjoint endpoints).
+    seed : int
+        Seeds inputs, backpressure, background traffic and delays.
+    waves : bool
+        Record a VCD (kept in ``workdir``).
+    workdir : path, optional
+        Keep the simulation directory there.
+    progress : callable, optional
+        ``progress(done, total)``: called with 0 before the simulation and with every count
+        after it (the simulation is one process).
+    backpressure : float
+        Probability (0..1) that a local-link credit is held back in a cycle, per direction.
+    max_elements : int, optional
+        The endpoints' vector memory (default 1024, or the largest scenario if larger): one
+        build per topology and memory size.
+
+    Returns
+    -------
+    list of Outcome
+        One per scenario, in order (tuples flattened).
+
+    Raises
+    ------
+    ValueError
+        For anything the topology cannot host (a one-line message), before simulating.
+    innet.sim.runner.SimulationError
+        If the testbench finds a protocol error (a lost or duplicated flit, a hang, an error
+        flag).
+    """
+    from innet.gen.routing import routing
+    from innet.sim.runner import run
+
+    groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
+    if not groups or any(not g for g in groups):
+        raise ValueError("Simulate needs at least one scenario per run")
+    largest = max(s.elements for g in groups for s in g)
+    depth = max_elements if max_elements is not None else max(1024, largest)
+    if not 0 <= backpressure < 1:
+        raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
+    for g in groups:
+        for s in g:
+            _check(s, topology, depth)
+    sizes = network_sizes(topology, depth)
+    top = _network(topology, **sizes)
+    routes = routing(topology)
+    stall = min(255, round(backpressure * 256))
+    specs, predicted = [], []
+    for i, g in enumerate(groups):
+        spec, pred = _plan(g, topology, routes, top.sizes(), stall, i)
+        specs.append(spec)
+        predicted.append(pred)
+    design = _design(topology, **sizes)[0]
+    total = sum(len(g) for g in groups)
+    if progress is not None:
+        progress(0, total)
+    p, ep = top.params, top.endpoint
+    params = {
+        "topology": topology.to_json(), "seed": seed, "runs": specs,
+        "flit": {"payload_width": p.payload_width, "routing_depth": p.routing_depth,
+                 "collective_ids": p.collective_ids, "p2p_vcs": p.p2p_vcs,
+                 "index_width": p.index_width, "tag_width": p.tag_width},
+        "memory_base": ep.memory_base, "endpoint_digest": ep.regmap.digest,
+        "switch_digest": top.switch.regmap.digest,
+    }
+    result = run(design, "innet.sim.tb_network", params=params, seed=seed, waves=waves,
+                 workdir=workdir, internals=False)
+    reported = result.output["runs"]
+    outcomes, at = [], 0
+    for g, preds in zip(groups, predicted, strict=True):
+        for s, pred in zip(g, preds, strict=True):
+            r = reported[at]
+            at += 1
+            latency = int(r["latency"])
+            outcomes.append(Outcome(
+                scenario=s, correct=bool(r["correct"]), latency_cycles=latency,
+                throughput_elems_per_cycle=s.elements / latency if latency else 0.0,
+                predicted_cycles=pred, p2p_sent=int(r["p2p_sent"]),
+                p2p_received=int(r["p2p_received"]), detail=r["detail"]))
+            if progress is not None:
+                progress(at, total)
+    return outcomes

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
 
 from innet.hw.alu import LATENCY
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.ceng.tree import ReductionTree, levels_for
-from innet.hw.collective import config_layout, send_signature
-from innet.hw.flit import FlitParams, Kind, stream_signature
+from innet.hw.collective import path_members
+from innet.hw.flit import FlitParams, Kind
 
 __all__ = ["CollectiveEngine", "engine_latency"]
 
@@ -147,18 +146,7 @@ class CollectiveEngine(wiring.Component):
         self._radix = radix
         self._mul = mul
         self._queue_depth = queue_depth
-        ids, ports = params.collective_ids, radix + 1
-        super().__init__({
-            "req": In(stream_signature(params)).array(ids, ports),
-            "resp": In(stream_signature(params)).array(ports),
-            "config": In(config_layout(radix)).array(ids),
-            "credit_req": In(ports).array(ids),
-            "credit_resp": In(ports),
-            "send": Out(send_signature(params)).array(ports),
-            "dropped": Out(1),
-            "mismatch": Out(1),
-            "unsupported": Out(1),
-        })
+        super().__init__(path_members(params, radix))
 
     @property
     def params(self) -> FlitParams:

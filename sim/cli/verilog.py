@@ -104,10 +104,15 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
 
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.collective import CollectivePath
+    from innet.hw.flit import FlitParams
     from innet.hw.switch import Switch
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
+    # The flit format's own checks come first (FlitParams names the bad value).
+    FlitParams(payload_width=payload_width, routing_depth=routing_depth,
+               collective_ids=collective_ids, p2p_vcs=p2p_vcs, index_width=index_width,
+               tag_width=tag_width)
     if collective == "engine" and payload_width != 32:
         raise ValueError(f"The collective engine reduces 32-bit payloads, not "
                          f"{payload_width}-bit ones (use --collective pass)")
