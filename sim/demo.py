@@ -32,6 +32,7 @@ __all__ = [
     "ALGOS",
     "DEFAULT_SIZES",
     "FILES",
+    "MIN_MEMORY",
     "QUICK_SIZES",
     "Build",
     "build",
@@ -47,6 +48,8 @@ ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
 DEFAULT_SIZES = (1, 64, 1024, 4096)
 #: Vector sizes of ``--quick``.
 QUICK_SIZES = (1, 64)
+#: Endpoint vector memory (elements) at least: :func:`innet.sim.network.simulate`'s default.
+MIN_MEMORY = 1024
 #: Files the demo writes, by role.
 FILES = {"verilog": "network.v", "ports": "network.json", "image_bin": "image.bin",
          "image_hex": "image.hex", "image_json": "image.json", "report_json": "report.json",
@@ -92,9 +95,12 @@ def _check_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
-def build(topology: Any, max_elements: int, *, op: str = "add",
+def build(topology: Any, max_elements: int, *, elements: int | None = None, op: str = "add",
           dtype: str = "fp32") -> Build:
     """Embedding, image and Verilog of ``topology`` for vectors up to ``max_elements``.
+
+    The image configures the in-network allreduce of ``elements`` (default ``max_elements``)
+    elements with the map parameters of the simulated network.
 
     Raises
     ------
@@ -104,11 +110,15 @@ def build(topology: Any, max_elements: int, *, op: str = "add",
     from innet.gen.embed import embed
     from innet.gen.image.build import build_image
     from innet.gen.routing import routing
-    from innet.sim.network import network_design
+    from innet.hw.network import Network
+    from innet.sim.network import network_design, network_sizes
 
     embedding = embed(topology, op=op, dtype=dtype)
+    # The map parameters of the simulated network, so that the image loads into network.v.
+    sizes = Network(topology, **network_sizes(topology, max_elements)).sizes()
     image = build_image(topology, routes=routing(topology), embeddings=[embedding],
-                        elements=max_elements, op=op, dtype=dtype)
+                        elements=max_elements if elements is None else elements, op=op,
+                        dtype=dtype, **sizes)
     design = network_design(topology, max_elements=max_elements)
     return Build(topology, embedding, image, design, max_elements)
 
@@ -221,11 +231,14 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     say("generate topology, embedding, image, Verilog", 0, 1)
     topology = polarfly(q)
     runs = scenarios(sizes, algos=algos, op=op, dtype=dtype)
-    made = build(topology, max(sizes), op=op, dtype=dtype)
+    # simulate's default memory (1,024 elements) unless a vector needs more: one build shared
+    # with every other simulation of this network.
+    memory = max(MIN_MEMORY, max(sizes))
+    made = build(topology, memory, elements=max(sizes), op=op, dtype=dtype)
     say("generate topology, embedding, image, Verilog", 1, 1)
     total = len(runs)
     say("simulate (Verilator)", 0, total)
-    outcomes = simulate(topology, runs, seed=seed, max_elements=max(sizes),
+    outcomes = simulate(topology, runs, seed=seed, max_elements=memory,
                         progress=lambda done, _total: say("simulate (Verilator)", done, total))
     say("report", 0, 1)
     wall = time.monotonic() - start

@@ -226,7 +226,7 @@ def run_study(sizes: Sequence[int] = STUDY_SIZES, *, seed: int = 0,
         runs = [Scenario(algo=a, elements=m, name=f"{a} {m}") for m in sizes
                 for a in (SWING, RECDOUB)]
         say(f"simulate {name}", 0, len(runs))
-        outcomes = simulate(topo, runs, seed=seed, max_elements=max(sizes),
+        outcomes = simulate(topo, runs, seed=seed, max_elements=max(1024, *sizes),
                             progress=lambda d, t, n=name: say(f"simulate {n}", d, t))
         everything += outcomes
         results.append(analyse(name, topo, outcomes))

@@ -57,10 +57,20 @@ def test_demo_writes_every_file_decodable(quick):
               decode((out / "image.json").read_text())]
     assert images[0] == images[1] == images[2]
     assert images[0].topology.fingerprint == topo.fingerprint
+    # The image is the simulated network's: its map parameters, the demo's tree.
+    from innet.gen.image import embeddings
+    from innet.hw.network import Network
+    from innet.sim.network import network_sizes
+
+    sizes = Network(topo, **network_sizes(topo, demo.MIN_MEMORY)).sizes()
+    assert images[0].params.as_dict() == sizes
+    report = json.loads((out / "report.json").read_text())
+    (tree,) = embeddings(images[0])
+    assert tree.root == report["embedding"]["root"]
+    assert len(tree.participants) == topo.nodes
     ports = json.loads((out / "network.json").read_text())
     assert ports
     assert "module " in (out / "network.v").read_text()
-    report = json.loads((out / "report.json").read_text())
     assert report["network"]["nodes"] == 13
     assert report["files"] == sorted(demo.FILES.values())
     md = (out / "report.md").read_text()
