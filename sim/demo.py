@@ -110,16 +110,15 @@ def build(topology: Any, max_elements: int, *, elements: int | None = None, op: 
     from innet.gen.embed import embed
     from innet.gen.image.build import build_image
     from innet.gen.routing import routing
-    from innet.hw.network import Network
-    from innet.sim.network import network_design, network_sizes
+    from innet.sim.network import _design, network_sizes
 
     embedding = embed(topology, op=op, dtype=dtype)
-    # The map parameters of the simulated network, so that the image loads into network.v.
-    sizes = Network(topology, **network_sizes(topology, max_elements)).sizes()
+    # The design simulate builds (cached), and its map parameters so that the image loads
+    # into network.v.
+    design, top = _design(topology, **network_sizes(topology, max_elements))
     image = build_image(topology, routes=routing(topology), embeddings=[embedding],
                         elements=max_elements if elements is None else elements, op=op,
-                        dtype=dtype, **sizes)
-    design = network_design(topology, max_elements=max_elements)
+                        dtype=dtype, **top.sizes())
     return Build(topology, embedding, image, design, max_elements)
 
 

@@ -50,6 +50,8 @@ __all__ = [
 MIN_VERILATOR = (5, 36)
 
 _PARAMS_ENV = "INNET_TB_PARAMS"
+_PARAMS_FILE_ENV = "INNET_TB_PARAMS_FILE"  # larger parameters go through a file
+_PARAMS_ENV_LIMIT = 64 * 1024
 _OUTPUT_ENV = "INNET_TB_OUTPUT"
 _PORTS_ENV = "INNET_TB_PORTS"
 
@@ -341,7 +343,13 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     log = test_dir / "sim.log"
     for stale in (results, output):
         stale.unlink(missing_ok=True)
-    env = {_PARAMS_ENV: json.dumps(dict(params or {}), sort_keys=True), _OUTPUT_ENV: str(output)}
+    text = json.dumps(dict(params or {}), sort_keys=True)
+    env = {_OUTPUT_ENV: str(output)}
+    if len(text) <= _PARAMS_ENV_LIMIT:
+        env[_PARAMS_ENV] = text
+    else:  # one environment string is limited to 128 KiB (Linux MAX_ARG_STRLEN)
+        (test_dir / "params.json").write_text(text)
+        env[_PARAMS_FILE_ENV] = str(test_dir / "params.json")
     if design.ports is not None:
         env[_PORTS_ENV] = str(build_dir / f"{design.toplevel}.json")
 

@@ -17,6 +17,9 @@ __all__ = ["params", "port", "port_names", "report", "reset"]
 
 def params() -> dict[str, Any]:
     """The parameters the caller passed to :func:`innet.sim.runner.run` (``params=``)."""
+    path = os.environ.get("INNET_TB_PARAMS_FILE")
+    if path:
+        return json.loads(Path(path).read_text())
     return json.loads(os.environ.get("INNET_TB_PARAMS", "{}"))
 
 

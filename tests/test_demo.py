@@ -59,11 +59,13 @@ def test_demo_writes_every_file_decodable(quick):
     assert images[0].topology.fingerprint == topo.fingerprint
     # The image is the simulated network's: its map parameters, the demo's tree.
     from innet.gen.image import embeddings
-    from innet.hw.network import Network
     from innet.sim.network import network_sizes
 
-    sizes = Network(topo, **network_sizes(topo, demo.MIN_MEMORY)).sizes()
-    assert images[0].params.as_dict() == sizes
+    sizes = network_sizes(topo, demo.MIN_MEMORY)
+    assert images[0].params.vector_depth == sizes["vector_depth"]
+    assert images[0].params.step_depth == sizes["step_depth"]
+    assert images[0].params.collective_ids == sizes["collective_ids"]
+    assert images[0].params.radix == topo.radix
     report = json.loads((out / "report.json").read_text())
     (tree,) = embeddings(images[0])
     assert tree.root == report["embedding"]["root"]

@@ -135,6 +135,12 @@ def _study(output: Path, sizes: list[int], seed: int, as_json: bool) -> bool:
 def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype: str,
             seed: int, study: str | None, as_json: bool) -> None:
     """Build, simulate and measure the default network (PolarFly q=3) end to end."""
+    import warnings
+
+    from amaranth.hdl import UnusedElaboratable
+
+    # Components built only to read their sizes are never elaborated; that is intended here.
+    warnings.filterwarnings("ignore", category=UnusedElaboratable)
     from innet.gen.ops import DType, Op, check_supported
     from innet.sim.demo import DEFAULT_SIZES, QUICK_SIZES
     from innet.sim.study import STUDY_SIZES
