@@ -6,7 +6,7 @@ module generates that network for any :class:`~innet.gen.topology.Topology` and 
 Verilog built for fast simulation:
 
 - :class:`NetworkNode` is one node: a :class:`~innet.hw.switch.Switch`, its endpoint and (with
-  ``throttle``) a :class:`~innet.sim.endpointbench.CreditThrottle` on each direction of the
+  ``throttle``) a :class:`~innet.hw.credit.CreditThrottle` on each direction of the
   local link, for random backpressure at the endpoint. Everything node-specific (node id,
   routes, trees, step tables) is in registers, so all nodes are the same module.
 - :class:`Network` instantiates ``innet_node`` once per node (an Amaranth ``Instance``), wires
@@ -51,6 +51,7 @@ from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.hw.credit import CreditThrottle, xorshift32
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
@@ -66,12 +67,6 @@ def topology_diameter(topology) -> int:
     import networkx as nx
 
     return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
-
-
-def _lfsr_step(state):
-    x = state ^ (state << 13)[:32]
-    x = x ^ (x >> 17)
-    return x ^ (x << 5)[:32]
 
 
 class NetworkNode(wiring.Component):
@@ -124,8 +119,6 @@ class NetworkNode(wiring.Component):
         })
 
     def elaborate(self, platform):
-        from innet.sim.endpointbench import CreditThrottle
-
         m = Module()
         sw, ep, radix, p = self.switch, self.endpoint, self.radix, self.params
         m.submodules.switch, m.submodules.endpoint = sw, ep
@@ -165,7 +158,7 @@ class NetworkNode(wiring.Component):
                     mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
                     m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
                 with m.Else():
-                    m.d.sync += state.eq(_lfsr_step(state))
+                    m.d.sync += state.eq(xorshift32(state))
                 m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
                 quiet.append(unit.quiet)
         else:

@@ -41,58 +41,13 @@ from amaranth import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.hw.credit import CreditThrottle, xorshift32
 from innet.hw.endpoint import Endpoint
 from innet.hw.switch import Switch
 
 __all__ = ["CreditThrottle", "EndpointBench", "bench_design"]
 
-
-class CreditThrottle(wiring.Component):
-    """Random backpressure on a credit link: holds back the credits its receiver returns.
-
-    Each VC counts the credits the receiver returned (``credit_in``) and passes at most one per
-    cycle on to the sender (``credit_out``, in the same cycle while nothing is owed), only
-    while ``go`` is high; the sender then stalls for want of credits exactly as if the receiver
-    were slow to drain its buffer. With ``go`` always high the throttle is transparent.
-
-    Parameters
-    ----------
-    vcs : int
-        Virtual channels.
-    depth : int
-        The receiver's buffer per VC (the most credits that can be owed).
-
-    Members
-    -------
-    credit_in : In(vcs)
-    credit_out : Out(vcs)
-    go : In(1)
-    quiet : Out(1)
-        No credit is held back.
-    """
-
-    def __init__(self, vcs: int, depth: int) -> None:
-        self._vcs, self._depth = vcs, depth
-        super().__init__({"credit_in": In(vcs), "credit_out": Out(vcs), "go": In(1),
-                          "quiet": Out(1)})
-
-    def elaborate(self, platform):
-        m = Module()
-        owed = [Signal(range(self._depth + 1), name=f"owed{v}") for v in range(self._vcs)]
-        for v, count in enumerate(owed):
-            # A credit passes straight through while go is high (no added latency).
-            release = self.go & ((count != 0) | self.credit_in[v])
-            m.d.comb += self.credit_out[v].eq(release)
-            m.d.sync += count.eq(count + self.credit_in[v] - release)
-        m.d.comb += self.quiet.eq(Cat(count == 0 for count in owed).all())
-        return m
-
-
-def _lfsr_step(state):
-    """One step of a 32-bit xorshift generator (as an Amaranth expression)."""
-    x = state ^ (state << 13)[:32]
-    x = x ^ (x >> 17)
-    return x ^ (x << 5)[:32]
+# CreditThrottle is re-exported: it lives with the other credit blocks in innet.hw.credit.
 
 
 class EndpointBench(wiring.Component):
@@ -178,7 +133,7 @@ class EndpointBench(wiring.Component):
                         mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
                         m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
                     with m.Else():
-                        m.d.sync += state.eq(_lfsr_step(state))
+                        m.d.sync += state.eq(xorshift32(state))
                     m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
                     quiet.append(unit.quiet)
             else:

@@ -10,9 +10,10 @@ The cache lives in ``$INNET_CACHE`` or, if that is unset, ``~/.cache/innet`` (``
 is respected). A build directory is shared by every run of the same Verilog, so a test suite pays
 for each Verilator C++ build once.
 
-Testbenches receive their parameters as JSON in the ``INNET_TB_PARAMS`` environment variable and
-may hand values back (measurements, counts) through :func:`innet.sim.tbkit.report`; :func:`run`
-returns them in :attr:`SimResult.output`.
+Testbenches receive their parameters as a JSON file named by the ``INNET_TB_PARAMS_FILE``
+environment variable (:func:`innet.sim.tbkit.params`) and may hand values back (measurements,
+counts) through :func:`innet.sim.tbkit.report`; :func:`run` returns them in
+:attr:`SimResult.output`.
 """
 
 from __future__ import annotations
@@ -49,9 +50,7 @@ __all__ = [
 #: Oldest Verilator that cocotb 2 supports.
 MIN_VERILATOR = (5, 36)
 
-_PARAMS_ENV = "INNET_TB_PARAMS"
-_PARAMS_FILE_ENV = "INNET_TB_PARAMS_FILE"  # larger parameters go through a file
-_PARAMS_ENV_LIMIT = 64 * 1024
+_PARAMS_ENV = "INNET_TB_PARAMS_FILE"
 _OUTPUT_ENV = "INNET_TB_OUTPUT"
 _PORTS_ENV = "INNET_TB_PORTS"
 
@@ -343,13 +342,11 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     log = test_dir / "sim.log"
     for stale in (results, output):
         stale.unlink(missing_ok=True)
-    text = json.dumps(dict(params or {}), sort_keys=True)
-    env = {_OUTPUT_ENV: str(output)}
-    if len(text) <= _PARAMS_ENV_LIMIT:
-        env[_PARAMS_ENV] = text
-    else:  # one environment string is limited to 128 KiB (Linux MAX_ARG_STRLEN)
-        (test_dir / "params.json").write_text(text)
-        env[_PARAMS_FILE_ENV] = str(test_dir / "params.json")
+    # Parameters travel in a file: an environment variable is limited to 128 KiB, less than
+    # a network's configuration images.
+    params_file = test_dir / "params.json"
+    params_file.write_text(json.dumps(dict(params or {}), sort_keys=True))
+    env = {_PARAMS_ENV: str(params_file), _OUTPUT_ENV: str(output)}
     if design.ports is not None:
         env[_PORTS_ENV] = str(build_dir / f"{design.toplevel}.json")
 

@@ -18,9 +18,7 @@ __all__ = ["params", "port", "port_names", "report", "reset"]
 def params() -> dict[str, Any]:
     """The parameters the caller passed to :func:`innet.sim.runner.run` (``params=``)."""
     path = os.environ.get("INNET_TB_PARAMS_FILE")
-    if path:
-        return json.loads(Path(path).read_text())
-    return json.loads(os.environ.get("INNET_TB_PARAMS", "{}"))
+    return json.loads(Path(path).read_text()) if path else {}
 
 
 def port_names() -> dict[str, dict]:

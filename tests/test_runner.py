@@ -25,6 +25,14 @@ def test_random_inputs_match_model(muladd):
 
 
 @pytest.mark.rtl
+def test_large_parameters_reach_the_testbench(muladd):
+    # More than an environment variable may hold (128 KiB): a network's images are larger.
+    result = runner.run(muladd, "innet.sim.tb_doctor",
+                        params={"samples": 50, "padding": "x" * 300_000})
+    assert result.output["checked"] == 50
+
+
+@pytest.mark.rtl
 def test_wrong_model_is_reported_as_failure(muladd):
     with pytest.raises(runner.SimulationError, match=r"^1 of 1 cocotb tests failed in "
                        r"innet\.sim\.tb_doctor on innet_test_muladd: test_random_operands "
