@@ -179,8 +179,8 @@ def test_scalar_and_broadcast_next_port():
 def test_errors():
     topo = hyperx((3, 3))
     with pytest.raises(ValueError, match=r"^Routing algorithm must be one of auto, "
-                                         r"cross-product, dimension-order, shortest-path, not "
-                                         r"'xy'$"):
+                                         r"cross-product, dimension-order, shortest-path, "
+                                         r"piuma, shortest-latency, not 'xy'$"):
         routing(topo, "xy")
     with pytest.raises(TypeError, match=r"^Topology must be a Topology, not str$"):
         routing("hyperx")

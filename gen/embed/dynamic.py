@@ -12,6 +12,9 @@ With failed links or switches the paths are minimal on what remains: at each swi
 routing's usual port is kept when it is still alive and still one hop closer to the root,
 otherwise the lowest-numbered live port one hop closer is taken. PIUMA does not treat
 failures; this keeps the tree unchanged wherever the failures do not matter.
+
+On a multi-level PIUMA network (without failures) paths and root are chosen by link latency:
+see :mod:`innet.gen.embed.piuma`.
 """
 
 from __future__ import annotations
@@ -168,7 +171,8 @@ def embed(topo: Topology, participants: Iterable[int] | None = None, *,
         Participating nodes (default: every switch that has not failed).
     root : int or "auto"
         The root switch; ``"auto"`` (default) picks the minimum-eccentricity participant with
-        the tie-break of :mod:`innet.gen.embed.root`. A reduce or broadcast root must be a
+        the tie-break of :mod:`innet.gen.embed.root` (on a PIUMA network: by latency,
+        :mod:`innet.gen.embed.piuma`). A reduce or broadcast root must be a
         participant.
     kind : str
         ``"allreduce"`` (default), ``"reduce"``, ``"broadcast"`` or ``"barrier"``.
@@ -203,6 +207,15 @@ def embed(topo: Topology, participants: Iterable[int] | None = None, *,
     if fixed is not None and kind in ("reduce", "broadcast") and fixed not in set(parts.tolist()):
         raise ValueError(f"Root {fixed} of a {kind} must be a participant")
 
+    route = _routing(topo)
+    if alive is None and route.algorithm == "piuma":  # by latency (gen.embed.piuma)
+        from innet.gen.embed.piuma import piuma_root, tree_levels
+
+        root_node = fixed if fixed is not None else piuma_root(topo, parts)
+        ports = route.column(root_node)
+        dist = tree_levels(topo, ports, root_node)
+        return _assemble(topo, kind, op, dtype, cid, root_node, parts, ports,
+                         int(dist[parts].max(initial=0)), links, dead)
     if fixed is None:
         root_node, dist = select_root(topo, parts, alive)
     else:
@@ -213,7 +226,7 @@ def embed(topo: Topology, participants: Iterable[int] | None = None, *,
     if len(missing):
         raise ValueError(f"Participant {missing[0]} cannot reach root {root_node}: the failed "
                          f"links and switches cut it off")
-    ports = tree_ports(topo, root_node, dist, alive, _routing(topo).column(root_node))
+    ports = tree_ports(topo, root_node, dist, alive, route.column(root_node))
     return _assemble(topo, kind, op, dtype, cid, root_node, parts, ports,
                      int(dist[parts].max(initial=0)), links, dead)
 

@@ -17,7 +17,12 @@ switch registers with :func:`innet.gen.embed.reconstruct`). Checked, per embeddi
    (request, response): within one tree this follows from 3; across several embeddings on one
    id :func:`innet.gen.embed.check_disjoint` checks it (``verify`` does, given a list);
 5. **depth = the root's eccentricity over the participants** (hop distances on the network
-   without the embedding's failed links and switches), and the recorded depth matches;
+   without the embedding's failed links and switches), and the recorded depth matches; on a
+   multi-level PIUMA network (no failures) a tree whose depth is not the hop eccentricity
+   must instead be PIUMA's latency tree (:func:`innet.gen.embed.piuma.hierarchy_violation`:
+   one node link out of every node, each a HyperX hop closer to the root's node,
+   latency-shortest paths inside the nodes) or reach the root on latency-shortest paths
+   (:func:`innet.gen.embed.piuma.latency_minimal`);
 6. **no switch is configured that has no participant below it**;
 7. the response configuration is the inverse of the request tree (``resp_in == req_out``,
    ``resp_out == req_in``; for a reduce only the root delivers; for a broadcast the response
@@ -239,9 +244,18 @@ def _verify_one(e: Embedding, topo: Topology) -> None:
                          f"path has {depth} hops")
     dist = bfs_distances(topo, root, alive)
     ecc = int(dist[list(e.participants)].max())
-    if depth != ecc:
-        raise ValueError(f"Depth {depth} differs from the root's eccentricity {ecc} over the "
-                         f"participants")
+    if depth == ecc:
+        return
+    if topo.kind == "piuma" and not failed_links and not dead:
+        # Latency-shortest paths (PIUMA's multi-level networks) need not be hop-shortest.
+        from innet.gen.embed.piuma import hierarchy_violation, latency_minimal
+
+        reason = hierarchy_violation(topo, root, parent)
+        if reason is None or latency_minimal(topo, root, parent, e.participants):
+            return
+        raise ValueError(reason)
+    raise ValueError(f"Depth {depth} differs from the root's eccentricity {ecc} over the "
+                     f"participants")
 
 
 def verify(embeddings: Embedding | Sequence[Embedding], topo: Topology) -> None:

@@ -18,7 +18,12 @@ Algorithms (chosen by :func:`routing`):
   (see :mod:`innet.gen.routing.grid` for the torus tie-break);
 - ``"shortest-path"``: any topology, optionally with failed links or switches: breadth-first
   distances, then at each switch the lowest-numbered port one hop closer
-  (see :mod:`innet.gen.routing.generic`).
+  (see :mod:`innet.gen.routing.generic`);
+- ``"piuma"``: multi-level PIUMA networks: dimension order between nodes, latency-shortest
+  paths inside them (see :mod:`innet.gen.routing.piuma`);
+- ``"shortest-latency"``: any topology with link latencies (a PIUMA network's own, or given),
+  optionally with failures: the lowest-numbered port on a latency-shortest path
+  (see :mod:`innet.gen.routing.latency`).
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ __all__ = [
 ]
 
 #: Routing algorithms :func:`routing` accepts (``"auto"`` picks by topology kind).
-ALGORITHMS = ("auto", "cross-product", "dimension-order", "shortest-path")
+ALGORITHMS = ("auto", "cross-product", "dimension-order", "shortest-path", "piuma",
+              "shortest-latency")
 
 #: Table entry for a destination that cannot be reached (only with failures).
 UNREACHABLE = -2
@@ -101,11 +107,12 @@ class Routing:
     topology : Topology
         The network.
     algorithm : str
-        ``"cross-product"``, ``"dimension-order"`` or ``"shortest-path"``.
+        ``"cross-product"``, ``"dimension-order"``, ``"shortest-path"``, ``"piuma"`` or
+        ``"shortest-latency"``.
     failed_links : tuple of (int, int)
         Links (``u < v``) the routing avoids (``"shortest-path"`` only).
     failed_switches : tuple of int
-        Switches the routing avoids (``"shortest-path"`` only).
+        Switches the routing avoids (``"shortest-path"`` and ``"shortest-latency"`` only).
     """
 
     topology: Topology
@@ -222,7 +229,8 @@ def _normalise_failures(topo: Topology, failed_links: Iterable[Any] | None,
 
 def routing(topo: Topology, algorithm: str = "auto", *,
             failed_links: Iterable[Any] | None = None,
-            failed_switches: Iterable[Any] | None = None) -> Routing:
+            failed_switches: Iterable[Any] | None = None,
+            latencies: Any = None) -> Routing:
     """The deterministic minimal routing of a topology.
 
     Parameters
@@ -231,21 +239,26 @@ def routing(topo: Topology, algorithm: str = "auto", *,
         The network.
     algorithm : str
         ``"auto"`` (default): cross product on an unexpanded PolarFly, dimension order on
-        HyperX, torus and mesh, shortest path otherwise and whenever failures are given.
-        Or name one of ``"cross-product"``, ``"dimension-order"``, ``"shortest-path"``.
+        HyperX, torus and mesh, ``"piuma"`` on a PIUMA network, shortest path otherwise and
+        whenever failures are given. Or name one of ``"cross-product"``,
+        ``"dimension-order"``, ``"shortest-path"``, ``"piuma"``, ``"shortest-latency"``.
     failed_links : iterable of (int, int), optional
         Links to avoid, as node pairs; forces ``"shortest-path"``.
     failed_switches : iterable of int, optional
-        Switches to avoid; forces ``"shortest-path"``. Packets to a failed switch are
-        unreachable (``-2``).
+        Switches to avoid; forces ``"shortest-path"`` (unless ``"shortest-latency"`` is
+        named). Packets to a failed switch are unreachable (``-2``).
+    latencies : array or mapping, optional
+        Link latencies for ``"shortest-latency"``: an ``(N, radix)`` array or ``{(u, v):
+        latency}`` for every link (:func:`innet.gen.routing.latency.check_weights`); default
+        the topology's own (PIUMA networks).
 
     Raises
     ------
     TypeError
         If ``topo`` is not a Topology or ``algorithm`` is not a string.
     ValueError
-        If the algorithm is unknown or does not apply to the topology, or a failure names
-        a link or node that does not exist.
+        If the algorithm is unknown or does not apply to the topology, a failure names
+        a link or node that does not exist, or latencies are missing or invalid.
     """
     if not isinstance(topo, Topology):
         raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
@@ -256,6 +269,11 @@ def routing(topo: Topology, algorithm: str = "auto", *,
                          f"{algorithm!r}")
     links, switches = _normalise_failures(topo, failed_links, failed_switches)
     failed = bool(links or switches)
+    from innet.gen.topology.piuma import is_piuma
+
+    if latencies is not None and algorithm != "shortest-latency":
+        raise ValueError(f"Latencies apply to the 'shortest-latency' routing, not "
+                         f"{algorithm!r}")
     if algorithm == "auto":
         from innet.gen.routing.grid import is_grid
         from innet.gen.routing.polarfly import is_er_graph
@@ -266,12 +284,34 @@ def routing(topo: Topology, algorithm: str = "auto", *,
             algorithm = "cross-product"
         elif is_grid(topo):
             algorithm = "dimension-order"
+        elif is_piuma(topo):
+            algorithm = "piuma"
         else:
             algorithm = "shortest-path"
-    elif failed and algorithm != "shortest-path":
+    elif failed and algorithm not in ("shortest-path", "shortest-latency"):
         raise ValueError(f"Routing algorithm {algorithm!r} cannot avoid failures; use "
                          f"'shortest-path' or 'auto'")
-    if algorithm == "cross-product":
+    if algorithm == "piuma":
+        from innet.gen.routing.piuma import hierarchical
+
+        if not is_piuma(topo):
+            raise ValueError(f"PIUMA routing needs a PIUMA network, not {topo.kind}")
+        impl: Any = hierarchical(topo)
+    elif algorithm == "shortest-latency":
+        from innet.gen.routing.generic import alive_ports
+        from innet.gen.routing.latency import ShortestLatency, check_weights
+
+        if latencies is None:
+            if not is_piuma(topo):
+                raise ValueError(f"Routing 'shortest-latency' needs link latencies "
+                                 f"(latencies=...) on a {topo.kind} network")
+            from innet.gen.topology.piuma import link_latency_array
+
+            latencies = link_latency_array(topo)
+        weights = check_weights(topo, latencies)
+        alive = alive_ports(topo, links, switches) if failed else None
+        impl = ShortestLatency(topo, weights, alive)
+    elif algorithm == "cross-product":
         from innet.gen.routing.polarfly import CrossProduct
 
         impl = CrossProduct(topo)

@@ -1,4 +1,4 @@
-"""Network topologies with numbered ports: PolarFly, HyperX, torus and mesh.
+"""Network topologies with numbered ports: PolarFly, HyperX, torus and mesh, multi-level PIUMA.
 
 Everything downstream (routing, embeddings, schedules, images, the network RTL) takes a
 :class:`Topology`. Constructors:
@@ -6,7 +6,11 @@ Everything downstream (routing, embeddings, schedules, images, the network RTL) 
 - :func:`polarfly` ``(q, *, r0=0, r1=0, starter=None)``: the Erdős-Rényi polarity graph ER_q
   for any prime power q (PolarFly, SC'22, Section IV), optionally expanded (Section VI);
 - :func:`hyperx` ``(shape)``: all-to-all in every dimension;
-- :func:`torus` ``(shape, mesh=False)``: rings (or paths) in every dimension.
+- :func:`torus` ``(shape, mesh=False)``: rings (or paths) in every dimension;
+- :func:`piuma` ``(nodes, sockets=16, cores=8, *, mesh=None, placement="spread",
+  latency_core=5, latency_socket=25, latency_node=50)``: PIUMA's multi-level network, a HyperX
+  of nodes of all-to-all sockets of on-chip meshes, with a latency per link level
+  (:func:`link_level`, :func:`link_levels`, :func:`link_latencies`; :mod:`.piuma`).
 
 :func:`polarfly_layout` gives the PolarFly cluster (rack) layout (Algorithm 1) and
 :func:`expand` the incremental expansions.
@@ -20,6 +24,19 @@ from innet.gen.topology.ergraph import MAX_Q, QUADRIC, V1, V2, check_q, polarfly
 from innet.gen.topology.expansion import expand
 from innet.gen.topology.grid import check_shape, hyperx, parse_shape, torus
 from innet.gen.topology.layout import PolarFlyLayout, polarfly_layout
+from innet.gen.topology.piuma import (
+    PiumaLayout,
+    is_piuma,
+    link_latencies,
+    link_latency_array,
+    link_level,
+    link_levels,
+    mesh_shape,
+    parse_nodes,
+    piuma,
+    piuma_layout,
+    piuma_plan,
+)
 
 __all__ = [
     "LOCAL",
@@ -28,6 +45,7 @@ __all__ = [
     "V1",
     "V2",
     "Link",
+    "PiumaLayout",
     "PolarFlyLayout",
     "PortMap",
     "Topology",
@@ -35,7 +53,17 @@ __all__ = [
     "check_shape",
     "expand",
     "hyperx",
+    "is_piuma",
+    "link_latencies",
+    "link_latency_array",
+    "link_level",
+    "link_levels",
+    "mesh_shape",
+    "parse_nodes",
     "parse_shape",
+    "piuma",
+    "piuma_layout",
+    "piuma_plan",
     "polarfly",
     "polarfly_layout",
     "torus",

@@ -2,7 +2,9 @@
 
 ``innet embed polarfly --q 7 [--participants 0,3,5] [--root auto|N] [--collective-id K]
 [--op add --dtype int32] [--kind allreduce] [--fail-links u-v,...] [--fail-switches a,b]
-[--trees T] [--json] [-o DIR]`` (and ``hyperx --shape 4x4``, ``torus --shape 4x4 [--mesh]``).
+[--trees T] [--json] [-o DIR]`` (and ``hyperx --shape 4x4``, ``torus --shape 4x4 [--mesh]``,
+``piuma --nodes 2x2 [--sockets 16 --cores 8 ...]``: PIUMA's multi-level network, whose links
+cost their level's latency, ``L_C``/``L_S``/``L_P`` ns at ``--clock-mhz``, default 1 GHz).
 
 ``--json`` prints ``root``, ``depth``, ``collective_id``, ``switches`` (a list of
 ``{"node", "req_in", "req_out", "resp_in", "resp_out"}`` in the topology's port numbering, the
@@ -158,7 +160,8 @@ def _summary(embedding, topo, model, elements: int) -> dict[str, Any]:
     return data
 
 
-def _run(topo, description: str, opts: dict[str, Any]) -> None:
+def _run(topo, description: str, opts: dict[str, Any],
+         link_latencies: dict[tuple[int, int], float] | None = None) -> None:
     from innet.gen.embed import embed, stripe
     from innet.gen.routing import routing, write_booksim_routing
 
@@ -173,6 +176,7 @@ def _run(topo, description: str, opts: dict[str, Any]) -> None:
                       link_bandwidth=opts["link_bandwidth"],
                       local_bandwidth=opts["local_bandwidth"],
                       element_bytes=opts["element_bytes"],
+                      link_latencies=link_latencies or {},
                       clock_hz=None if opts["clock_mhz"] is None else opts["clock_mhz"] * 1e6)
     sizes = None
     if opts["compare"]:
@@ -413,3 +417,45 @@ def torus_cmd(shape: str, mesh: bool, **opts: Any) -> None:
     dims = parse_shape(shape)
     name = "Mesh" if mesh else "Torus"
     _run(torus(dims, mesh=mesh), f"{name} {'x'.join(map(str, dims))}", opts)
+
+
+@command.command("piuma")
+@click.option("--nodes", required=True, help="HyperX shape of the nodes, e.g. 2x2 (1: one node).")
+@click.option("--sockets", type=int, default=16, show_default=True, help="N_S per node.")
+@click.option("--cores", type=int, default=8, show_default=True, help="N_C per socket.")
+@click.option("--mesh", default=None, help="On-chip mesh rows x cols (default: most square).")
+@click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
+              show_default=True, help="Which switches carry the socket and node links.")
+@click.option("--latency-core", default="5ns", show_default=True, help="L_C: mesh links.")
+@click.option("--latency-socket", default="25ns", show_default=True,
+              help="L_S: links between sockets.")
+@click.option("--latency-node", default="50ns", show_default=True,
+              help="L_P: links between nodes.")
+@_options
+def piuma_cmd(nodes: str, sockets: int, cores: int, mesh: str | None, placement: str,
+              latency_core: str, latency_socket: str, latency_node: str,
+              **opts: Any) -> None:
+    """PIUMA multi-level network (HyperX of nodes x all-to-all sockets x core meshes).
+
+    Routing and trees are PIUMA's (dimension order between nodes, latency-shortest inside
+    them; PIUMA "Allreduce Embedding"); every link costs its level's latency in cycles at
+    --clock-mhz (default 1000: one cycle per ns) instead of --link-latency.
+    """
+    from innet.gen.topology import link_latencies, parse_nodes, piuma
+    from innet.sim.cli.analyze import parse_mesh, parse_time
+
+    if opts["compare"]:
+        raise ValueError("--compare prices host-style algorithms by hops, not by PIUMA's "
+                         "latency per level; use innet analyze piuma")
+    topo = piuma(parse_nodes(nodes), sockets, cores, mesh=parse_mesh(mesh), placement=placement,
+                 latency_core=parse_time(latency_core, "--latency-core"),
+                 latency_socket=parse_time(latency_socket, "--latency-socket"),
+                 latency_node=parse_time(latency_node, "--latency-node"))
+    if opts["clock_mhz"] is None:
+        opts["clock_mhz"] = 1000.0
+    per_ns = opts["clock_mhz"] / 1000.0
+    p = topo.params
+    name = (f"PIUMA {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
+            f"{p['cores']} cores")
+    _run(topo, name, opts,
+         link_latencies={key: ns * per_ns for key, ns in link_latencies(topo).items()})

@@ -3,6 +3,8 @@
     innet topo polarfly --q 7 [--r0 N] [--r1 N] [--starter ID] [--plot layout.png]
     innet topo hyperx --shape 4x4x4
     innet topo torus --shape 8x8 [--mesh]
+    innet topo piuma --nodes 4x4 [--sockets 16 --cores 8] [--mesh 2x4] [--placement spread|hub]
+        [--latency-core 5ns --latency-socket 25ns --latency-node 50ns]
 
 Each prints a readable summary (``--json``: a JSON object), writes ``--export FORMAT -o PATH``
 (``anynet``, ``adjacency``, ``graphml``, ``json``; the format can also come from the suffix of
@@ -82,6 +84,11 @@ def _title(summary: dict[str, Any]) -> str:
     if summary["kind"] == "polarfly":
         extra = "".join(f", {k}={params[k]}" for k in ("r0", "r1") if params.get(k))
         return f"PolarFly ER_{params['q']}{extra}"
+    if summary["kind"] == "piuma":
+        nodes = "x".join(str(s) for s in params["nodes"])
+        mesh = "x".join(str(s) for s in params["mesh"])
+        return (f"PIUMA {nodes} nodes x {params['sockets']} sockets x {params['cores']} cores "
+                f"({mesh} mesh), {params['placement']} placement")
     shape = "x".join(str(s) for s in params["shape"])
     if summary["kind"] == "torus":
         return f"{'mesh' if params.get('mesh') else 'torus'} {shape}"
@@ -111,6 +118,8 @@ def _readable(summary: dict[str, Any]) -> list[str]:
                                 f"{summary['v2']:,} V2")))
         rows.append(("clusters", (f"{_spans(summary['clusters'], summary['cluster_names'])} "
                                  f"(starter quadric {summary['starter']})")))
+    if "piuma" in summary:
+        rows += _piuma_rows(summary["piuma"])
     if "bisection" in summary:
         b = summary["bisection"]
         rows.append(("bisection cut", (f"{b['cut']:,} links ({100 * b['fraction']:.1f}%), halves "
@@ -126,6 +135,28 @@ def _readable(summary: dict[str, Any]) -> list[str]:
     rows.append(("fingerprint", summary["fingerprint"]))
     width = max(len(name) for name, _ in rows)
     return [_title(summary)] + [f"  {name:<{width}}  {value}" for name, value in rows]
+
+
+def _piuma_rows(p: dict[str, Any]) -> list[tuple[str, str]]:
+    """The multi-level rows of a PIUMA summary (:func:`innet.gen.analysis.piuma.structure`)."""
+    levels = ("core", "socket", "node")
+    lat = p["latency_ns"]
+    rows = [("latencies", ", ".join(f"{name} {lat[name]:g} ns" for name in levels)),
+            ("links by level", ", ".join(f"{name} {p['links_by_level'][name]:,}"
+                                         for name in levels))]
+    for name in levels:
+        dist = ", ".join(f"{k}: {v:,}" for k, v in p["ports_by_level"][name].items())
+        rows.append((f"{name} ports", f"{dist} (ports per switch: switches)"))
+    diam = p["level_diameters"]
+    rows.append(("level diameters", (f"mesh {diam['core']} (d_max), sockets {diam['socket']}, "
+                                     f"nodes {diam['node']} (D)")))
+    if p["latency_diameter_ns"] is not None:
+        path = p["latency_diameter_path"]
+        rows.append(("latency diameter", (f"{p['latency_diameter_ns']:g} ns ("
+                                          + ", ".join(f"{path[n]} {n}" for n in levels)
+                                          + " links)")))
+    rows.append(("Eq. 1 bound", f"{p['eq1_bound_ns']:g} ns (PIUMA, alpha of an allreduce)"))
+    return rows
 
 
 def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints: int,
@@ -147,6 +178,10 @@ def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints
 
         summary = summarize(topo, with_bisection=bisection, with_failures=failures, seed=seed,
                             runs=runs, samples=samples, progress=report)
+        if topo.kind == "piuma":
+            from innet.gen.analysis.piuma import structure
+
+            summary["piuma"] = structure(topo)
         text = None
         if fmt is not None:
             text = (export.anynet(topo, endpoints) if fmt == "anynet"
@@ -215,3 +250,35 @@ def torus_command(shape: str, mesh: bool, **options: Any) -> None:
 
     _export_format(options["fmt"], options["output"])
     _run(torus(parse_shape(shape), mesh=mesh), **options)
+
+
+@command.command("piuma")
+@click.option("--nodes", required=True,
+              help="HyperX shape of the nodes, such as 4x4 (1: one node).")
+@click.option("--sockets", type=int, default=16, show_default=True,
+              help="N_S: sockets per node, all-to-all connected.")
+@click.option("--cores", type=int, default=8, show_default=True,
+              help="N_C: cores (switches) per socket, on an on-chip mesh.")
+@click.option("--mesh", default=None, help="Mesh rows x cols (default: the most square).")
+@click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
+              show_default=True, help="Which switches carry the socket and node links.")
+@click.option("--latency-core", default="5ns", show_default=True, help="L_C: mesh links.")
+@click.option("--latency-socket", default="25ns", show_default=True,
+              help="L_S: links between sockets.")
+@click.option("--latency-node", default="50ns", show_default=True,
+              help="L_P: links between nodes.")
+@_common
+def piuma_command(nodes: str, sockets: int, cores: int, mesh: str | None, placement: str,
+                  latency_core: str, latency_socket: str, latency_node: str,
+                  **options: Any) -> None:
+    """PIUMA multi-level network: a HyperX of nodes of sockets of core meshes."""
+    from innet.gen.topology import parse_nodes, piuma
+    from innet.sim.cli.analyze import parse_mesh, parse_time
+
+    _export_format(options["fmt"], options["output"])
+    topo = piuma(parse_nodes(nodes), sockets, cores, mesh=parse_mesh(mesh),
+                 placement=placement,
+                 latency_core=parse_time(latency_core, "--latency-core"),
+                 latency_socket=parse_time(latency_socket, "--latency-socket"),
+                 latency_node=parse_time(latency_node, "--latency-node"))
+    _run(topo, **options)
