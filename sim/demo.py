@@ -110,12 +110,12 @@ def build(topology: Any, max_elements: int, *, elements: int | None = None, op: 
     from innet.gen.embed import embed
     from innet.gen.image.build import build_image
     from innet.gen.routing import routing
-    from innet.sim.network import _design, network_sizes
+    from innet.sim.network import built_network
 
     embedding = embed(topology, op=op, dtype=dtype)
     # The design simulate builds (cached), and its map parameters so that the image loads
     # into network.v.
-    design, top = _design(topology, **network_sizes(topology, max_elements))
+    design, top = built_network(topology, max_elements)
     image = build_image(topology, routes=routing(topology), embeddings=[embedding],
                         elements=max_elements if elements is None else elements, op=op,
                         dtype=dtype, **top.sizes())
