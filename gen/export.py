@@ -21,6 +21,7 @@ __all__ = [
     "export",
     "from_graphml",
     "graphml",
+    "layout_figure",
     "plot_layout",
 ]
 
@@ -144,6 +145,25 @@ _COLOURS = {"quadric": "#d62728", "v1": "#2ca02c", "v2": "#1f77b4", "center": "#
 def plot_layout(topo: Topology, starter: int | None = None) -> bytes:
     """A PNG of the PolarFly cluster layout (as Figs. 6 and 13 of the paper).
 
+    The drawing is :func:`layout_figure`'s.
+
+    Raises
+    ------
+    ValueError
+        If ``topo`` is not a PolarFly (as :func:`innet.gen.topology.polarfly_layout`).
+    """
+    fig, _, _ = layout_figure(topo, starter)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def layout_figure(topo: Topology, starter: int | None = None) -> tuple:
+    """The PolarFly cluster layout (as Figs. 6 and 13 of the paper) as a matplotlib figure.
+
+    Returns ``(figure, axes, positions)``, ``positions[u]`` the ``(x, y)`` of node ``u``, so
+    that callers can draw on top of the layout (``innet demo`` draws a reduction tree).
+
     The quadric clusters (C0 and its copies) are a row on top; below, each non-quadric
     cluster is a column with its centre (light green) in the middle, its V1 vertices (green)
     above and its V2 vertices (blue) below; quadrics are red. Links from the starter quadric to
@@ -224,6 +244,4 @@ def plot_layout(topo: Topology, starter: int | None = None) -> bytes:
     else:
         ax.set_xticks([])
     ax.set_yticks([])
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    return buffer.getvalue()
+    return fig, ax, pos

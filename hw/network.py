@@ -53,10 +53,11 @@ from amaranth.lib.wiring import In, Out
 
 from innet.hw.credit import CreditThrottle, xorshift32
 from innet.hw.endpoint import Endpoint
-from innet.hw.flit import link_signature
+from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 
-__all__ = ["NODE_MODULE", "Network", "NetworkNode", "network_design", "topology_diameter"]
+__all__ = ["NODE_MODULE", "Network", "NetworkNode", "image_sizes", "network_design",
+           "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -67,6 +68,16 @@ def topology_diameter(topology) -> int:
     import networkx as nx
 
     return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
+
+
+def image_sizes(topology, *, vector_depth: int, step_depth: int,
+                collective_ids: int = 2) -> dict[str, int]:
+    """The image map parameters (:func:`innet.gen.image.build_image` keywords) of the
+    :class:`Network` built with these arguments, without building it: images can be planned
+    (and refused) before any hardware is elaborated."""
+    return {"radix": topology.radix, "collective_ids": collective_ids,
+            "routing_depth": topology.nodes, "step_depth": step_depth,
+            "vector_depth": vector_depth, "node_id_width": bits_for(topology.nodes)}
 
 
 class NetworkNode(wiring.Component):
@@ -277,9 +288,8 @@ class Network(wiring.Component):
         """The image map parameters (:func:`innet.gen.image.build_image` keywords) this
         network's registers were built with."""
         p, ep = self.params, self.endpoint
-        return {"radix": self.radix, "collective_ids": p.collective_ids,
-                "routing_depth": p.routing_depth, "step_depth": ep.step_depth,
-                "vector_depth": ep.vector_depth, "node_id_width": p.node_width}
+        return image_sizes(self.topology, vector_depth=ep.vector_depth,
+                           step_depth=ep.step_depth, collective_ids=p.collective_ids)
 
     def _pipe(self, m: Module, signal, stages: int, name: str):
         """``signal`` delayed by ``stages`` registers."""

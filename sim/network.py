@@ -24,6 +24,7 @@ __all__ = [
     "PATTERNS",
     "Outcome",
     "Scenario",
+    "built_network",
     "network_design",
     "network_sizes",
     "simulate",
@@ -144,26 +145,23 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=8)
-def _network(topology, vector_depth: int, step_depth: int, collective_ids: int):
-    from innet.hw.network import Network
-
-    return Network(topology, vector_depth=vector_depth, step_depth=step_depth,
-                   collective_ids=collective_ids)
-
-
-@functools.lru_cache(maxsize=8)
-def _design(topology, vector_depth: int, step_depth: int, collective_ids: int):
+def _built(topology, vector_depth: int, step_depth: int, collective_ids: int):
     from innet.hw.network import network_design as emit_network
 
     return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth,
                         collective_ids=collective_ids)
 
 
-def network_design(topology, *, max_elements: int = 1024, **_ignored: Any):
-    """The Verilog of the whole network for ``topology`` (:func:`innet.hw.network.
-    network_design` with :func:`network_sizes`); the Verilator build is cached by its digest."""
-    sizes = network_sizes(topology, max_elements)
-    return _design(topology, **sizes)[0]
+def built_network(topology, max_elements: int = 1024):
+    """``(Design, Network)``: the network :func:`simulate` runs for ``topology``
+    (:func:`innet.hw.network.network_design` with :func:`network_sizes`), emitted once per
+    process; the Verilator build is cached by the design's digest."""
+    return _built(topology, **network_sizes(topology, max_elements))
+
+
+def network_design(topology, *, max_elements: int = 1024):
+    """The Verilog of the whole network :func:`simulate` runs for ``topology``."""
+    return built_network(topology, max_elements)[0]
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
@@ -293,6 +291,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         flag).
     """
     from innet.gen.routing import routing
+    from innet.hw.network import image_sizes
     from innet.sim.runner import run
 
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
@@ -305,16 +304,15 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     for g in groups:
         for s in g:
             _check(s, topology, depth)
-    sizes = network_sizes(topology, depth)
-    top = _network(topology, **sizes)
+    sizes = image_sizes(topology, **network_sizes(topology, depth))
     routes = routing(topology)
     stall = min(255, round(backpressure * 256))
     specs, predicted = [], []
     for i, g in enumerate(groups):
-        spec, pred = _plan(g, topology, routes, top.sizes(), stall, i)
+        spec, pred = _plan(g, topology, routes, sizes, stall, i)
         specs.append(spec)
         predicted.append(pred)
-    design = _design(topology, **sizes)[0]
+    design, top = built_network(topology, depth)
     total = sum(len(g) for g in groups)
     if progress is not None:
         progress(0, total)

@@ -1,0 +1,168 @@
+"""``innet demo``: the whole flow on PolarFly q=3, or the Swing-B study.
+
+    innet demo [-o DIR] [--quick] [--sizes 1,64,1024,4096] [--op add] [--dtype fp32]
+               [--seed N] [--json]
+    innet demo --study swing [-o DIR] [--sizes 64,256,1024,4096] [--json]
+
+The demo builds the topology, the embedding, the image and the Verilog of PolarFly ER_3 (13
+switches), simulates the allreduce of every size with every algorithm (in-network, Swing-L,
+Swing-B, recursive doubling, ring) in one Verilator run with a progress display on stderr,
+prints the comparison table and the targets, and writes to DIR (default ``./innet-demo``,
+replaced as a whole when the run completes): ``network.v`` + ``network.json`` (ports),
+``image.bin`` / ``image.hex`` / ``image.json``, ``report.json``, ``report.md``,
+``embedding.png`` and ``latency.png``. ``--quick`` simulates 1 and 64 elements only.
+
+``--study swing`` runs Swing-B against recursive doubling-B on the ring of 8 and the 4x4 torus
+(default DIR ``./innet-swing-study``: ``study.json``, ``study.md``) and says whether the RTL
+agrees with the Swing paper, and why.
+
+Exits 1 when any simulated result is not bit-exact (the report is still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from innet.sim.cli._common import (
+    console,
+    err_console,
+    json_option,
+    print_json,
+    progress,
+)
+
+__all__ = ["command", "parse_sizes"]
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"1,64,1024"`` -> ``[1, 64, 1024]``.
+
+    Raises
+    ------
+    ValueError
+        If an item is not a positive integer.
+    """
+    out = []
+    for item in (part.strip() for part in text.split(",")):
+        if not (item.isascii() and item.isdigit() and int(item) > 0):
+            raise ValueError(f"--sizes must be positive element counts such as 1,64,1024, "
+                             f"not {item!r}")
+        out.append(int(item))
+    return out
+
+
+class _Display:
+    """Feeds ``progress(stage, done, total)`` calls into a rich progress display."""
+
+    def __init__(self, bar: Any) -> None:
+        self.bar, self.tasks = bar, {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.bar.add_task(stage, total=total)
+        self.bar.update(self.tasks[stage], completed=done, total=total)
+
+
+def _run_with_progress(func: Any, **kwargs: Any) -> Any:
+    bar = progress()
+    bar.disable = not bar.console.is_terminal
+    with bar:
+        return func(progress=_Display(bar), **kwargs)
+
+
+def _wide(out: Any) -> Any:
+    """Tables need about 100 columns; a pipe or a file gets 120 instead of rich's 80."""
+    if not out.is_terminal:
+        out.width = 120
+    return out
+
+
+def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
+          as_json: bool) -> bool:
+    from innet.sim.demo import run_demo
+    from innet.sim.report import render
+
+    if not as_json:
+        err_console().print(f"innet demo: PolarFly q=3, allreduce {op} {dtype} of "
+                            f"{', '.join(f'{m:,}' for m in sizes)} elements, every algorithm")
+    report = _run_with_progress(run_demo, output=output, sizes=sizes, op=op, dtype=dtype,
+                                seed=seed)
+    if as_json:
+        print_json(report)
+        return report["correct"]
+    out = _wide(console())
+    render(report, out)
+    out.print(f"wrote {len(report['written'])} files to {output}/ "
+              f"({', '.join(Path(p).name for p in report['written'].values())}) in "
+              f"{report['wall_seconds']:.0f} s")
+    return report["correct"]
+
+
+def _study(output: Path, sizes: list[int], seed: int, as_json: bool) -> bool:
+    import json
+
+    from innet.sim.demo import write_outputs
+    from innet.sim.study import run_study, to_markdown
+
+    study = _run_with_progress(run_study, sizes=sizes, seed=seed)
+    md = to_markdown(study)
+    study["written"] = write_outputs(output, {
+        "study.json": json.dumps(study, indent=2, sort_keys=True) + "\n", "study.md": md})
+    if as_json:
+        print_json(study)
+        return study["correct"]
+    from rich.markdown import Markdown
+
+    out = _wide(console())
+    out.print(Markdown(md))
+    out.print(f"wrote {output}/study.json, {output}/study.md")
+    return study["correct"]
+
+
+@click.command("demo")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Output directory [default: ./innet-demo, or ./innet-swing-study with "
+                   "--study swing]; replaced as a whole when the run completes.")
+@click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
+@click.option("--sizes", default=None, metavar="LIST",
+              help="Vector sizes in elements [default: 1,64,1024,4096; study: "
+                   "64,256,1024,4096].")
+@click.option("--op", default="add", show_default=True, help="Reduction: add, min, max, ...")
+@click.option("--dtype", default="fp32", show_default=True, help="int32, uint32 or fp32.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the test vectors and the random backpressure.")
+@click.option("--study", type=click.Choice(["swing"]), default=None,
+              help="Run a study instead of the demo: swing = Swing-B against recursive "
+                   "doubling-B on the ring of 8 and the 4x4 torus.")
+@json_option
+def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype: str,
+            seed: int, study: str | None, as_json: bool) -> None:
+    """Build, simulate and measure the default network (PolarFly q=3) end to end."""
+    import warnings
+
+    from amaranth.hdl import UnusedElaboratable
+
+    # Components built only to read their sizes are never elaborated; that is intended here.
+    warnings.filterwarnings("ignore", category=UnusedElaboratable)
+    from innet.gen.ops import DType, Op, check_supported
+    from innet.sim.demo import DEFAULT_SIZES, QUICK_SIZES
+    from innet.sim.study import STUDY_SIZES
+
+    check_supported(Op.parse(op), DType.parse(dtype))
+    if quick and sizes is not None:
+        raise click.UsageError("--quick and --sizes cannot be used together")
+    if study is not None:
+        chosen = parse_sizes(sizes) if sizes else list(STUDY_SIZES[:2] if quick
+                                                       else STUDY_SIZES)
+        ok = _study(output or Path("innet-swing-study"), chosen, seed, as_json)
+    else:
+        chosen = parse_sizes(sizes) if sizes else list(QUICK_SIZES if quick else DEFAULT_SIZES)
+        ok = _demo(output or Path("innet-demo"), chosen, op, dtype, seed, as_json)
+    if not ok:
+        click.echo("innet: error: a simulated result is not bit-exact (see the report)",
+                   err=True)
+        sys.exit(1)
