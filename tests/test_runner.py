@@ -33,6 +33,15 @@ def test_large_parameters_reach_the_testbench(muladd):
 
 
 @pytest.mark.rtl
+def test_unoptimised_build_is_a_separate_cached_model(muladd):
+    fast = runner.build(muladd, optimize=False)
+    assert fast != runner.build(muladd)
+    assert " -O0 " in (fast / "build.log").read_text()
+    result = runner.run(muladd, "innet.sim.tb_doctor", params={"samples": 50}, optimize=False)
+    assert result.output["checked"] == 50
+
+
+@pytest.mark.rtl
 def test_wrong_model_is_reported_as_failure(muladd):
     with pytest.raises(runner.SimulationError, match=r"^1 of 1 cocotb tests failed in "
                        r"innet\.sim\.tb_doctor on innet_test_muladd: test_random_operands "
