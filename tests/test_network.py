@@ -47,7 +47,7 @@ MATRIX = {
         S("ring", 64, background=0.5),
     ]),
     "torus-4x4": (lambda: torus((4, 4)), [
-        S("innet", 64, background=1.0), S("innet", 1024, kind="broadcast"), S("swing-l", 64),
+        S("innet", 64, background=1.0), S("innet", 64, kind="broadcast"), S("swing-l", 64),
         S("swing-b", 64, dtype="fp32"), S("recdoub", 1), S("ring", 64),
     ]),
     "ring-8": (lambda: torus((8,)), [
