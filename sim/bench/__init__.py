@@ -24,6 +24,7 @@ and its time is scaled by ``units_total / units_measured`` (see
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import platform
@@ -181,13 +182,11 @@ def machine() -> dict[str, Any]:
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     cpu = platform.processor() or platform.machine()
-    try:
+    with contextlib.suppress(OSError):  # no /proc: keep platform's name
         with open("/proc/cpuinfo") as handle:
             names = [line.split(":", 1)[1].strip() for line in handle
                      if line.startswith("model name")]
         cpu = names[0] if names else cpu
-    except OSError:
-        pass
     from importlib import metadata
 
     versions = {}
