@@ -326,7 +326,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         "switch_digest": top.switch.regmap.digest,
     }
     result = run(design, "innet.sim.tb_network", params=params, seed=seed, waves=waves,
-                 workdir=workdir, internals=False, optimize=False)
+                 workdir=workdir, internals=False)
     reported = result.output["runs"]
     outcomes, at = [], 0
     for g, preds in zip(groups, predicted, strict=True):

@@ -237,6 +237,11 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     three times less compile time, a slower model. For large designs whose build outweighs
     their simulation (whole networks); part of the cache key.
 
+    A design that marks a module ``/*verilator hier_block*/`` is built with ``--hierarchical``:
+    that module becomes a Verilated model of its own, compiled once however many instances
+    use it (:func:`innet.hw.network.network_design` marks its node module so). With ``waves``
+    the build is flat instead, since Verilator traces a hierarchical block at its ports only.
+
     Raises
     ------
     ToolchainError
@@ -271,6 +276,8 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
             sources.append(control)
         from cocotb_tools.runner import get_runner
 
+        # A hierarchical block is traced at its ports only: a build with waves is flat.
+        hierarchical = "verilator hier_block" in design.verilog and not waves
         log = build_dir / "build.log"
         # The model's C++ at -O0 (make's OPT_FAST through MAKEFLAGS, which the runner's make
         # inherits): about 3x less compile time for a large design, a slower model.
@@ -281,7 +288,8 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
             get_runner("verilator").build(
                 sources=sources, hdl_toplevel=design.toplevel, build_dir=build_dir,
                 waves=waves, log_file=log, timescale=("1ns", "1ps"),
-                build_args=["-Wno-fatal", "-O3", *([] if internals else ["--no-public-flat-rw"])],
+                build_args=["-Wno-fatal", "-O3", *([] if internals else ["--no-public-flat-rw"]),
+                            *(["--hierarchical"] if hierarchical else [])],
             )
         except (RuntimeError, SystemExit) as error:
             raise BuildError(

@@ -67,6 +67,30 @@ def test_waves_are_written_on_request(muladd, tmp_path):
     assert result.waves.read_text().startswith("$")
 
 
+@pytest.fixture(scope="module")
+def hierarchical():
+    """The multiply-add as a Verilator hier_block inside a wrapper with the same ports."""
+    inner = emit(MulAdd(32), "innet_test_muladd_inner").verilog.replace(
+        ");\n", ");\n  /*verilator hier_block*/\n", 1)
+    wrapper = ("module innet_test_hier(input clk, input rst, input [31:0] a, input [31:0] b,\n"
+               "    input [31:0] c, input i_valid, output [31:0] o, output o_valid);\n"
+               "  innet_test_muladd_inner inner(.clk(clk), .rst(rst), .a(a), .b(b), .c(c),\n"
+               "    .i_valid(i_valid), .o(o), .o_valid(o_valid));\nendmodule\n")
+    return Design(inner + wrapper, "innet_test_hier")
+
+
+@pytest.mark.rtl
+def test_hier_block_is_built_hierarchically_and_flat_with_waves(hierarchical, tmp_path):
+    # --hierarchical makes the block a model of its own, in a directory of its own.
+    assert (runner.build(hierarchical) / "Vinnet_test_muladd_inner").is_dir()
+    result = runner.run(hierarchical, "innet.sim.tb_doctor", params={"samples": 200})
+    assert result.output["checked"] == 200
+    traced = runner.run(hierarchical, "innet.sim.tb_doctor", params={"samples": 20},
+                        waves=True, workdir=tmp_path / "run")
+    assert not (runner.build(hierarchical, waves=True) / "Vinnet_test_muladd_inner").exists()
+    assert "$scope module inner $end" in traced.waves.read_text()
+
+
 @pytest.mark.rtl
 def test_unknown_testcase_runs_nothing_and_says_so(muladd):
     with pytest.raises(runner.SimulationError, match=r"^No cocotb test ran in innet\.sim\."
