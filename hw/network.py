@@ -47,6 +47,7 @@ Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; tar
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value
 from amaranth.lib import wiring
@@ -57,8 +58,8 @@ from innet.hw.endpoint import Endpoint
 from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 
-__all__ = ["NODE_MODULE", "Network", "NetworkNode", "image_sizes", "network_design",
-           "topology_diameter"]
+__all__ = ["NODE_MODULE", "Network", "NetworkNode", "image_sizes", "link_stage_map",
+           "network_design", "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -69,6 +70,47 @@ def topology_diameter(topology) -> int:
     import networkx as nx
 
     return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
+
+
+def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 0
+                   ) -> dict[tuple[int, int], int]:
+    """Pipeline stages of every link of ``topology``: ``{(u, v): stages}`` with ``u < v``.
+
+    ``link_stages`` is one count for every link or a mapping from node pairs (either order) to
+    counts; links it does not name have no stage.
+
+    Raises
+    ------
+    TypeError
+        If ``link_stages`` or a count is not an integer, or a key is not a pair of integers.
+    ValueError
+        If a count is negative, a pair is not a link of ``topology`` or is named twice.
+    """
+    def count(value, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"Link stages{where} must be an integer, not {value!r:.60}")
+        if value < 0:
+            raise ValueError(f"Link stages{where} must be at least 0, not {value}")
+        return value
+
+    links = {(min(link.u, link.v), max(link.u, link.v)) for link in topology.links()}
+    if not isinstance(link_stages, Mapping):
+        every = count(link_stages, "")
+        return dict.fromkeys(sorted(links), every)
+    out = dict.fromkeys(sorted(links), 0)
+    named = set()
+    for key, value in link_stages.items():
+        if (not isinstance(key, tuple) or len(key) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in key)):
+            raise TypeError(f"Link stages are keyed by node pairs (u, v), not {key!r:.60}")
+        pair = (min(key), max(key))
+        if pair not in links:
+            raise ValueError(f"Link stages name {key}, which is not a link of the topology")
+        if pair in named:
+            raise ValueError(f"Link stages name the link {pair} twice")
+        named.add(pair)
+        out[pair] = count(value, f" of link {key}")
+    return out
 
 
 def image_sizes(topology, *, vector_depth: int, step_depth: int,
@@ -216,11 +258,14 @@ class Network(wiring.Component):
         Collective ids of switches and endpoints.
     p2p_vcs : int, optional
         Hop-indexed p2p VCs; default (and minimum) the topology's diameter.
-    link_stages : int
-        Pipeline registers on each direction of every switch-to-switch link (long links).
+    link_stages : int or mapping of (int, int) to int
+        Pipeline registers on each direction of a switch-to-switch link (long links): one
+        count for every link, or a count per link keyed by its two nodes ``(u, v)`` in either
+        order (links not named have none), as :func:`innet.gen.topology.piuma.link_cycles`
+        gives for a multi-level network.
     buffer_depth : int, optional
-        Input buffer per port and VC; default the credit round trip of a link with
-        ``link_stages`` (``4 + 2 * link_stages``), the least for full throughput.
+        Input buffer per port and VC; default the credit round trip of the longest link
+        (``4 + 2 * stages``), the least for full throughput on every link.
     throttle : bool
         Random backpressure on every local link (``stall_rate``).
     tag_width : int
@@ -228,18 +273,19 @@ class Network(wiring.Component):
 
     Raises
     ------
+    TypeError
+        If ``link_stages`` is neither an integer nor a mapping of node pairs to integers.
     ValueError
-        If ``p2p_vcs`` is below the diameter or a size is out of range.
+        If ``p2p_vcs`` is below the diameter, a size is out of range, or ``link_stages``
+        names a pair of nodes that is not a link or a negative count.
     """
 
     def __init__(self, topology, *, vector_depth: int, step_depth: int,
-                 collective_ids: int = 2, p2p_vcs: int | None = None, link_stages: int = 0,
+                 collective_ids: int = 2, p2p_vcs: int | None = None,
+                 link_stages: int | Mapping[tuple[int, int], int] = 0,
                  buffer_depth: int | None = None, throttle: bool = True,
                  tag_width: int = 8) -> None:
-        if isinstance(link_stages, bool) or not isinstance(link_stages, int):
-            raise TypeError(f"Link stages must be an integer, not {link_stages!r}")
-        if link_stages < 0:
-            raise ValueError(f"Link stages must be at least 0, not {link_stages}")
+        self.link_stages = stages = link_stage_map(topology, link_stages)
         diameter = topology_diameter(topology)
         if p2p_vcs is None:
             p2p_vcs = diameter
@@ -247,11 +293,10 @@ class Network(wiring.Component):
             raise ValueError(f"P2p VCs must be at least the topology's diameter {diameter} "
                              f"(deadlock-free minimal routing), not {p2p_vcs}")
         if buffer_depth is None:
-            buffer_depth = CREDIT_ROUND_TRIP + 2 * link_stages
+            buffer_depth = CREDIT_ROUND_TRIP + 2 * max(stages.values(), default=0)
         self.topology = topology
         self.nodes = n = topology.nodes
         self.radix = topology.radix
-        self.link_stages = link_stages
         index_width = max(1, (max(vector_depth, step_depth) - 1).bit_length())
         self.node = NetworkNode(
             topology.radix, vector_depth=vector_depth, step_depth=step_depth,
@@ -312,8 +357,8 @@ class Network(wiring.Component):
                                                 i_rst=ResetSignal(), **args)
             nets.append(net)
         used = set()
-        stages = self.link_stages
         for link in self.topology.links():
+            stages = self.link_stages[min(link.u, link.v), max(link.u, link.v)]
             for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
                                  (link.v, link.port_v, link.u, link.port_u)):
                 src, dst = nets[a], nets[b]

@@ -150,9 +150,10 @@ def _up(embedding, local: Callable[[int], Any], reduce: Callable[[int, list], An
     return done
 
 
-def _down(embedding, at_root: Any, hop: Callable[[Any], Any]) -> dict[int, Any]:
+def _down(embedding, at_root: Any, hop: Callable[[Any, int, int], Any]) -> dict[int, Any]:
     """Per switch with ``LOCAL`` in ``resp_out``, what reaches it from the root down the
-    response tree: ``at_root`` at the root, ``hop(parent's)`` one switch further down."""
+    response tree: ``at_root`` at the root, ``hop(parent's, parent, child)`` one switch
+    further down."""
     children = _children(embedding)
     configs = {s.node: s for s in embedding.switches}
     at = {embedding.root: at_root}
@@ -173,7 +174,7 @@ def _down(embedding, at_root: Any, hop: Callable[[Any], Any]) -> dict[int, Any]:
                                  f"of the embedding starts there")
             if child in at:
                 raise ValueError(f"The response tree reaches switch {child} twice")
-            at[child] = hop(at[node])
+            at[child] = hop(at[node], node, child)
             todo.append(child)
     return dict(sorted(delivered.items()))
 
@@ -239,18 +240,27 @@ def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndar
         reaches an unconfigured switch or a switch twice.
     """
     result = embedding_partials(embedding, inputs)[embedding.root]
-    return {node: value.copy() for node, value in _down(embedding, result, lambda v: v).items()}
+    return {node: value.copy() for node, value in _down(embedding, result, lambda v, *_: v).items()}
 
 
-def idle_latency(embedding, *, link_latency: int = 0) -> dict[int, int]:
+def idle_latency(embedding, *, link_latency: int | Mapping[tuple[int, int], int] = 0
+                 ) -> dict[int, int]:
     """Cycles from the contributing endpoints' injection to each delivered result, idle network.
 
     The model of the RTL (:mod:`innet.hw.switch`, :mod:`innet.hw.ceng`): every endpoint puts
     its element on its local link in cycle 0; a switch puts a flit on an output link 2 cycles
     after it arrived on an input link (the buffer, then the output register), and a switch that
     reduces ``k >= 2`` ports sends its result ``2 + engine_latency(k)`` cycles after the last
-    operand arrived; a link between switches adds ``link_latency`` cycles (pipeline stages).
-    The result travels down the response tree unchanged, 2 cycles per switch.
+    operand arrived; a link between switches adds its latency (pipeline stages). The result
+    travels down the response tree unchanged, 2 cycles per switch plus the links'.
+
+    Parameters
+    ----------
+    embedding : innet.gen.embed.Embedding
+    link_latency : int or mapping of (int, int) to int
+        Cycles of every switch-to-switch link, or per link keyed by its two nodes in either
+        order (links not named take 0), as :class:`innet.hw.network.Network` takes its
+        ``link_stages`` (PIUMA's levels: :func:`innet.gen.topology.piuma.link_cycles`).
 
     Returns
     -------
@@ -261,20 +271,35 @@ def idle_latency(embedding, *, link_latency: int = 0) -> dict[int, int]:
     Raises
     ------
     ValueError
-        As :func:`embedding_results` (the same trees are followed), or if ``link_latency`` is
-        negative.
+        As :func:`embedding_results` (the same trees are followed), or if a link latency is
+        not a non-negative integer.
     """
     from innet.hw.ceng import engine_latency
 
-    if isinstance(link_latency, bool) or not isinstance(link_latency, int) or link_latency < 0:
-        raise ValueError(f"Link latency must be a non-negative integer, not {link_latency!r}")
+    latency = _link_latencies(link_latency)
+    parent = {child: up for child, _, up, _ in embedding.links}
 
     def crossing(node: int, arrivals: list[int]) -> int:
-        return max(arrivals) + 2 + engine_latency(len(arrivals))
+        out = max(arrivals) + 2 + engine_latency(len(arrivals))
+        return out + latency(node, parent[node]) if node in parent else out
 
-    def local(node: int) -> int:
-        return -link_latency  # on the switch's input link in cycle 0 (no link stage)
+    def down(t: int, node: int, child: int) -> int:
+        return t + latency(node, child) + 2
 
-    up = _up(embedding, local, lambda node, ready: crossing(node, [t + link_latency
-                                                                  for t in ready]))
-    return _down(embedding, up[embedding.root], lambda t: t + link_latency + 2)
+    up = _up(embedding, lambda node: 0, crossing)
+    return _down(embedding, up[embedding.root], down)
+
+
+def _link_latencies(link_latency: int | Mapping[tuple[int, int], int]
+                    ) -> Callable[[int, int], int]:
+    """``latency(u, v)`` of a link from one count or a mapping of node pairs (missing: 0)."""
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise ValueError(f"Link latency must be a non-negative integer, not {value!r}")
+        return int(value)
+
+    if not isinstance(link_latency, Mapping):
+        every = check(link_latency)
+        return lambda u, v: every
+    table = {(min(u, v), max(u, v)): check(value) for (u, v), value in link_latency.items()}
+    return lambda u, v: table.get((min(u, v), max(u, v)), 0)

@@ -12,7 +12,7 @@ reduction orders, :mod:`innet.gen.swing`'s executor for step schedules).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,12 @@ class Outcome:
         Background flits injected and delivered (equal when nothing was lost).
     detail : str
         The first mismatch or another note; ``""`` when correct.
+    arrivals : dict of int to int or None
+        In-network only: by receiving node, the cycles from the first request flit on an
+        endpoint's link to the first response flit on this endpoint's link.
+    predicted_arrivals : dict of int to int or None
+        In-network only: the same from :func:`innet.sim.golden.idle_latency` (with the link
+        stages): equal to ``arrivals`` on an idle network without backpressure.
     """
 
     scenario: Scenario
@@ -116,6 +122,8 @@ class Outcome:
     p2p_sent: int
     p2p_received: int
     detail: str = ""
+    arrivals: dict[int, int] | None = None
+    predicted_arrivals: dict[int, int] | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready form: the scenario's fields under ``"scenario"`` and every result key."""
@@ -145,23 +153,30 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=8)
-def _built(topology, vector_depth: int, step_depth: int, collective_ids: int):
+def _built(topology, vector_depth: int, step_depth: int, collective_ids: int,
+           link_stages: tuple[tuple[tuple[int, int], int], ...]):
     from innet.hw.network import network_design as emit_network
 
     return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth,
-                        collective_ids=collective_ids)
+                        collective_ids=collective_ids, link_stages=dict(link_stages))
 
 
-def built_network(topology, max_elements: int = 1024):
+def built_network(topology, max_elements: int = 1024,
+                  link_stages: int | Mapping[tuple[int, int], int] = 0):
     """``(Design, Network)``: the network :func:`simulate` runs for ``topology``
-    (:func:`innet.hw.network.network_design` with :func:`network_sizes`), emitted once per
-    process; the Verilator build is cached by the design's digest."""
-    return _built(topology, **network_sizes(topology, max_elements))
+    (:func:`innet.hw.network.network_design` with :func:`network_sizes` and
+    ``link_stages``), emitted once per process; the Verilator build is cached by the design's
+    digest."""
+    from innet.hw.network import link_stage_map
+
+    stages = tuple(sorted(link_stage_map(topology, link_stages).items()))
+    return _built(topology, **network_sizes(topology, max_elements), link_stages=stages)
 
 
-def network_design(topology, *, max_elements: int = 1024):
+def network_design(topology, *, max_elements: int = 1024,
+                   link_stages: int | Mapping[tuple[int, int], int] = 0):
     """The Verilog of the whole network :func:`simulate` runs for ``topology``."""
-    return built_network(topology, max_elements)[0]
+    return built_network(topology, max_elements, link_stages)[0]
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
@@ -194,14 +209,17 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
 
 
 def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate: int,
-          label: int) -> tuple[dict, list[float | None]]:
-    """The testbench parameters of one run (a group of concurrent scenarios) and the cost
-    model's predictions."""
+          label: int, model, stages: dict) -> tuple[dict, list[float | None], list]:
+    """The testbench parameters of one run (a group of concurrent scenarios), the cost
+    model's predictions (``None`` for a host schedule when ``model`` has per-link latencies:
+    the host-style model counts hops) and the idle-network arrivals of in-network ones
+    (:func:`innet.sim.golden.idle_latency` with ``stages`` as link latencies)."""
     from innet.gen.compare import host_prediction, host_shape
     from innet.gen.embed import embed, embedding_cost
     from innet.gen.image import encode
     from innet.gen.image.build import build_image
     from innet.gen.swing import build_schedule
+    from innet.sim.golden import idle_latency
 
     first = group[0]
     hosts = [s for s in group if s.algo != "innet"]
@@ -224,8 +242,9 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate
         schedule = build_schedule(algorithm, shape)
         spec["schedule"] = [algorithm, list(shape)]
         image_args["schedule"] = schedule
-        predictions = [host_prediction(topology, algorithm, route=routes).cost.time(
-            first.elements)]
+        predictions = [None if model.link_latencies else host_prediction(
+            topology, algorithm, model, route=routes).cost.time(first.elements)]
+        arrivals = [None]
     else:
         embeddings, used, ids = [], set(), set()
         for s in group:
@@ -243,17 +262,19 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate
             embeddings.append(e)
         spec["embeddings"] = [e.to_dict() for e in embeddings]
         image_args["embeddings"] = embeddings
-        predictions = [float(embedding_cost(e, topology).time(s.elements))
+        predictions = [float(embedding_cost(e, topology, model).time(s.elements))
                        for e, s in zip(embeddings, group, strict=True)]
+        arrivals = [idle_latency(e, link_latency=stages) for e in embeddings]
     image = build_image(topology, routes=routes, **sizes, **image_args)
     spec["image"] = encode(image, "hex")
-    return spec, predictions
+    return spec, predictions, arrivals
 
 
 def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed: int = 0,
              waves: bool = False, workdir: str | Path | None = None,
              progress: Callable[[int, int], None] | None = None, backpressure: float = 0.25,
-             max_elements: int | None = None) -> list[Outcome]:
+             max_elements: int | None = None,
+             link_stages: int | Mapping[tuple[int, int], int] = 0) -> list[Outcome]:
     """Run scenarios on the RTL network of ``topology``, all in ONE Verilator simulation.
 
     Parameters
@@ -276,6 +297,11 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     max_elements : int, optional
         The endpoints' vector memory (default 1024, or the largest scenario if larger): one
         build per topology and memory size.
+    link_stages : int or mapping of (int, int) to int
+        Pipeline stages of the switch-to-switch links (:class:`innet.hw.network.Network`):
+        one count for every link or a count per link (PIUMA's levels:
+        :func:`innet.gen.topology.piuma.link_cycles`); the cost model's predictions take them
+        as link latencies.
 
     Returns
     -------
@@ -290,8 +316,9 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         If the testbench finds a protocol error (a lost or duplicated flit, a hang, an error
         flag).
     """
+    from innet.gen.cost import CostModel
     from innet.gen.routing import routing
-    from innet.hw.network import image_sizes
+    from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
@@ -304,15 +331,21 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     for g in groups:
         for s in g:
             _check(s, topology, depth)
+    stages = link_stage_map(topology, link_stages)
+    if isinstance(link_stages, Mapping):
+        model = CostModel(link_latencies={pair: float(n) for pair, n in stages.items()})
+    else:
+        model = CostModel(link_latency=float(link_stages))
     sizes = image_sizes(topology, **network_sizes(topology, depth))
     routes = routing(topology)
     stall = min(255, round(backpressure * 256))
-    specs, predicted = [], []
+    specs, predicted, modelled = [], [], []
     for i, g in enumerate(groups):
-        spec, pred = _plan(g, topology, routes, sizes, stall, i)
+        spec, pred, arrivals = _plan(g, topology, routes, sizes, stall, i, model, stages)
         specs.append(spec)
         predicted.append(pred)
-    design, top = built_network(topology, depth)
+        modelled.append(arrivals)
+    design, top = built_network(topology, depth, stages)
     total = sum(len(g) for g in groups)
     if progress is not None:
         progress(0, total)
@@ -329,8 +362,8 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                  workdir=workdir, internals=False)
     reported = result.output["runs"]
     outcomes, at = [], 0
-    for g, preds in zip(groups, predicted, strict=True):
-        for s, pred in zip(g, preds, strict=True):
+    for g, preds, models in zip(groups, predicted, modelled, strict=True):
+        for s, pred, model_arrivals in zip(g, preds, models, strict=True):
             r = reported[at]
             at += 1
             latency = int(r["latency"])
@@ -338,7 +371,10 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                 scenario=s, correct=bool(r["correct"]), latency_cycles=latency,
                 throughput_elems_per_cycle=s.elements / latency if latency else 0.0,
                 predicted_cycles=pred, p2p_sent=int(r["p2p_sent"]),
-                p2p_received=int(r["p2p_received"]), detail=r["detail"]))
+                p2p_received=int(r["p2p_received"]), detail=r["detail"],
+                arrivals=None if r["arrivals"] is None else
+                {int(u): int(c) for u, c in r["arrivals"].items()},
+                predicted_arrivals=model_arrivals))
             if progress is not None:
                 progress(at, total)
     return outcomes

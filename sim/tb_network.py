@@ -99,6 +99,8 @@ class TB:
         self.watch: tuple[str, int, int] | None = None  # (status port, node mask, start)
         self.done_at: dict[int, int] = {}
         self.armed: set[int] = set()
+        self.first_req: dict[int, int] = {}  # cid -> cycle its first request flit left
+        self.first_resp: dict[tuple[int, int], int] = {}  # (node, cid) -> first response
 
     async def start(self) -> None:
         dut = self.dut
@@ -150,7 +152,9 @@ class TB:
                 self.host_sent += 1
             self.sb.expect(flit, flit.dst, flit, (k, flit.dst),
                            self.cycle)
-        elif flit.kind is not Kind.REQ:
+        elif flit.kind is Kind.REQ:
+            self.first_req.setdefault(flit.cid, self.cycle)
+        else:
             raise AssertionError(f"endpoint {k} sent a response {flit}")
 
     def _received(self, k: int, flit: Flit) -> None:
@@ -167,6 +171,7 @@ class TB:
         assert flit.index not in got, f"endpoint {k} received element {flit.index} twice"
         assert flit.index < len(want), f"endpoint {k} received {flit} beyond the vector"
         got[flit.index] = flit.payload
+        self.first_resp.setdefault(key, self.cycle)
 
     # -- host background traffic ---------------------------------------------------------
 
@@ -255,9 +260,11 @@ class TB:
         writes_vec = {k: inputs[k].tolist() for k in range(self.n)}
         await self.write_vectors(writes_vec)
         self.responses, self.golden_resp = {}, {}
+        self.first_req, self.first_resp = {}, {}
         expected: dict[int, np.ndarray] = {}
         nodes_mask = 0
         per_scenario_nodes: list[list[int]] = []
+        per_scenario_receivers: list[tuple[int, list[int]] | None] = []
         if schedule is None:
             commands = {}
             for e in embeddings:
@@ -274,6 +281,7 @@ class TB:
                         expected[u] = results[u]
                 involved = sorted(set(senders) | set(receivers))
                 per_scenario_nodes.append(involved)
+                per_scenario_receivers.append((e.collective_id, receivers))
                 for u in involved:
                     mode = (CollectiveMode.BARRIER if e.kind == "barrier" else
                             CollectiveMode.BOTH if u in senders and u in receivers else
@@ -293,6 +301,7 @@ class TB:
                 expected[r] = want[r]
                 nodes_mask |= 1 << r
             per_scenario_nodes.append(list(range(schedule.ranks)))
+            per_scenario_receivers.append(None)
             port, cmd = "engine_status", self.dut.cmd_engine_start
         self.dut.stall_rate.value = spec.get("stall_rate", 0)
         background = spec.get("background", 0.0)
@@ -346,10 +355,17 @@ class TB:
                           f"{int(want[i]):#010x}")
         sent, got = self.host_sent - host0[0], self.host_got - host0[1]
         out = []
-        for scenario, involved in zip(spec["scenarios"], per_scenario_nodes, strict=True):
+        for scenario, involved, tree in zip(spec["scenarios"], per_scenario_nodes,
+                                            per_scenario_receivers, strict=True):
             last = max(self.done_at[k] for k in involved)
+            arrivals = None
+            if tree is not None:  # first request flit out to each first response flit in
+                cid, receivers = tree
+                arrivals = {str(u): self.first_resp[(u, cid)] - self.first_req[cid]
+                            for u in receivers}
             out.append({"label": scenario, "latency": last - start, "correct": not detail,
-                        "detail": detail, "p2p_sent": sent, "p2p_received": got})
+                        "detail": detail, "p2p_sent": sent, "p2p_received": got,
+                        "arrivals": arrivals})
         return out
 
 

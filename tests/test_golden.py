@@ -203,6 +203,15 @@ def test_idle_latency_by_hand():
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -1$"):
         idle_latency(emb, link_latency=-1)
+    # Per link: the same count on every link is the uniform model. Five stages on (3, 0) only:
+    # node 3's partial reaches node 0 at 2 + 5 = 7, node 0 sends at 7 + 2 + 8 = 17, the root
+    # at max(17, 2, 0) + 2 + 15 = 34; down, 2 cycles per switch and 5 more to node 3.
+    every = {(u, v): 1 for u, _, v, _ in emb.links}
+    assert idle_latency(emb, link_latency=every) == idle_latency(emb, link_latency=1)
+    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 36, 1: 34, 2: 36, 3: 43}
+    with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
+                                         r"not -2$"):
+        idle_latency(emb, link_latency={(0, 3): -2})
     with pytest.raises(ValueError, match=r"^The request tree has a cycle through switch 0$"):
         idle_latency(_edit(dataclasses.replace(emb, links=(*emb.links, (1, 0, 0, 1))), 0,
                            req_in=frozenset({0, 1, LOCAL})))

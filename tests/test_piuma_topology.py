@@ -11,6 +11,7 @@ from innet.gen.topology import (
     PortMap,
     Topology,
     hyperx,
+    link_cycles,
     link_latencies,
     link_latency_array,
     link_level,
@@ -269,3 +270,17 @@ def test_errors():
     with pytest.raises(ValueError, match=r"^Latency level must be one of core, socket, node, "
                                          r"not 'die'$"):
         link_latency_array(topo, {"die": 1})
+
+
+def test_link_cycles_round_latencies_up():
+    topo = piuma((2,), 2, 4, latency_core=5, latency_socket=25, latency_node=50)
+    levels = {(u, v): link_level(topo, u, v) for u, _, v, _ in topo.link_array().tolist()}
+    for cycle, want in ((5, {"core": 1, "socket": 5, "node": 10}),
+                        (10, {"core": 1, "socket": 3, "node": 5}),
+                        (2.5, {"core": 2, "socket": 10, "node": 20})):
+        assert link_cycles(topo, cycle) == {pair: want[level] for pair, level in levels.items()}
+    with pytest.raises(ValueError, match=r"^Clock cycle must be finite and > 0 ns, not 0$"):
+        link_cycles(topo, 0)
+    with pytest.raises(TypeError, match=r"^Clock cycle must be a number of ns, not '5ns'$"):
+        link_cycles(topo, "5ns")
+

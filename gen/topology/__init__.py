@@ -10,7 +10,8 @@ Everything downstream (routing, embeddings, schedules, images, the network RTL) 
 - :func:`piuma` ``(nodes, sockets=16, cores=8, *, mesh=None, placement="spread",
   latency_core=5, latency_socket=25, latency_node=50)``: PIUMA's multi-level network, a HyperX
   of nodes of all-to-all sockets of on-chip meshes, with a latency per link level
-  (:func:`link_level`, :func:`link_levels`, :func:`link_latencies`; :mod:`.piuma`).
+  (:func:`link_level`, :func:`link_levels`, :func:`link_latencies`, :func:`link_cycles`;
+  :mod:`.piuma`).
 
 :func:`polarfly_layout` gives the PolarFly cluster (rack) layout (Algorithm 1) and
 :func:`expand` the incremental expansions.
@@ -27,6 +28,7 @@ from innet.gen.topology.layout import PolarFlyLayout, polarfly_layout
 from innet.gen.topology.piuma import (
     PiumaLayout,
     is_piuma,
+    link_cycles,
     link_latencies,
     link_latency_array,
     link_level,
@@ -54,6 +56,7 @@ __all__ = [
     "expand",
     "hyperx",
     "is_piuma",
+    "link_cycles",
     "link_latencies",
     "link_latency_array",
     "link_level",

@@ -82,6 +82,7 @@ __all__ = [
     "intra_node",
     "is_piuma",
     "level_latencies",
+    "link_cycles",
     "link_latencies",
     "link_latency_array",
     "link_level",
@@ -628,3 +629,28 @@ def link_latencies(topo: Topology, latencies: Mapping[str, float] | None = None
     links = topo.link_array()
     return {(int(u), int(v)): float(array[u, p])
             for u, p, v, _ in links.tolist()}
+
+
+def link_cycles(topo: Topology, cycle_ns: float = TABLE1_LATENCIES["core"],
+                latencies: Mapping[str, float] | None = None) -> dict[tuple[int, int], int]:
+    """``{(u, v): cycles}`` for every link (``u < v``): its latency in clock cycles of
+    ``cycle_ns``, rounded up (a link of 25 ns takes 3 cycles of 10 ns).
+
+    These are the pipeline stages that model the links of a multi-level network in RTL
+    (:class:`innet.hw.network.Network` ``(link_stages=...)``) and the per-link latencies of the
+    timing model (:func:`innet.sim.golden.idle_latency`). The default cycle is ``L_C``, so
+    Table 1's levels take 1, 5 and 10 cycles.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`link_latency_array`, or if ``cycle_ns`` is not a finite number > 0.
+    """
+    if isinstance(cycle_ns, bool) or not isinstance(cycle_ns, numbers.Real):
+        raise TypeError(f"Clock cycle must be a number of ns, not {cycle_ns!r:.60}")
+    cycle = float(cycle_ns)
+    if not (math.isfinite(cycle) and cycle > 0):
+        raise ValueError(f"Clock cycle must be finite and > 0 ns, not {cycle_ns}")
+    return {pair: math.ceil(ns / cycle - 1e-9)
+            for pair, ns in link_latencies(topo, latencies).items()}
+

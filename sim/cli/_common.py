@@ -19,6 +19,8 @@ __all__ = [
     "fail",
     "json_option",
     "output_option",
+    "piuma_from_options",
+    "piuma_options",
     "print_json",
     "progress",
     "write_atomic",
@@ -95,3 +97,55 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def piuma_options(*, nodes: str | None = None, sockets: int = 16, cores: int = 8) -> Callable:
+    """The options of a PIUMA multi-level network (``--nodes --sockets --cores --mesh
+    --placement --latency-core --latency-socket --latency-node``), read back by
+    :func:`piuma_from_options`; ``nodes=None`` makes ``--nodes`` required."""
+    options = [
+        click.option("--nodes", required=nodes is None, default=nodes,
+                     show_default=nodes is not None,
+                     help="HyperX shape of the nodes, such as 4x4 (1: one node)."),
+        click.option("--sockets", type=int, default=sockets, show_default=True,
+                     help="N_S: sockets per node, all-to-all connected."),
+        click.option("--cores", type=int, default=cores, show_default=True,
+                     help="N_C: cores (switches) per socket, on an on-chip mesh."),
+        click.option("--mesh", default=None, help="Mesh rows x cols (default: the most square)."),
+        click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
+                     show_default=True, help="Which switches carry the socket and node links."),
+        click.option("--latency-core", default="5ns", show_default=True,
+                     help="L_C: mesh links."),
+        click.option("--latency-socket", default="25ns", show_default=True,
+                     help="L_S: links between sockets."),
+        click.option("--latency-node", default="50ns", show_default=True,
+                     help="L_P: links between nodes."),
+    ]
+
+    def decorate(func: Callable) -> Callable:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def piuma_from_options(options: dict[str, Any]):
+    """The :func:`innet.gen.topology.piuma` network of :func:`piuma_options`' values, which
+    are popped from ``options``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`innet.gen.topology.piuma` and the option parsers.
+    """
+    from innet.gen.topology import parse_nodes, piuma
+    from innet.sim.cli.analyze import parse_mesh, parse_time
+
+    return piuma(parse_nodes(options.pop("nodes")), options.pop("sockets"),
+                 options.pop("cores"), mesh=parse_mesh(options.pop("mesh")),
+                 placement=options.pop("placement"),
+                 latency_core=parse_time(options.pop("latency_core"), "--latency-core"),
+                 latency_socket=parse_time(options.pop("latency_socket"), "--latency-socket"),
+                 latency_node=parse_time(options.pop("latency_node"), "--latency-node"))
+

@@ -31,7 +31,14 @@ from typing import Any
 import click
 
 from innet.gen.cost import CostModel
-from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
+from innet.sim.cli._common import (
+    json_option,
+    output_option,
+    piuma_from_options,
+    piuma_options,
+    print_json,
+    write_atomic,
+)
 
 __all__ = ["command", "parse_links", "parse_nodes"]
 
@@ -420,37 +427,21 @@ def torus_cmd(shape: str, mesh: bool, **opts: Any) -> None:
 
 
 @command.command("piuma")
-@click.option("--nodes", required=True, help="HyperX shape of the nodes, e.g. 2x2 (1: one node).")
-@click.option("--sockets", type=int, default=16, show_default=True, help="N_S per node.")
-@click.option("--cores", type=int, default=8, show_default=True, help="N_C per socket.")
-@click.option("--mesh", default=None, help="On-chip mesh rows x cols (default: most square).")
-@click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
-              show_default=True, help="Which switches carry the socket and node links.")
-@click.option("--latency-core", default="5ns", show_default=True, help="L_C: mesh links.")
-@click.option("--latency-socket", default="25ns", show_default=True,
-              help="L_S: links between sockets.")
-@click.option("--latency-node", default="50ns", show_default=True,
-              help="L_P: links between nodes.")
+@piuma_options()
 @_options
-def piuma_cmd(nodes: str, sockets: int, cores: int, mesh: str | None, placement: str,
-              latency_core: str, latency_socket: str, latency_node: str,
-              **opts: Any) -> None:
+def piuma_cmd(**opts: Any) -> None:
     """PIUMA multi-level network (HyperX of nodes x all-to-all sockets x core meshes).
 
     Routing and trees are PIUMA's (dimension order between nodes, latency-shortest inside
     them; PIUMA "Allreduce Embedding"); every link costs its level's latency in cycles at
     --clock-mhz (default 1000: one cycle per ns) instead of --link-latency.
     """
-    from innet.gen.topology import link_latencies, parse_nodes, piuma
-    from innet.sim.cli.analyze import parse_mesh, parse_time
+    from innet.gen.topology import link_latencies
 
     if opts["compare"]:
         raise ValueError("--compare prices host-style algorithms by hops, not by PIUMA's "
                          "latency per level; use innet analyze piuma")
-    topo = piuma(parse_nodes(nodes), sockets, cores, mesh=parse_mesh(mesh), placement=placement,
-                 latency_core=parse_time(latency_core, "--latency-core"),
-                 latency_socket=parse_time(latency_socket, "--latency-socket"),
-                 latency_node=parse_time(latency_node, "--latency-node"))
+    topo = piuma_from_options(opts)
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
     per_ns = opts["clock_mhz"] / 1000.0

@@ -3,22 +3,40 @@
     innet sim allreduce polarfly --q 3 --elements 1024 --op add --dtype fp32 \\
         --algo innet|swing-l|swing-b|recdoub|ring|all [--background 0.5] \\
         [--pattern uniform|permutation] [--waves] [--json]
+    innet sim allreduce piuma [--nodes 2 --sockets 2 --cores 4] [--clock-mhz 200] ...
 
 Builds the network's Verilog (one switch and one endpoint per node), its configuration image,
 runs every chosen algorithm in one Verilator simulation (:func:`innet.sim.network.simulate`)
 and reports, per algorithm, whether every result was bit-exact, the latency in cycles, the
 throughput and the cost model's prediction.
+
+A PIUMA multi-level network (:func:`innet.gen.topology.piuma`) is simulated with its link
+latencies as pipeline stages on its links: each level's latency in cycles of ``--clock-mhz``,
+rounded up (:func:`innet.gen.topology.piuma.link_cycles`; at the default 200 MHz Table 1's
+5, 25 and 50 ns take 1, 5 and 10 cycles). Its in-network result then reaches every endpoint in
+the cycle :func:`innet.sim.golden.idle_latency` predicts with those per-link latencies.
 """
 
 from __future__ import annotations
 
 import click
 
-from innet.sim.cli._common import console, fail, json_option, print_json, progress
+from innet.sim.cli._common import (
+    console,
+    fail,
+    json_option,
+    piuma_from_options,
+    piuma_options,
+    print_json,
+    progress,
+)
 
 __all__ = ["command"]
 
 _ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
+#: The options of a PIUMA network (:func:`piuma_options`).
+_PIUMA = ("nodes", "sockets", "cores", "mesh", "placement", "latency_core", "latency_socket",
+          "latency_node", "clock_mhz")
 
 
 @click.group("sim")
@@ -27,7 +45,7 @@ def command() -> None:
 
 
 @command.command("allreduce")
-@click.argument("kind", type=click.Choice(["polarfly", "hyperx", "torus"]))
+@click.argument("kind", type=click.Choice(["polarfly", "hyperx", "torus", "piuma"]))
 @click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
 @click.option("--shape", default=None, help="HyperX or torus shape, such as 4x4.")
 @click.option("--elements", type=int, default=1024, show_default=True,
@@ -44,14 +62,37 @@ def command() -> None:
               help="Probability a local-link credit is held back in a cycle.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--waves", is_flag=True, help="Record a VCD in ./innet-sim-waves/.")
+@piuma_options(nodes="2", sockets=2, cores=4)
+@click.option("--clock-mhz", type=float, default=200.0, show_default=True,
+              help="PIUMA: the clock that turns link latencies into pipeline stages.")
 @json_option
-def allreduce(kind, q, shape, elements, op, dtype, algo, background, pattern, backpressure,
-              seed, waves, as_json) -> None:
-    """Allreduce on the simulated network of KIND (polarfly, hyperx, torus)."""
+@click.pass_context
+def allreduce(ctx, kind, q, shape, elements, op, dtype, algo, background, pattern,
+              backpressure, seed, waves, as_json, **piuma) -> None:
+    """Allreduce on the simulated network of KIND (polarfly, hyperx, torus, piuma)."""
     from innet.sim.cli.image import topology_from_args
     from innet.sim.network import Scenario, simulate
 
-    topo, _dims, name = topology_from_args(kind, q, 0, 0, shape, False)
+    link_stages: dict | int = 0
+    if kind == "piuma":
+        from innet.gen.topology.piuma import link_cycles
+
+        if q is not None or shape is not None:
+            fail("--q and --shape do not apply to piuma (--nodes, --sockets, --cores do)")
+        clock = piuma.pop("clock_mhz")
+        if not clock > 0:
+            fail(f"--clock-mhz must be above 0, not {clock:g}")
+        topo = piuma_from_options(piuma)
+        link_stages = link_cycles(topo, 1000.0 / clock)
+        p = topo.params
+        name = (f"piuma {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
+                f"{p['cores']} cores")
+    else:
+        given = [f"--{key.replace('_', '-')}" for key in _PIUMA
+                 if ctx.get_parameter_source(key) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            fail(f"{', '.join(given)}: for piuma networks, not {kind}")
+        topo, _dims, name = topology_from_args(kind, q, 0, 0, shape, False)
     algos = list(_ALGOS) if algo == "all" else [algo]
     if algo != "all" and algo not in _ALGOS:
         fail(f"--algo must be one of {', '.join(_ALGOS)} or all, not {algo!r}")
@@ -61,15 +102,21 @@ def allreduce(kind, q, shape, elements, op, dtype, algo, background, pattern, ba
         task = bar.add_task(f"simulating {name}", total=len(runs))
         outcomes = simulate(topo, runs, seed=seed, waves=waves, backpressure=backpressure,
                             workdir="innet-sim-waves" if waves else None,
+                            link_stages=link_stages,
                             progress=lambda done, _total: bar.update(task, completed=done))
     if as_json:
         print_json({"topology": name, "nodes": topo.nodes, "elements": elements, "op": op,
                     "dtype": dtype, "background": background, "pattern": pattern,
+                    "link_stages": _stage_counts(link_stages),
                     "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}})
     else:
         out = console()
-        out.print(f"{name}: {topo.nodes} nodes, {elements} x {dtype} {op}, background "
-                  f"{background:g} ({pattern})")
+        load = f"{background:g} ({pattern})" if background else "0"
+        out.print(f"{name}: {topo.nodes} nodes, {elements} x {dtype} {op}, background {load}")
+        if link_stages:
+            counts = _stage_counts(link_stages)
+            out.print("link stages: " + ", ".join(f"{n} link{'s' * (n != 1)} x {k}"
+                                                  for k, n in sorted(counts.items())))
         out.print(f"{'algorithm':<10} {'correct':>7} {'cycles':>8} {'elem/cycle':>10} "
                   f"{'predicted':>9} {'p2p sent/recv':>14}")
         for o in outcomes:
@@ -77,6 +124,24 @@ def allreduce(kind, q, shape, elements, op, dtype, algo, background, pattern, ba
             out.print(f"{o.scenario.algo:<10} {str(o.correct).lower():>7} "
                       f"{o.latency_cycles:>8} {o.throughput_elems_per_cycle:>10.3f} "
                       f"{pred:>9} {f'{o.p2p_sent}/{o.p2p_received}':>14}")
+        for o in outcomes:
+            if o.arrivals is not None:
+                exact = sum(o.arrivals[u] == o.predicted_arrivals[u] for u in o.arrivals)
+                out.print(f"{o.scenario.algo}: first result on time at {exact} of "
+                          f"{len(o.arrivals)} endpoints (last {max(o.arrivals.values())}, "
+                          f"model {max(o.predicted_arrivals.values())} cycles after the first "
+                          f"request)")
     if not all(o.correct for o in outcomes):
         bad = next(o for o in outcomes if not o.correct)
         fail(f"{bad.scenario.algo}: {bad.detail}")
+
+
+def _stage_counts(link_stages: dict | int) -> dict[int, int]:
+    """How many links have each number of pipeline stages (``{}`` for a uniform count)."""
+    if not isinstance(link_stages, dict):
+        return {}
+    counts: dict[int, int] = {}
+    for stages in link_stages.values():
+        counts[stages] = counts.get(stages, 0) + 1
+    return dict(sorted(counts.items()))
+

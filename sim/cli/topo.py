@@ -19,7 +19,15 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import json_option, output_option, print_json, progress, write_atomic
+from innet.sim.cli._common import (
+    json_option,
+    output_option,
+    piuma_from_options,
+    piuma_options,
+    print_json,
+    progress,
+    write_atomic,
+)
 
 __all__ = ["command"]
 
@@ -253,32 +261,10 @@ def torus_command(shape: str, mesh: bool, **options: Any) -> None:
 
 
 @command.command("piuma")
-@click.option("--nodes", required=True,
-              help="HyperX shape of the nodes, such as 4x4 (1: one node).")
-@click.option("--sockets", type=int, default=16, show_default=True,
-              help="N_S: sockets per node, all-to-all connected.")
-@click.option("--cores", type=int, default=8, show_default=True,
-              help="N_C: cores (switches) per socket, on an on-chip mesh.")
-@click.option("--mesh", default=None, help="Mesh rows x cols (default: the most square).")
-@click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
-              show_default=True, help="Which switches carry the socket and node links.")
-@click.option("--latency-core", default="5ns", show_default=True, help="L_C: mesh links.")
-@click.option("--latency-socket", default="25ns", show_default=True,
-              help="L_S: links between sockets.")
-@click.option("--latency-node", default="50ns", show_default=True,
-              help="L_P: links between nodes.")
+@piuma_options()
 @_common
-def piuma_command(nodes: str, sockets: int, cores: int, mesh: str | None, placement: str,
-                  latency_core: str, latency_socket: str, latency_node: str,
-                  **options: Any) -> None:
+def piuma_command(**options: Any) -> None:
     """PIUMA multi-level network: a HyperX of nodes of sockets of core meshes."""
-    from innet.gen.topology import parse_nodes, piuma
-    from innet.sim.cli.analyze import parse_mesh, parse_time
-
     _export_format(options["fmt"], options["output"])
-    topo = piuma(parse_nodes(nodes), sockets, cores, mesh=parse_mesh(mesh),
-                 placement=placement,
-                 latency_core=parse_time(latency_core, "--latency-core"),
-                 latency_socket=parse_time(latency_socket, "--latency-socket"),
-                 latency_node=parse_time(latency_node, "--latency-node"))
+    topo = piuma_from_options(options)
     _run(topo, **options)
