@@ -23,6 +23,7 @@ __all__ = [
     "piuma_options",
     "print_json",
     "progress",
+    "wide",
     "write_atomic",
 ]
 
@@ -42,6 +43,14 @@ def console():
     from rich.console import Console
 
     return Console(highlight=False)
+
+
+def wide(out):
+    """``out`` (a rich console) 120 columns wide when it is not a terminal (rich's default for a
+    pipe or a file is 80, which cuts tables and wraps report lines)."""
+    if not out.is_terminal:
+        out.width = 120
+    return out
 
 
 def err_console():

@@ -33,6 +33,7 @@ from innet.sim.cli._common import (
     json_option,
     print_json,
     progress,
+    wide,
 )
 
 __all__ = ["command", "parse_sizes"]
@@ -74,13 +75,6 @@ def _run_with_progress(func: Any, **kwargs: Any) -> Any:
         return func(progress=_Display(bar), **kwargs)
 
 
-def _wide(out: Any) -> Any:
-    """Tables need about 100 columns; a pipe or a file gets 120 instead of rich's 80."""
-    if not out.is_terminal:
-        out.width = 120
-    return out
-
-
 def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
           as_json: bool) -> bool:
     from innet.sim.demo import run_demo
@@ -94,7 +88,7 @@ def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
     if as_json:
         print_json(report)
         return report["correct"]
-    out = _wide(console())
+    out = wide(console())
     render(report, out)
     out.print(f"wrote {len(report['written'])} files to {output}/ "
               f"({', '.join(Path(p).name for p in report['written'].values())}) in "
@@ -117,7 +111,7 @@ def _study(output: Path, sizes: list[int], seed: int, as_json: bool) -> bool:
         return study["correct"]
     from rich.markdown import Markdown
 
-    out = _wide(console())
+    out = wide(console())
     out.print(Markdown(md))
     out.print(f"wrote {output}/study.json, {output}/study.md")
     return study["correct"]

@@ -29,6 +29,7 @@ from innet.sim.cli._common import (
     piuma_options,
     print_json,
     progress,
+    wide,
 )
 
 __all__ = ["command"]
@@ -110,7 +111,7 @@ def allreduce(ctx, kind, q, shape, elements, op, dtype, algo, background, patter
                     "link_stages": _stage_counts(link_stages),
                     "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}})
     else:
-        out = console()
+        out = wide(console())
         load = f"{background:g} ({pattern})" if background else "0"
         out.print(f"{name}: {topo.nodes} nodes, {elements} x {dtype} {op}, background {load}")
         if link_stages:
