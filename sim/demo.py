@@ -187,7 +187,7 @@ def write_outputs(target: Path, files: dict[str, str | bytes],
 
 def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DEFAULT_SIZES,
              algos: Sequence[str] = ALGOS, op: str = "add", dtype: str = "fp32", seed: int = 0,
-             progress: Progress | None = None) -> dict[str, Any]:
+             backpressure: float = 0.25, progress: Progress | None = None) -> dict[str, Any]:
     """Build, simulate, report and write everything to ``output`` (module documentation).
 
     Parameters
@@ -204,6 +204,9 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
         Reduction and element type.
     seed : int
         Seed of the test vectors and the random backpressure.
+    backpressure : float
+        Probability that an endpoint's local-link credit is held back in a cycle
+        (:func:`innet.sim.network.simulate`).
     progress : callable, optional
         ``progress(stage, done, total)`` as the demo advances.
 
@@ -238,6 +241,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     total = len(runs)
     say("simulate (Verilator)", 0, total)
     outcomes = simulate(topology, runs, seed=seed, max_elements=memory,
+                        backpressure=backpressure,
                         progress=lambda done, _total: say("simulate (Verilator)", done, total))
     say("report", 0, 1)
     wall = time.monotonic() - start
@@ -253,7 +257,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
              "design_digest": made.design.digest, "image_crc": _crc(made.image),
              "embedding": {"root": made.embedding.root, "depth": made.embedding.depth},
              "sizes": list(sizes), "op": op, "dtype": dtype, "seed": seed,
-             "wall_seconds": round(wall, 1)}
+             "backpressure": backpressure, "wall_seconds": round(wall, 1)}
     report = build_report(outcomes, network=network_summary(topology),
                           title=f"innet demo: allreduce on PolarFly q={q}", extra=extra)
     import json

@@ -208,15 +208,20 @@ def _explain(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def run_study(sizes: Sequence[int] = STUDY_SIZES, *, seed: int = 0,
+def run_study(sizes: Sequence[int] = STUDY_SIZES, *, seed: int = 0, backpressure: float = 0.25,
               progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Simulate Swing-B and recursive doubling-B on :func:`study_networks` and analyse them.
+
+    ``backpressure`` is the endpoints' random local-link backpressure
+    (:func:`innet.sim.network.simulate`): it slows both algorithms' injection alike; 0 shows the
+    network and the step engines alone.
 
     Returns
     -------
     dict
         ``networks`` (one :func:`analyse` result each), ``correct`` (every run bit-exact),
-        ``sizes`` and ``runs`` (every outcome's :meth:`~innet.sim.network.Outcome.to_dict`).
+        ``sizes``, ``backpressure`` and ``runs`` (every outcome's
+        :meth:`~innet.sim.network.Outcome.to_dict`).
     """
     from innet.sim.network import Scenario, simulate
 
@@ -227,17 +232,20 @@ def run_study(sizes: Sequence[int] = STUDY_SIZES, *, seed: int = 0,
                 for a in (SWING, RECDOUB)]
         say(f"simulate {name}", 0, len(runs))
         outcomes = simulate(topo, runs, seed=seed, max_elements=max(1024, *sizes),
+                            backpressure=backpressure,
                             progress=lambda d, t, n=name: say(f"simulate {n}", d, t))
         everything += outcomes
         results.append(analyse(name, topo, outcomes))
-    return {"sizes": list(sizes), "networks": results,
+    return {"sizes": list(sizes), "backpressure": backpressure, "networks": results,
             "correct": all(o.correct for o in everything),
             "runs": [o.to_dict() for o in everything]}
 
 
 def to_markdown(study: dict[str, Any]) -> str:
     """The study as Markdown: one table and the explanation per network."""
-    out = ["# Swing-B against recursive doubling-B on the RTL network", ""]
+    out = ["# Swing-B against recursive doubling-B on the RTL network", "",
+           (f"Endpoint backpressure {study.get('backpressure', 0.25):g} (the probability that "
+            f"a local-link credit is held back in a cycle)."), ""]
     for net in study["networks"]:
         sw, rd = net["algorithms"][SWING], net["algorithms"][RECDOUB]
         out += [f"## {net['network']} ({net['nodes']} nodes)", "",

@@ -80,6 +80,9 @@ def innet(*args, cwd):
     (["--dtype", "fp32", "--op", "xor"], "innet: error: Operation xor is not defined on fp32"),
     (["--sizes", "1,x"], ("innet: error: --sizes must be positive element counts such as "
                          "1,64,1024, not 'x'")),
+    (["--backpressure", "1"], "innet: error: Backpressure must be at least 0 and below 1, not 1.0"),
+    (["--study", "swing", "--backpressure", "-0.5"],
+     "innet: error: Backpressure must be at least 0 and below 1, not -0.5"),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     result = innet(*args, cwd=tmp_path)

@@ -131,8 +131,8 @@ def test_cli_unknown_algo():
 @pytest.mark.parametrize(("args", "message"), [
     (["polarfly", "--q", "2", "--sockets", "4", "--clock-mhz", "100"],
      "--sockets, --clock-mhz: for piuma networks, not polarfly"),
-    (["piuma", "--q", "3"], "--q and --shape do not apply to piuma (--nodes, --sockets, --cores "
-                            "do)"),
+    (["piuma", "--q", "3"],
+     "--q and --shape do not apply to piuma (--nodes, --sockets, --cores do)"),
     (["piuma", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
     (["piuma", "--sockets", "0"], "Sockets must be at least 1, not 0"),
 ])

@@ -76,7 +76,7 @@ def _run_with_progress(func: Any, **kwargs: Any) -> Any:
 
 
 def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
-          as_json: bool) -> bool:
+          backpressure: float, as_json: bool) -> bool:
     from innet.sim.demo import run_demo
     from innet.sim.report import render
 
@@ -84,7 +84,7 @@ def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
         err_console().print(f"innet demo: PolarFly q=3, allreduce {op} {dtype} of "
                             f"{', '.join(f'{m:,}' for m in sizes)} elements, every algorithm")
     report = _run_with_progress(run_demo, output=output, sizes=sizes, op=op, dtype=dtype,
-                                seed=seed)
+                                seed=seed, backpressure=backpressure)
     if as_json:
         print_json(report)
         return report["correct"]
@@ -96,13 +96,14 @@ def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
     return report["correct"]
 
 
-def _study(output: Path, sizes: list[int], seed: int, as_json: bool) -> bool:
+def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
+           as_json: bool) -> bool:
     import json
 
     from innet.sim.demo import write_outputs
     from innet.sim.study import run_study, to_markdown
 
-    study = _run_with_progress(run_study, sizes=sizes, seed=seed)
+    study = _run_with_progress(run_study, sizes=sizes, seed=seed, backpressure=backpressure)
     md = to_markdown(study)
     study["written"] = write_outputs(output, {
         "study.json": json.dumps(study, indent=2, sort_keys=True) + "\n", "study.md": md})
@@ -129,12 +130,14 @@ def _study(output: Path, sizes: list[int], seed: int, as_json: bool) -> bool:
 @click.option("--dtype", default="fp32", show_default=True, help="int32, uint32 or fp32.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the test vectors and the random backpressure.")
+@click.option("--backpressure", type=float, default=0.25, show_default=True,
+              help="Probability that an endpoint's local-link credit is held back in a cycle.")
 @click.option("--study", type=click.Choice(["swing"]), default=None,
               help="Run a study instead of the demo: swing = Swing-B against recursive "
                    "doubling-B on the ring of 8 and the 4x4 torus.")
 @json_option
 def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype: str,
-            seed: int, study: str | None, as_json: bool) -> None:
+            seed: int, backpressure: float, study: str | None, as_json: bool) -> None:
     """Build, simulate and measure the default network (PolarFly q=3) end to end."""
     import warnings
 
@@ -147,15 +150,18 @@ def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype:
     from innet.sim.study import STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
+    if not 0 <= backpressure < 1:
+        raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:
         chosen = parse_sizes(sizes) if sizes else list(STUDY_SIZES[:2] if quick
                                                        else STUDY_SIZES)
-        ok = _study(output or Path("innet-swing-study"), chosen, seed, as_json)
+        ok = _study(output or Path("innet-swing-study"), chosen, seed, backpressure, as_json)
     else:
         chosen = parse_sizes(sizes) if sizes else list(QUICK_SIZES if quick else DEFAULT_SIZES)
-        ok = _demo(output or Path("innet-demo"), chosen, op, dtype, seed, as_json)
+        ok = _demo(output or Path("innet-demo"), chosen, op, dtype, seed, backpressure,
+                   as_json)
     if not ok:
         click.echo("innet: error: a simulated result is not bit-exact (see the report)",
                    err=True)
