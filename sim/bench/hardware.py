@@ -38,7 +38,7 @@ RADICES = (4, 8, 16)
 #: WebAssembly nextpnr needs well over an hour for a radix-16 switch (40,000+ LUTs) on a
 #: 2-core machine, longer than a benchmark run should take. ``innet synth switch --radix 16``
 #: gives its fmax.
-PNR_MAX_RADIX = 8
+PNR_MAX_RADIX = 16
 
 
 class NoCollectivePath(CollectivePath):
