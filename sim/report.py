@@ -324,6 +324,10 @@ def _target_lines(report: dict[str, Any]) -> list[str]:
         figure = "-" if measured is None else f"{measured:.3g}"
         lines.append(f"{_verdict(target['passed'])}: {target['description']}: measured "
                      f"{figure} ({target['evidence']})")
+    stall = report.get("backpressure") or 0
+    if stall and lines:
+        lines.append(f"measured with random backpressure {stall:g} at every endpoint, which "
+                     f"slows injection and delivery (--backpressure 0: the network alone)")
     return lines
 
 

@@ -73,7 +73,7 @@ __all__ = [
 FLOW_VERSION = 5
 
 #: Targets with a file in ``constraints/``.
-TARGETS = ("ecp5", "ice40")
+TARGETS = ("ecp5", "ecp5-ooc", "ice40")
 
 #: The Python modules each family's tools come from, and the extra that installs them.
 _TOOLS = {

@@ -128,3 +128,11 @@ def test_network_summary_names_the_topology():
     assert summary["radix"] == 4
     line = rep.to_markdown(rep.build_report(runs(), network=rep.network_summary(torus((4, 4)))))
     assert "torus (shape=4x4): 16 switches, 32 links, radix 4" in line
+
+
+def test_targets_say_when_the_endpoints_stalled():
+    quiet = rep.to_markdown(rep.build_report(runs(), extra={"backpressure": 0}))
+    stalled = rep.to_markdown(rep.build_report(runs(), extra={"backpressure": 0.25}))
+    assert "backpressure" not in quiet
+    assert ("- measured with random backpressure 0.25 at every endpoint, which slows injection "
+            "and delivery (--backpressure 0: the network alone)") in stalled

@@ -42,7 +42,7 @@ def cache(tmp_path, monkeypatch):
 def test_every_target_file_loads_and_documents_itself(name):
     target = synth.load_target(name)
     assert target.name == name
-    assert target.family == name
+    assert name.split("-")[0] == target.family
     assert target.clock == "clk"
     assert target.clock_mhz > 0
     assert "What it constrains" in target.source
@@ -69,7 +69,8 @@ def test_ecp5_target_is_the_project_target():
 
 
 def test_unknown_target():
-    with pytest.raises(ValueError, match=r"^Target must be one of ecp5, ice40, not 'xc7'$"):
+    with pytest.raises(ValueError,
+                       match=r"^Target must be one of ecp5, ecp5-ooc, ice40, not 'xc7'$"):
         synth.load_target("xc7")
 
 
@@ -112,7 +113,7 @@ def test_scan_wrapper_keeps_the_design_as_the_port_register_wrapper_does(muladd,
     """Yosys keeps every cell of the design behind the scan chain: the same cells as behind
     plain port registers (the independent reference), and routes it in context."""
     target = synth.load_target("ecp5")
-    plain = dataclasses.replace(target, out_of_context=True, scan_chain=False)
+    plain = synth.load_target("ecp5-ooc")
     scan = synth.synthesize(muladd, target, pnr=False, cache=False)
     reference = synth.synthesize(muladd, plain, pnr=False, cache=False)
     assert scan.cells == reference.cells
@@ -375,7 +376,7 @@ def test_in_context_design_with_more_port_bits_than_pins_does_not_fit(cache):
     ({"seed": -1}, ValueError, r"^Seed must be between 0 and 2147483647, not -1$"),
     ({"seed": 1.5}, TypeError, r"^Seed must be an integer, not 1\.5$"),
     ({"timeout": 0}, ValueError, r"^Timeout must be positive, not 0$"),
-    ({"target": "vu9p"}, ValueError, r"^Target must be one of ecp5, ice40, not 'vu9p'$"),
+    ({"target": "vu9p"}, ValueError, r"^Target must be one of ecp5, ecp5-ooc, ice40, not 'vu9p'$"),
 ])
 def test_synthesize_argument_errors(muladd, kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -408,3 +409,18 @@ def test_missing_ice40_tools_name_their_extra(monkeypatch):
 def test_design_type_is_kept(muladd):
     assert isinstance(synth.io_wrapper(muladd)[0], Design)
     assert json.loads(json.dumps(dataclasses.asdict(synth.load_target("ice40"))))
+
+
+def test_out_of_context_target_is_the_project_device_without_pins():
+    ooc, ecp5 = synth.load_target("ecp5-ooc"), synth.load_target("ecp5")
+    assert (ooc.device, ooc.package, ooc.speed, ooc.clock_mhz) == (
+        ecp5.device, ecp5.package, ecp5.speed, ecp5.clock_mhz)
+    assert (ooc.out_of_context, ooc.io_registers, ooc.scan_chain) == (True, True, False)
+    assert "--out-of-context" in synth._nextpnr_args(ooc, 1, pack_only=False)
+
+
+def test_cli_offers_every_target():
+    from innet.sim.cli.synth import muladd
+
+    target = next(p for p in muladd.params if p.name == "target")
+    assert tuple(target.type.choices) == synth.TARGETS

@@ -29,7 +29,7 @@ __all__ = ["command", "flow_options", "print_result", "run"]
 def flow_options(func: Callable) -> Callable:
     """The options every ``innet synth`` component shares."""
     options = [
-        click.option("--target", type=click.Choice(["ecp5", "ice40"]), default="ecp5",
+        click.option("--target", type=click.Choice(["ecp5", "ecp5-ooc", "ice40"]), default="ecp5",
                      show_default=True, help="Synthesis target: a file of constraints/."),
         click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=1,
                      show_default=True,
