@@ -100,8 +100,8 @@ def test_scan_wrapper_has_four_pins_and_a_register_per_port_bit(muladd):
     ports = synth.top_ports(muladd)
     assert synth.top_ports(wrapped) == [("in", "clk", 1), ("in", "scan_in", 1),
                                         ("in", "scan_load", 1), ("out", "scan_out", 1)]
-    # One register per input bit, two per output bit (the port register and its scan stage).
-    assert ffs == sum(w * (1 if d == "in" else 2) for d, n, w in ports if n != "clk")
+    # Two registers per port bit: the port register and its scan stage.
+    assert ffs == sum(2 * w for d, n, w in ports if n != "clk")
     # One chain: scan_in feeds exactly one register, every chain link is used once.
     links = re.findall(r"\.si\(([^)]*)\)", wrapped.verilog)
     assert links.count("scan_in") == 1
