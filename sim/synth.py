@@ -227,12 +227,12 @@ def io_wrapper(design: Design, clock: str = "clk", *,
     With ``scan``, the wrapper has four pins, the clock and :data:`SCAN_PINS`, whatever the
     design's ports: on ``scan_load`` each input register is loaded from its own stage of a
     shift register fed from ``scan_in``, and each output register into a stage of a second
-    one that shifts out to ``scan_out``. A port register thus connects only to the
-    design and to its scan stage, and the placer can put it beside the design's logic (were
-    the port registers the chain itself, the chain would hold them together: the ALU's input
-    paths lost 16 % of their fmax to the routing). The design can then be placed in context, its clock on a pin and a global
-    network (out of context, nextpnr-ecp5 routes the clock on general fabric, which congests a
-    design with thousands of flip-flops); its own paths are unchanged, each still starting and
+    one that shifts out to ``scan_out``. A port register connects only to the design and to
+    its scan stage (were the port registers the chain itself, Yosys would merge them into it),
+    so the placer can put it beside the design's logic. The design can then be placed in
+    context, its clock on a pin and a global network (out of context, nextpnr-ecp5 routes the
+    clock on general fabric, which congests a design with thousands of flip-flops); its own
+    paths are unchanged, each still starting and
     ending at a port register.
 
     Returns the wrapped design and the number of wrapper flip-flops.
