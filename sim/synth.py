@@ -232,8 +232,7 @@ def io_wrapper(design: Design, clock: str = "clk", *,
     so the placer can put it beside the design's logic. The design can then be placed in
     context, its clock on a pin and a global network (out of context, nextpnr-ecp5 routes the
     clock on general fabric, which congests a design with thousands of flip-flops); its own
-    paths are unchanged, each still starting and
-    ending at a port register.
+    paths are unchanged, each still starting and ending at a port register.
 
     Returns the wrapped design and the number of wrapper flip-flops.
     """
