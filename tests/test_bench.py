@@ -241,6 +241,7 @@ def test_bench_list_and_bad_prefix():
     done = innet("bench", "--list")
     assert done.returncode == 0
     assert "hw_ceng" in done.stdout
+    assert "(needs" not in done.stdout  # every component a case needs has landed
     bad = innet("bench", "--only", "nope")
     assert bad.returncode == 1
     assert bad.stderr.startswith("innet: error: No benchmark starts with 'nope'; the full run")

@@ -6,6 +6,7 @@ display on stderr and writes the report as JSON and Markdown.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from datetime import UTC, datetime
 from importlib import metadata
@@ -48,7 +49,8 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
     cases = bench.select(quick=quick, only=only)
     if list_only:
         for c in cases:
-            need = f"  (needs {c.requires[0]}, {c.requires[1]})" if c.requires else ""
+            missing = c.requires and importlib.util.find_spec(c.requires[0]) is None
+            need = f"  (needs {c.requires[0]}, {c.requires[1]})" if missing else ""
             click.echo(f"{c.name:<28} {c.group:<11} {c.title}{need}")
         return
     if output is not None and output.exists() and not output.is_dir():
