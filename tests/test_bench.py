@@ -272,8 +272,8 @@ def test_collective_path_errors():
         collective_path("engine", payload_width=16)
 
 
-@pytest.mark.parametrize(("radix", "placed"), [(8, True), (16, False)])
-def test_large_switches_are_not_placed(radix, placed, monkeypatch):
+@pytest.mark.parametrize("radix", [8, 16])
+def test_switches_are_placed_unless_the_run_says_not(radix, monkeypatch):
     import innet.hw.verilog
     from innet.sim import synth
     from innet.sim.bench import hardware
@@ -292,7 +292,7 @@ def test_large_switches_are_not_placed(radix, placed, monkeypatch):
     monkeypatch.setattr(synth, "synthesize", synthesize)
     with pytest.raises(RuntimeError, match=r"^stop$"):
         hardware._switch(radix, "none", bench.Options())
-    assert seen["pnr"] is (radix <= hardware.PNR_MAX_RADIX) is placed
+    assert seen["pnr"] is True
     assert seen["design"][0].radix == radix
     with pytest.raises(RuntimeError, match=r"^stop$"):
         hardware._switch(radix, "none", bench.Options(pnr=False))

@@ -34,12 +34,6 @@ __all__ = ["NoCollectivePath", "collective_path", "synth_case"]
 #: Switch radices measured in a full run.
 RADICES = (4, 8, 16)
 
-#: Switches above this radix are synthesised and packed but not placed and routed: the
-#: WebAssembly nextpnr needs well over an hour for a radix-16 switch (40,000+ LUTs) on a
-#: 2-core machine, longer than a benchmark run should take. ``innet synth switch --radix 16``
-#: gives its fmax.
-PNR_MAX_RADIX = 16
-
 
 class NoCollectivePath(CollectivePath):
     """A collective path that does nothing: no flit is sent, popped or dropped.
@@ -54,16 +48,16 @@ class NoCollectivePath(CollectivePath):
         return Module()
 
 
-def synth_case(component: Any, name: str, params: dict[str, Any], options: Options, *,
-               pnr: bool = True) -> dict[str, Any]:
+def synth_case(component: Any, name: str, params: dict[str, Any],
+               options: Options) -> dict[str, Any]:
     """Emit and synthesise ``component`` on the ECP5 target; the result as a dict (placed and
-    routed if ``pnr`` and the run's options both say so)."""
+    routed unless the run's options say not, within their timeout)."""
     from innet.hw.verilog import emit
     from innet.sim import synth
 
     synth.check_tools("ecp5")
     design = emit(component, name)
-    result = synth.synthesize(design, "ecp5", seed=options.seed, pnr=options.pnr and pnr,
+    result = synth.synthesize(design, "ecp5", seed=options.seed, pnr=options.pnr,
                               timeout=options.timeout, cache_only=options.cached)
     return {"params": params, **result.as_json()}
 
@@ -94,7 +88,7 @@ def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
     ids = 1 if variant == "none" else 4
     top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))
     params["collective_path"] = variant
-    return synth_case(top, "innet_switch", params, options, pnr=radix <= PNR_MAX_RADIX)
+    return synth_case(top, "innet_switch", params, options)
 
 
 _VARIANTS = (("ceng", "collective engine"), ("passthrough", "pass-through collective path"),
