@@ -24,8 +24,8 @@ Limits of the model
 - The collectives of one step run concurrently through the endpoint's one local port. An
   endpoint that runs its step table strictly one entry after another pays the step overhead
   and latency once per entry, not once per step.
-- Host-style costs count hops: a model with per-link latencies (``link_latencies``) prices
-  in-network embeddings only.
+- With per-link latencies (``link_latencies``, e.g. PIUMA's levels) a host-style step costs the
+  latency of its slowest route, each route priced by its own links.
 """
 
 from __future__ import annotations
@@ -174,8 +174,7 @@ def host_prediction(topo: Topology, algorithm: str, model: CostModel | None = No
     Raises
     ------
     ValueError
-        If the schedule cannot be built for this network (e.g. too many entries) or the model
-        has per-link latencies.
+        If the schedule cannot be built for this network (e.g. too many entries).
     """
     from innet.gen.swing import build_schedule
 
@@ -188,7 +187,8 @@ def _host(schedule: Any, topo: Topology, model: CostModel | None, route: Any) ->
     from innet.gen.swing.cost import congestion
 
     route = route if route is not None else routing(topo)
-    loads = congestion(schedule, topo.ports.peer, route.next_port)
+    priced = model if model is not None and model.link_latencies else None
+    loads = congestion(schedule, topo.ports.peer, route.next_port, model=priced)
     return Prediction(algorithm=schedule.algorithm, cost=loads.cost(model), steps=loads.steps,
                       max_hops=loads.max_hops,
                       congestion_deficiency=loads.congestion_deficiency)
@@ -275,9 +275,6 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
     if not algorithms or len(set(algorithms)) != len(algorithms):
         raise ValueError(f"Algorithms must be distinct and at least one, not {algorithms!r}")
     model = model if model is not None else CostModel()
-    if model.link_latencies and set(algorithms) - {"innet"}:
-        raise ValueError("Host-style costs count hops, so the cost model cannot have "
-                         "per-link latencies (link_latencies)")
     predictions: dict[str, Prediction] = {}
     skipped: dict[str, str] = {}
     route = None

@@ -110,8 +110,8 @@ class CostModel:
         Cycles between an endpoint and its switch, each way (default 1).
     link_latencies : mapping of (u, v) to float, optional
         Per-link overrides of ``link_latency`` (either orientation of the pair), e.g. PIUMA's
-        different latencies per network level. They apply to in-network embeddings; host-style
-        costs count hops and refuse a model with overrides.
+        different latencies per network level. In-network embeddings and host-style schedules
+        both price every route by its links' own latencies.
     element_bytes : int
         Bytes per element (default 4).
     link_bandwidth : float
@@ -216,11 +216,19 @@ class CostModel:
                    element_bytes=element_bytes, link_bandwidth=bandwidth,
                    local_bandwidth=None, clock_hz=clock_hz)
 
-    def latency(self, hops: int) -> float:
+    def latency(self, hops: int, link_cycles: float | None = None) -> float:
         """One-way latency of a point-to-point message over ``hops`` links, endpoint to
-        endpoint: ``2·local_latency + hops·link_latency + (hops + 1)·switch_latency``."""
-        return 2 * self.local_latency + hops * self.link_latency + \
-            (hops + 1) * self.switch_latency
+        endpoint: ``2·local_latency + link_cycles + (hops + 1)·switch_latency``, where
+        ``link_cycles`` is what the route's links add (default ``hops·link_latency``; a route
+        over links with their own latencies, :attr:`link_latencies`, passes their sum)."""
+        if link_cycles is None:
+            link_cycles = hops * self.link_latency
+        return 2 * self.local_latency + link_cycles + (hops + 1) * self.switch_latency
+
+    def link_latency_of(self, u: int, v: int) -> float:
+        """Cycles the link between nodes ``u`` and ``v`` adds: its entry in
+        :attr:`link_latencies`, else :attr:`link_latency`."""
+        return self.link_latencies.get((min(u, v), max(u, v)), self.link_latency)
 
     def beta(self, link_load: float = 1.0, engine_load: float = 1.0,
              local_load: float = 1.0) -> float:

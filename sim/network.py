@@ -209,10 +209,9 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
 
 
 def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate: int,
-          label: int, model, stages: dict) -> tuple[dict, list[float | None], list]:
+          label: int, model, stages: dict) -> tuple[dict, list[float], list]:
     """The testbench parameters of one run (a group of concurrent scenarios), the cost
-    model's predictions (``None`` for a host schedule when ``model`` has per-link latencies:
-    the host-style model counts hops) and the idle-network arrivals of in-network ones
+    model's predictions and the idle-network arrivals of in-network ones
     (:func:`innet.sim.golden.idle_latency` with ``stages`` as link latencies)."""
     from innet.gen.compare import host_prediction, host_shape
     from innet.gen.embed import embed, embedding_cost
@@ -242,8 +241,8 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate
         schedule = build_schedule(algorithm, shape)
         spec["schedule"] = [algorithm, list(shape)]
         image_args["schedule"] = schedule
-        predictions = [None if model.link_latencies else host_prediction(
-            topology, algorithm, model, route=routes).cost.time(first.elements)]
+        predictions = [host_prediction(topology, algorithm, model,
+                                       route=routes).cost.time(first.elements)]
         arrivals = [None]
     else:
         embeddings, used, ids = [], set(), set()

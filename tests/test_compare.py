@@ -85,6 +85,38 @@ def test_host_latency_from_networkx_distances(topo, algorithm):
     assert got.cost.beta >= lower - 1e-9
 
 
+@pytest.mark.parametrize("algorithm", ["recdoub-l", "swing-l", "ring"])
+def test_host_latency_per_link_from_networkx_distances(algorithm):
+    """On a PIUMA network with its levels' latencies per link and latency-shortest routing, a
+    step's latency is the largest latency-weighted networkx distance between a rank and its
+    send peer (switches and endpoints at 0 cycles, so only the links count)."""
+    from innet.gen.routing import routing
+    from innet.gen.topology import link_cycles, piuma
+
+    topo = piuma((2,), 2, 4)
+    cycles = link_cycles(topo, 5.0)
+    model = CostModel(switch_latency=0, local_latency=0, step_overhead=3,
+                      link_latencies={pair: float(n) for pair, n in cycles.items()})
+    graph = topo.to_networkx()
+    nx.set_edge_attributes(graph, cycles, "cycles")
+    dist = dict(nx.all_pairs_dijkstra_path_length(graph, weight="cycles"))
+    schedule = build_schedule(algorithm, host_shape(topo))
+    alpha = 0.0
+    for step in range(schedule.steps):
+        far = [dist[r][q] for c in range(schedule.collectives)
+               for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
+        if far:
+            alpha += 3 + max(far)
+    route = routing(topo, "shortest-latency")
+    got = host_prediction(topo, algorithm, model, route=route)
+    assert got.cost.alpha == pytest.approx(alpha)
+    assert alpha > host_prediction(topo, algorithm, CostModel(
+        switch_latency=0, local_latency=0, step_overhead=3, link_latency=1)).cost.alpha
+    in_compare = compare(topo, [64], model, algorithms=("innet", algorithm))
+    assert in_compare.predictions[algorithm].cost == host_prediction(topo, algorithm,
+                                                                     model).cost
+
+
 @pytest.mark.parametrize("topo", [torus(8), torus((4, 4)), hyperx((3, 3)), polarfly(3)],
                          ids=lambda t: f"{t.kind}{t.nodes}")
 def test_in_network_is_the_embedding_cost(topo):
@@ -200,9 +232,6 @@ def test_compare_errors():
     with pytest.raises(ValueError, match=r"^Algorithms must be distinct and at least one, "
                                          r"not \('ring', 'ring'\)$"):
         compare(topo, [1], algorithms=["ring", "ring"])
-    with pytest.raises(ValueError, match=r"^Host-style costs count hops, so the cost model "
-                                         r"cannot have per-link latencies \(link_latencies\)$"):
-        compare(topo, [1], CostModel(link_latencies={(0, 1): 4}))
     with pytest.raises(ValueError, match=r"^Compare prices allreduces, not a reduce$"):
         compare(topo, [1], innet=embed(topo, kind="reduce"))
     with pytest.raises(ValueError, match=r"^Host-style schedules run on every node, so compare "

@@ -158,9 +158,50 @@ def test_local_port_loads_and_cycle_cost():
         assert cost.beta == max(load, inject)  # one element per cycle on links and ports
     assert model.cost(cycles) == Cost(sum(c.alpha for c in steps), sum(c.beta for c in steps))
     assert model.cost() == model.cost(CostModel())
-    with pytest.raises(ValueError, match=r"^Host-style costs count hops, so the cost model "
-                                         r"cannot have per-link latencies \(link_latencies\)$"):
+    with pytest.raises(ValueError, match=r"^A cost model with per-link latencies prices the "
+                                         r"routes congestion\(\) priced with it: pass it as "
+                                         r"congestion\(\.\.\., model=model\)$"):
         model.cost(CostModel(link_latencies={(0, 1): 2}))
+
+
+def walk(peer, next_port, src, dst):
+    """The route from ``src`` to ``dst`` as a list of (node, next node), one hop at a time."""
+    route = []
+    while src != dst:
+        port = int(next_port(np.array([src]), np.array([dst]))[0])
+        route.append((src, int(peer[src, port])))
+        src = route[-1][1]
+    return route
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "recdoub-l", "ring"])
+def test_per_link_latencies_price_each_route(algorithm):
+    """With per-link latencies a step costs its slowest route, every route walked here link
+    by link; the step's longest route in hops is not always its slowest."""
+    peer, route = ring(8)
+    latencies = {(3, 4): 10.0, (0, 7): 4.0}  # two slow links, the others 1 cycle
+    cycles = CostModel(link_latency=1, switch_latency=2, local_latency=1, step_overhead=5,
+                       link_latencies=latencies)
+    schedule = build_schedule(algorithm, 8)
+    priced = congestion(schedule, peer, route, model=cycles)
+    plain = congestion(schedule, peer, route)
+    assert priced.step_hops == plain.step_hops
+    assert priced.step_load == plain.step_load
+    send_peer = schedule.arrays()["send_peer"]
+    for step, cost in enumerate(priced.step_costs(cycles)):
+        slowest = 0.0
+        for c, src in zip(*np.nonzero(send_peer[:, step] >= 0), strict=True):
+            hops = walk(peer, route, int(src), int(send_peer[c, step, src]))
+            links = sum(latencies.get((min(u, v), max(u, v)), 1.0) for u, v in hops)
+            slowest = max(slowest, 2 * 1 + links + (len(hops) + 1) * 2)
+        assert priced.step_latency[step] == slowest
+        assert cost.alpha == (5 + slowest if slowest else 0.0)
+    # Every link at the same latency as overrides: the hop-count model's cost, exactly.
+    same = CostModel(link_latency=3, link_latencies={(u, (u + 1) % 8): 3 for u in range(8)})
+    assert congestion(schedule, peer, route, model=same).cost(same) == \
+        plain.cost(CostModel(link_latency=3))
+    with pytest.raises(ValueError, match=r"^A cost model with per-link latencies prices"):
+        priced.cost(CostModel(link_latency=2, link_latencies=latencies))  # not the routed one
 
 
 def test_idle_steps_cost_nothing():

@@ -46,10 +46,6 @@ def _levels(ports: int) -> int:
     return (ports - 1).bit_length() if ports > 1 else 0
 
 
-def _link_latency(model: CostModel, u: int, v: int) -> float:
-    return model.link_latencies.get((min(u, v), max(u, v)), model.link_latency)
-
-
 def _climb(embedding: Embedding, topo: Topology, root_cost: float,
            step: Callable[[int, int], float]) -> dict[int, float]:
     """Latency from every participant's switch to the root along the request tree: the root
@@ -84,7 +80,7 @@ def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None
         return model.switch_latency + model.reduce_latency * levels.get(u, 0)
 
     up = _climb(embedding, topo, switch(embedding.root),
-                lambda w, v: _link_latency(model, w, v) + switch(w))
+                lambda w, v: model.link_latency_of(w, v) + switch(w))
     return {p: lat + model.local_latency for p, lat in up.items()}
 
 
@@ -95,7 +91,7 @@ def response_latencies(embedding: Embedding, topo: Topology, model: CostModel | 
     local_latency``."""
     model = model if model is not None else CostModel()
     down = _climb(embedding, topo, model.switch_latency,
-                  lambda w, v: _link_latency(model, w, v) + model.switch_latency)
+                  lambda w, v: model.link_latency_of(w, v) + model.switch_latency)
     return {p: lat + model.local_latency for p, lat in down.items()}
 
 

@@ -21,8 +21,10 @@ embeddings) a step that moves data costs
     alpha_s + m * beta_s,  alpha_s = step_overhead + latency(h_s),
                            beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)
 
-cycles for a vector of ``m`` elements, with ``h_s`` the step's largest hop count, ``load_s``
-its largest link load and ``port_s`` the largest fraction of the vector one endpoint injects or
+cycles for a vector of ``m`` elements, with ``h_s`` the step's largest hop count (with
+per-link latencies, ``CostModel.link_latencies``, ``latency(h_s)`` is instead the latency of the
+step's slowest route, each priced by its own links), ``load_s`` its largest link load and
+``port_s`` the largest fraction of the vector one endpoint injects or
 ejects in it (all collectives of the step together). :meth:`Congestion.time` is the same model
 in the seconds and bytes of the Swing paper (``CostModel.from_seconds``): per step
 ``alpha + h * hop_latency + n * beta * load`` with ``alpha`` the per-message overhead,
@@ -56,6 +58,7 @@ __all__ = [
     "NextPort",
     "congestion",
     "format_size",
+    "latency_key",
     "model_table",
     "parse_size",
     "parse_sizes",
@@ -94,6 +97,13 @@ class Congestion:
     step_inject, step_eject : tuple of float
         Largest fraction of the vector one rank sends (receives) in each schedule step, all
         collectives together: what its one local port carries.
+    step_latency : tuple of float, optional
+        Only when routed with a cost model that has per-link latencies
+        (``congestion(..., model=)``): the one-way latency in cycles of the slowest route of
+        each schedule step (0 when nothing moves), each route priced by its own links.
+    latency_model : tuple, optional
+        The latency parameters of that model (:func:`latency_key`); :meth:`step_costs` prices
+        ``step_latency`` only with a model that has the same.
     """
 
     algorithm: str
@@ -107,6 +117,8 @@ class Congestion:
     step_load: tuple[float, ...]
     step_inject: tuple[float, ...]
     step_eject: tuple[float, ...]
+    step_latency: tuple[float, ...] | None = None
+    latency_model: tuple | None = None
 
     @property
     def congestion_deficiency(self) -> float:
@@ -129,22 +141,33 @@ class Congestion:
         """alpha and beta of every schedule step, in cycles and cycles per element of the whole
         vector (module documentation); ``Cost(0, 0)`` for a step that moves nothing.
 
+        A model with per-link latencies (``link_latencies``) takes each step's latency from
+        its slowest route as :func:`congestion` priced it with the same model; otherwise the
+        latency is that of the step's longest route in hops.
+
         Raises
         ------
         ValueError
-            If the model has per-link latency overrides (host-style costs count hops).
+            If the model has per-link latencies and these loads were not routed with a model
+            of the same latencies (``congestion(..., model=model)``).
         """
         model = model if model is not None else CostModel()
+        latencies = None
         if model.link_latencies:
-            raise ValueError("Host-style costs count hops, so the cost model cannot have "
-                             "per-link latencies (link_latencies)")
+            if self.latency_model != latency_key(model):
+                raise ValueError("A cost model with per-link latencies prices the routes "
+                                 "congestion() priced with it: pass it as "
+                                 "congestion(..., model=model)")
+            latencies = self.step_latency
         out = []
-        for hops, load, inject, eject in zip(self.step_hops, self.step_load,
-                                             self.step_inject, self.step_eject, strict=True):
+        for step, (hops, load, inject, eject) in enumerate(zip(
+                self.step_hops, self.step_load, self.step_inject, self.step_eject,
+                strict=True)):
             if not hops:
                 out.append(Cost(alpha=0.0, beta=0.0))
                 continue
-            out.append(Cost(alpha=model.step_overhead + model.latency(hops),
+            latency = model.latency(hops) if latencies is None else latencies[step]
+            out.append(Cost(alpha=model.step_overhead + latency,
                             beta=model.beta(link_load=load, local_load=max(inject, eject))))
         return tuple(out)
 
@@ -169,8 +192,35 @@ class Congestion:
         return float(model.seconds(self.cost(model).time(size / model.element_bytes)))
 
 
+def latency_key(model: CostModel) -> tuple:
+    """The parameters of ``model`` a route's latency depends on (links, switches, endpoints)."""
+    return (model.link_latency, model.switch_latency, model.local_latency,
+            tuple(sorted(model.link_latencies.items())))
+
+
+def _port_latency(peer: np.ndarray, model: CostModel) -> np.ndarray:
+    """``latency[u, port]``: cycles the link on ``port`` of node ``u`` adds (its entry in
+    ``model.link_latencies``, else ``model.link_latency``)."""
+    nodes = peer.shape[0]
+    latency = np.full(peer.shape, model.link_latency)
+    if model.link_latencies:
+        pairs = np.array(list(model.link_latencies), dtype=np.int64)
+        codes = pairs[:, 0] * nodes + pairs[:, 1]
+        order = np.argsort(codes)
+        codes = codes[order]
+        values = np.array(list(model.link_latencies.values()))[order]
+        u, port = np.nonzero(peer >= 0)
+        v = peer[u, port].astype(np.int64)
+        code = np.minimum(u, v) * nodes + np.maximum(u, v)
+        at = np.minimum(np.searchsorted(codes, code), len(codes) - 1)
+        hit = codes[at] == code
+        latency[u[hit], port[hit]] = values[at[hit]]
+    return latency
+
+
 def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
-               dimensions: int | None = None) -> Congestion:
+               dimensions: int | None = None, *, model: CostModel | None = None
+               ) -> Congestion:
     """Route every message of ``schedule`` and measure the link loads.
 
     Parameters
@@ -183,6 +233,10 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
         The routing (module documentation).
     dimensions : int, optional
         ``D`` for ``Ψ``; by default the number of sides of the schedule's shape longer than 1.
+    model : CostModel, optional
+        With per-link latencies (``link_latencies``, e.g. PIUMA's levels), every route is also
+        priced by its own links (``CostModel.latency(hops, link_cycles)``) and each step keeps
+        its slowest (``step_latency``), which :meth:`Congestion.cost` needs for that model.
 
     Raises
     ------
@@ -233,8 +287,12 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
 
     load = np.zeros(len(distinct) * nodes * radix)
     slot_hops = np.zeros(len(distinct), dtype=np.int64)
+    priced = model is not None and bool(model.link_latencies)
+    port_latency = _port_latency(peer, model) if priced else None
+    slot_latency = np.zeros(len(distinct))
     row, origin = slot[s[routed]], src[routed].astype(np.int64)
     dst, size = dst[routed], size[routed]
+    cycles = np.zeros(len(dst))  # what each route's links added so far
     cur = origin
     hop = 0
     while len(cur):
@@ -251,16 +309,22 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                              f"port {int(port[i])}, which the node does not have")
         load += np.bincount((row * nodes + cur) * radix + port, weights=size,
                             minlength=load.size)
+        if priced:
+            cycles += port_latency[cur, port]
         cur = peer[cur, port].astype(np.int64)
         hop += 1
         arrived = cur == dst
         slot_hops[row[arrived]] = hop
+        if priced and arrived.any():
+            np.maximum.at(slot_latency, row[arrived], model.latency(hop, cycles[arrived]))
         keep = ~arrived
-        row, origin, cur, dst, size = row[keep], origin[keep], cur[keep], dst[keep], size[keep]
+        row, origin, cur, dst = row[keep], origin[keep], cur[keep], dst[keep]
+        size, cycles = size[keep], cycles[keep]
 
     slot_load = load.reshape(len(distinct), -1).max(axis=1) if steps else np.zeros(0)
     step_load = slot_load[slot[same_as]]
     step_hops = slot_hops[slot[same_as]]
+    step_latency = slot_latency[slot[same_as]]
     return Congestion(algorithm=schedule.algorithm, ranks=schedule.ranks, dimensions=dimensions,
                       steps=int((step_hops > 0).sum()),
                       max_hops=int(step_hops.max()) if steps else 0,
@@ -269,7 +333,9 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       step_hops=tuple(step_hops.tolist()),
                       step_load=tuple(step_load.tolist()),
                       step_inject=tuple(local["send"].tolist()),
-                      step_eject=tuple(local["recv"].tolist()))
+                      step_eject=tuple(local["recv"].tolist()),
+                      step_latency=tuple(step_latency.tolist()) if priced else None,
+                      latency_model=latency_key(model) if priced else None)
 
 
 # -- sizes and the "which algorithm wins" table -------------------------------------------------

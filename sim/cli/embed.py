@@ -289,7 +289,11 @@ def _print_compare(comparison) -> None:
     echo("")
     echo(f"which allreduce wins at which size (predicted cycles, 1 element = "
          f"{model.element_bytes} bytes)")
-    echo(f"  model: link {model.link_latency:g}, switch {model.switch_latency:g}, endpoint "
+    links = f"link {model.link_latency:g}"
+    if model.link_latencies:
+        low, high = min(model.link_latencies.values()), max(model.link_latencies.values())
+        links = f"link {low:g}-{high:g} (per link)"
+    echo(f"  model: {links}, switch {model.switch_latency:g}, endpoint "
          f"port {model.local_latency:g} cycles; reduction {model.reduce_latency:g} cycles per "
          f"tree level;")
     echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
@@ -438,9 +442,6 @@ def piuma_cmd(**opts: Any) -> None:
     """
     from innet.gen.topology import link_latencies
 
-    if opts["compare"]:
-        raise ValueError("--compare prices host-style algorithms by hops, not by PIUMA's "
-                         "latency per level; use innet analyze piuma")
     topo = piuma_from_options(opts)
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
