@@ -13,6 +13,11 @@ On PolarFly ER_3 (13 switches of radix 4; PolarFly, SC'22, Section IV) :func:`ru
 4. reports the comparison table and the issue's targets (:mod:`innet.sim.report`) and plots
    the embedding and the latency curves (:mod:`innet.sim.plots`).
 
+The comparison runs with random backpressure at the endpoints (a testbench's duty: nothing may
+be lost or duplicated when the endpoints stall); the targets are figures of the network
+itself, so the same simulation also runs the allreduces they need without backpressure
+(:func:`target_scenarios`).
+
 Everything is written to a fresh temporary directory beside the output directory and renamed
 into place only when complete, so a failure never leaves a half-written output directory.
 """
@@ -39,6 +44,7 @@ __all__ = [
     "replace_directory",
     "run_demo",
     "scenarios",
+    "target_scenarios",
     "write_outputs",
 ]
 
@@ -131,6 +137,25 @@ def scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "
             for m in sizes for a in algos]
 
 
+def target_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, memory: int,
+                     op: str = "add", dtype: str = "fp32") -> list[Any]:
+    """The allreduces the targets need (:func:`innet.sim.report.targets`), without endpoint
+    backpressure: in-network and Swing-L of one element, and in-network of
+    :data:`~innet.sim.report.THROUGHPUT_ELEMENTS` elements if the endpoints' ``memory``
+    holds them. Runs the demo's own ``sizes`` and ``algos`` already make are still repeated:
+    those have backpressure."""
+    from innet.sim.network import Scenario
+    from innet.sim.report import THROUGHPUT_ELEMENTS
+
+    wanted = []
+    if "innet" in algos and "swing-l" in algos:
+        wanted += [("innet", 1), ("swing-l", 1)]
+    if "innet" in algos and memory >= THROUGHPUT_ELEMENTS and max(sizes) >= THROUGHPUT_ELEMENTS:
+        wanted.append(("innet", THROUGHPUT_ELEMENTS))
+    return [Scenario(algo=a, elements=m, op=op, dtype=dtype, backpressure=0.0,
+                     name=f"{a} {m} (target, no backpressure)") for a, m in wanted]
+
+
 def replace_directory(staging: Path, target: Path) -> None:
     """Move the complete ``staging`` directory to ``target``, replacing what was there.
 
@@ -206,7 +231,8 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
         Seed of the test vectors and the random backpressure.
     backpressure : float
         Probability that an endpoint's local-link credit is held back in a cycle
-        (:func:`innet.sim.network.simulate`).
+        (:func:`innet.sim.network.simulate`) in the compared runs; with a backpressure, the
+        targets' runs are added without it (:func:`target_scenarios`).
     progress : callable, optional
         ``progress(stage, done, total)`` as the demo advances.
 
@@ -236,13 +262,16 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     # simulate's default memory (1,024 elements) unless a vector needs more: one build shared
     # with every other simulation of this network.
     memory = max(MIN_MEMORY, max(sizes))
+    quiet = target_scenarios(sizes, algos=algos, memory=memory, op=op,
+                             dtype=dtype) if backpressure else []
     made = build(topology, memory, elements=max(sizes), op=op, dtype=dtype)
     say("generate topology, embedding, image, Verilog", 1, 1)
-    total = len(runs)
+    total = len(runs) + len(quiet)
     say("simulate (Verilator)", 0, total)
-    outcomes = simulate(topology, runs, seed=seed, max_elements=memory,
-                        backpressure=backpressure,
-                        progress=lambda done, _total: say("simulate (Verilator)", done, total))
+    every = simulate(topology, [*runs, *quiet], seed=seed, max_elements=memory,
+                     backpressure=backpressure,
+                     progress=lambda done, _total: say("simulate (Verilator)", done, total))
+    outcomes, target_runs = every[:len(runs)], every[len(runs):]
     say("report", 0, 1)
     wall = time.monotonic() - start
     files = {FILES["image_bin"]: encode(made.image, "bin"),
@@ -259,7 +288,8 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
              "sizes": list(sizes), "op": op, "dtype": dtype, "seed": seed,
              "backpressure": backpressure, "wall_seconds": round(wall, 1)}
     report = build_report(outcomes, network=network_summary(topology),
-                          title=f"innet demo: allreduce on PolarFly q={q}", extra=extra)
+                          title=f"innet demo: allreduce on PolarFly q={q}", extra=extra,
+                          target_runs=target_runs)
     import json
 
     files[FILES["report_json"]] = json.dumps(report, indent=2, sort_keys=True) + "\n"

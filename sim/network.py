@@ -12,6 +12,7 @@ reduction orders, :mod:`innet.gen.swing`'s executor for step schedules).
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -72,6 +73,9 @@ class Scenario:
         derangement).
     name : str
         Free label for reports.
+    backpressure : float or None
+        Random backpressure at the endpoints during this run, 0 <= b < 1 (as
+        :func:`simulate`'s ``backpressure``); ``None``: :func:`simulate`'s.
     """
 
     algo: str
@@ -85,6 +89,7 @@ class Scenario:
     background: float = 0.0
     pattern: str = "uniform"
     name: str = ""
+    backpressure: float | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,9 @@ class Outcome:
         Background flits injected and delivered (equal when nothing was lost).
     detail : str
         The first mismatch or another note; ``""`` when correct.
+    backpressure : float
+        The endpoints' random backpressure during the run (the scenario's, else
+        :func:`simulate`'s).
     arrivals : dict of int to int or None
         In-network only: by receiving node, the cycles from the first request flit on an
         endpoint's link to the first response flit on this endpoint's link.
@@ -122,6 +130,7 @@ class Outcome:
     p2p_sent: int
     p2p_received: int
     detail: str = ""
+    backpressure: float = 0.0
     arrivals: dict[int, int] | None = None
     predicted_arrivals: dict[int, int] | None = None
 
@@ -206,9 +215,23 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
     if scenario.pattern not in PATTERNS:
         raise ValueError(f"Pattern must be one of {', '.join(PATTERNS)}, not "
                          f"{scenario.pattern!r}")
+    if scenario.backpressure is not None:
+        _check_backpressure(scenario.backpressure)
 
 
-def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate: int,
+def _check_backpressure(backpressure: float) -> None:
+    if isinstance(backpressure, bool) or not isinstance(backpressure, numbers.Real):
+        raise TypeError(f"Backpressure must be a number, not {backpressure!r:.60}")
+    if not 0 <= backpressure < 1:
+        raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
+
+
+def _stall_rate(backpressure: float) -> int:
+    """The local links' throttle setting: held back ``stall_rate / 256`` of the cycles."""
+    return min(255, round(backpressure * 256))
+
+
+def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressure: float,
           label: int, model, stages: dict) -> tuple[dict, list[float], list]:
     """The testbench parameters of one run (a group of concurrent scenarios), the cost
     model's predictions and the idle-network arrivals of in-network ones
@@ -225,13 +248,13 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, stall_rate
     if hosts and len(group) > 1:
         raise ValueError("A host-style schedule runs alone, not concurrently with another "
                          "collective")
-    keys = {(s.elements, s.dtype, s.background, s.pattern) for s in group}
+    keys = {(s.elements, s.dtype, s.background, s.pattern, s.backpressure) for s in group}
     if len(keys) > 1:
-        raise ValueError("Concurrent scenarios must share elements, dtype, background and "
-                         "pattern")
+        raise ValueError("Concurrent scenarios must share elements, dtype, background, "
+                         "pattern and backpressure")
     spec: dict[str, Any] = {"elements": first.elements, "op": first.op, "dtype": first.dtype,
                             "background": first.background, "pattern": first.pattern,
-                            "stall_rate": stall_rate, "label": label,
+                            "stall_rate": _stall_rate(backpressure), "label": label,
                             "scenarios": list(range(len(group)))}
     image_args: dict[str, Any] = {"elements": max(first.elements, 1), "op": first.op,
                                   "dtype": first.dtype}
@@ -292,7 +315,8 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         ``progress(done, total)``: called with 0 before the simulation and with every count
         after it (the simulation is one process).
     backpressure : float
-        Probability (0..1) that a local-link credit is held back in a cycle, per direction.
+        Probability (0 <= b < 1) that a local-link credit is held back in a cycle, per
+        direction, in every run whose scenario does not set its own.
     max_elements : int, optional
         The endpoints' vector memory (default 1024, or the largest scenario if larger): one
         build per topology and memory size.
@@ -325,8 +349,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         raise ValueError("Simulate needs at least one scenario per run")
     largest = max(s.elements for g in groups for s in g)
     depth = max_elements if max_elements is not None else max(1024, largest)
-    if not 0 <= backpressure < 1:
-        raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
+    _check_backpressure(backpressure)
     for g in groups:
         for s in g:
             _check(s, topology, depth)
@@ -337,10 +360,10 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         model = CostModel(link_latency=float(link_stages))
     sizes = image_sizes(topology, **network_sizes(topology, depth))
     routes = routing(topology)
-    stall = min(255, round(backpressure * 256))
+    stalls = [backpressure if g[0].backpressure is None else g[0].backpressure for g in groups]
     specs, predicted, modelled = [], [], []
     for i, g in enumerate(groups):
-        spec, pred, arrivals = _plan(g, topology, routes, sizes, stall, i, model, stages)
+        spec, pred, arrivals = _plan(g, topology, routes, sizes, stalls[i], i, model, stages)
         specs.append(spec)
         predicted.append(pred)
         modelled.append(arrivals)
@@ -361,7 +384,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                  workdir=workdir, internals=False)
     reported = result.output["runs"]
     outcomes, at = [], 0
-    for g, preds, models in zip(groups, predicted, modelled, strict=True):
+    for g, stall, preds, models in zip(groups, stalls, predicted, modelled, strict=True):
         for s, pred, model_arrivals in zip(g, preds, models, strict=True):
             r = reported[at]
             at += 1
@@ -370,7 +393,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                 scenario=s, correct=bool(r["correct"]), latency_cycles=latency,
                 throughput_elems_per_cycle=s.elements / latency if latency else 0.0,
                 predicted_cycles=pred, p2p_sent=int(r["p2p_sent"]),
-                p2p_received=int(r["p2p_received"]), detail=r["detail"],
+                p2p_received=int(r["p2p_received"]), detail=r["detail"], backpressure=stall,
                 arrivals=None if r["arrivals"] is None else
                 {int(u): int(c) for u, c in r["arrivals"].items()},
                 predicted_arrivals=model_arrivals))

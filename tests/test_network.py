@@ -36,7 +36,8 @@ MATRIX = {
         S("innet", 64, dtype="fp32", background=1.0),
     ]),
     "polarfly-q3": (lambda: polarfly(3), [
-        S("innet", 1), S("innet", 1024, dtype="fp32"), S("swing-l", 1),
+        S("innet", 1), S("innet", 1, backpressure=0.0), S("innet", 1024, dtype="fp32"),
+        S("swing-l", 1),
         S("swing-b", 64, background=1.0), S("recdoub", 1), S("ring", 64),
     ]),
     "hyperx-3x3": (lambda: hyperx((3, 3)), [
@@ -77,6 +78,12 @@ def test_scenarios(name):
         assert o.predicted_cycles > 0
         assert o.throughput_elems_per_cycle == pytest.approx(
             o.scenario.elements / o.latency_cycles)
+        default = 0.25  # simulate's
+        assert o.backpressure == (default if o.scenario.backpressure is None
+                                  else o.scenario.backpressure)
+        if o.backpressure == 0 and o.scenario.algo == "innet" and not o.scenario.background:
+            # Without backpressure the first results arrive in the modelled cycles.
+            assert o.arrivals == o.predicted_arrivals
 
 
 @pytest.mark.rtl
@@ -109,10 +116,24 @@ def test_cli_json():
      r"time$")),
     ([S("innet", 0)], r"^Elements must be at least 1 \(0 only for a barrier\), not 0$"),
     ([S("innet", 1, background=1.5)], r"^Background load must be between 0 and 1, not 1.5$"),
+    ([S("innet", 1, backpressure=1.0)],
+     r"^Backpressure must be at least 0 and below 1, not 1.0$"),
+    ([(S("innet", 1, participants=(0, 1)), S("innet", 1, participants=(2, 3),
+                                             collective_id=1, backpressure=0.0))],
+     (r"^Concurrent scenarios must share elements, dtype, background, pattern and "
+      r"backpressure$")),
 ])
 def test_errors(runs, message):
     with pytest.raises(ValueError, match=message):
         simulate(polarfly(2), runs, max_elements=1024)
+
+
+def test_backpressure_type_and_range():
+    with pytest.raises(TypeError, match=r"^Backpressure must be a number, not '0.5'$"):
+        simulate(polarfly(2), [S("innet", 1, backpressure="0.5")])
+    with pytest.raises(ValueError, match=r"^Backpressure must be at least 0 and below 1, "
+                                         r"not -0.1$"):
+        simulate(polarfly(2), [S("innet", 1)], backpressure=-0.1)
 
 
 def test_cli_unknown_algo():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -130,9 +131,32 @@ def test_network_summary_names_the_topology():
     assert "torus (shape=4x4): 16 switches, 32 links, radix 4" in line
 
 
-def test_targets_say_when_the_endpoints_stalled():
-    quiet = rep.to_markdown(rep.build_report(runs(), extra={"backpressure": 0}))
-    stalled = rep.to_markdown(rep.build_report(runs(), extra={"backpressure": 0.25}))
-    assert "backpressure" not in quiet
-    assert ("- measured with random backpressure 0.25 at every endpoint, which slows injection "
-            "and delivery (--backpressure 0: the network alone)") in stalled
+def test_targets_need_runs_without_backpressure():
+    """Targets are the network's own figures: runs with endpoint backpressure do not count,
+    runs given as target_runs do, and they stay out of the table."""
+    stalled = [dataclasses.replace(o, backpressure=0.25) for o in runs()]
+    report = rep.build_report(stalled, extra={"backpressure": 0.25})
+    assert report["targets_passed"] is None
+    assert report["targets"]["latency"]["evidence"] == (
+        "needs 1-element innet and swing-l allreduces without background traffic or endpoint "
+        "backpressure")
+    quiet = runs(innet1=50, swing1=300)[:3]
+    both = rep.build_report(stalled, extra={"backpressure": 0.25}, target_runs=quiet)
+    assert both["targets"]["latency"]["measured"] == pytest.approx(6.0)
+    assert both["targets"]["throughput"]["passed"] is True
+    assert both["comparison"] == report["comparison"]
+    assert len(both["runs"]) == len(stalled) + len(quiet)
+    md = rep.to_markdown(both)
+    assert ("- targets are measured on the network alone: no background traffic, no endpoint "
+            "backpressure") in md
+    assert ("- the table: random backpressure 0.25 at every endpoint, which slows injection "
+            "and delivery") in md
+    assert "the table:" not in rep.to_markdown(rep.build_report(runs()))
+    wrong = rep.build_report(stalled, target_runs=runs(correct=False))
+    assert wrong["correct"] is False
+
+
+def test_vs_innet_compares_runs_of_the_same_backpressure():
+    stalled = [dataclasses.replace(o, backpressure=0.25) for o in runs()]
+    rows = rep.comparison_rows([*stalled[:1], *runs()[1:2]])  # swing-l stalled, innet quiet
+    assert [r.vs_innet for r in rows] == [1.0, None]
