@@ -199,29 +199,29 @@ def targets(outcomes: Iterable[Any]) -> tuple[Target, Target]:
     """The latency and throughput targets of issue 10 (module documentation)."""
     outcomes = list(outcomes)
     innet1, swing1 = _find(outcomes, "innet", 1), _find(outcomes, "swing-l", 1)
-    latency_text = (f"Swing-L latency / in-network latency, 1-element allreduce, at least "
-                    f"{LATENCY_TARGET:g}x")
-    quiet = "without background traffic or endpoint backpressure"
+    latency_text = (f"in-network latency, 1 element, at least {LATENCY_TARGET:g}x below "
+                    f"Swing-L")
     if innet1 is None or swing1 is None or innet1.latency_cycles <= 0:
         latency = Target("latency", latency_text, LATENCY_TARGET, None, None,
-                         f"needs 1-element innet and swing-l allreduces {quiet}")
+                         "needs quiet 1-element in-network and Swing-L runs")
     else:
         ratio = swing1.latency_cycles / innet1.latency_cycles
         ok = bool(innet1.correct and swing1.correct and ratio >= LATENCY_TARGET)
         latency = Target("latency", latency_text, LATENCY_TARGET, ratio, ok,
-                         f"{swing1.latency_cycles} / {innet1.latency_cycles} cycles"
+                         f"Swing-L {swing1.latency_cycles} / in-network "
+                         f"{innet1.latency_cycles} cycles"
                          + ("" if innet1.correct and swing1.correct else " (a result is wrong)"))
     big = _find(outcomes, "innet", THROUGHPUT_ELEMENTS)
-    throughput_text = (f"in-network throughput, {THROUGHPUT_ELEMENTS}-element allreduce, at "
-                       f"least {THROUGHPUT_TARGET:g} elements/cycle")
+    throughput_text = (f"in-network throughput, {THROUGHPUT_ELEMENTS} elements, at least "
+                       f"{THROUGHPUT_TARGET:g} elements/cycle")
     if big is None:
         throughput = Target("throughput", throughput_text, THROUGHPUT_TARGET, None, None,
-                            f"needs a {THROUGHPUT_ELEMENTS}-element innet allreduce {quiet}")
+                            f"needs a quiet {THROUGHPUT_ELEMENTS}-element run")
     else:
         value = float(big.throughput_elems_per_cycle)
         ok = bool(big.correct and value >= THROUGHPUT_TARGET)
         throughput = Target("throughput", throughput_text, THROUGHPUT_TARGET, value, ok,
-                            f"{THROUGHPUT_ELEMENTS} elements / {big.latency_cycles} cycles"
+                            f"{THROUGHPUT_ELEMENTS} elements in {big.latency_cycles} cycles"
                             + ("" if big.correct else " (the result is wrong)"))
     return latency, throughput
 
@@ -332,11 +332,11 @@ def _target_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for target in report["targets"].values():
         measured = target["measured"]
-        figure = "-" if measured is None else f"{measured:.3g}"
-        lines.append(f"{_verdict(target['passed'])}: {target['description']}: measured "
-                     f"{figure} ({target['evidence']})")
+        figure = "" if measured is None else f": measured {measured:.3g}"
+        lines.append(f"{_verdict(target['passed'])}: {target['description']}{figure} "
+                     f"({target['evidence']})")
     if lines:
-        lines.append("targets are measured on the network alone: no background traffic, no "
+        lines.append("targets are measured on a quiet network: no background traffic, no "
                      "endpoint backpressure")
     stall = report.get("backpressure") or 0
     if stall and report["comparison"]:

@@ -108,7 +108,8 @@ def test_markdown_and_console_show_every_row_and_the_verdicts():
     table = [line for line in md.splitlines() if line.startswith("| ")]
     assert len(table) == 1 + 5
     assert "| 1 | Swing-L | yes | 100 | 380 | 0.26 | 0.010 | 2.5x |" in md
-    assert "FAIL: Swing-L latency / in-network latency" in md
+    assert ("- FAIL: in-network latency, 1 element, at least 5x below Swing-L: measured 2.5 "
+            "(Swing-L 100 / in-network 40 cycles)") in md
     assert "PASS: in-network throughput" in md
     assert "polarfly (q=3): 13 switches, 26 links, radix 4" in md
     console = Console(record=True, width=140)
@@ -138,8 +139,9 @@ def test_targets_need_runs_without_backpressure():
     report = rep.build_report(stalled, extra={"backpressure": 0.25})
     assert report["targets_passed"] is None
     assert report["targets"]["latency"]["evidence"] == (
-        "needs 1-element innet and swing-l allreduces without background traffic or endpoint "
-        "backpressure")
+        "needs quiet 1-element in-network and Swing-L runs")
+    assert ("- not measured: in-network throughput, 4096 elements, at least 0.95 "
+            "elements/cycle (needs a quiet 4096-element run)") in rep.to_markdown(report)
     quiet = runs(innet1=50, swing1=300)[:3]
     both = rep.build_report(stalled, extra={"backpressure": 0.25}, target_runs=quiet)
     assert both["targets"]["latency"]["measured"] == pytest.approx(6.0)
@@ -147,7 +149,7 @@ def test_targets_need_runs_without_backpressure():
     assert both["comparison"] == report["comparison"]
     assert len(both["runs"]) == len(stalled) + len(quiet)
     md = rep.to_markdown(both)
-    assert ("- targets are measured on the network alone: no background traffic, no endpoint "
+    assert ("- targets are measured on a quiet network: no background traffic, no endpoint "
             "backpressure") in md
     assert ("- the table: random backpressure 0.25 at every endpoint, which slows injection "
             "and delivery") in md

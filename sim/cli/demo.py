@@ -90,9 +90,9 @@ def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
         return report["correct"]
     out = wide(console())
     render(report, out)
-    out.print(f"wrote {len(report['written'])} files to {output}/ "
-              f"({', '.join(Path(p).name for p in report['written'].values())}) in "
-              f"{report['wall_seconds']:.0f} s")
+    out.print(f"wrote {len(report['written'])} files to {output}/ in "
+              f"{report['wall_seconds']:.0f} s:")
+    out.print("  " + " ".join(Path(p).name for p in report["written"].values()))
     return report["correct"]
 
 
