@@ -137,20 +137,20 @@ def scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "
             for m in sizes for a in algos]
 
 
-def target_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, memory: int,
-                     op: str = "add", dtype: str = "fp32") -> list[Any]:
+def target_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "add",
+                     dtype: str = "fp32") -> list[Any]:
     """The allreduces the targets need (:func:`innet.sim.report.targets`), without endpoint
     backpressure: in-network and Swing-L of one element, and in-network of
-    :data:`~innet.sim.report.THROUGHPUT_ELEMENTS` elements if the endpoints' ``memory``
-    holds them. Runs the demo's own ``sizes`` and ``algos`` already make are still repeated:
-    those have backpressure."""
+    :data:`~innet.sim.report.THROUGHPUT_ELEMENTS` elements if the demo's ``sizes`` reach it
+    (so that the endpoints' memory holds it). The demo's own runs of the same sizes are not
+    reused: those have backpressure."""
     from innet.sim.network import Scenario
     from innet.sim.report import THROUGHPUT_ELEMENTS
 
     wanted = []
     if "innet" in algos and "swing-l" in algos:
         wanted += [("innet", 1), ("swing-l", 1)]
-    if "innet" in algos and memory >= THROUGHPUT_ELEMENTS and max(sizes) >= THROUGHPUT_ELEMENTS:
+    if "innet" in algos and max(sizes) >= THROUGHPUT_ELEMENTS:
         wanted.append(("innet", THROUGHPUT_ELEMENTS))
     return [Scenario(algo=a, elements=m, op=op, dtype=dtype, backpressure=0.0,
                      name=f"{a} {m} (target, no backpressure)") for a, m in wanted]
@@ -262,8 +262,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     # simulate's default memory (1,024 elements) unless a vector needs more: one build shared
     # with every other simulation of this network.
     memory = max(MIN_MEMORY, max(sizes))
-    quiet = target_scenarios(sizes, algos=algos, memory=memory, op=op,
-                             dtype=dtype) if backpressure else []
+    quiet = target_scenarios(sizes, algos=algos, op=op, dtype=dtype) if backpressure else []
     made = build(topology, memory, elements=max(sizes), op=op, dtype=dtype)
     say("generate topology, embedding, image, Verilog", 1, 1)
     total = len(runs) + len(quiet)

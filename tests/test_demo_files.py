@@ -20,6 +20,20 @@ def test_scenarios_are_size_major_over_every_algorithm():
     assert all(s.participants is None and s.kind == "allreduce" for s in runs)
 
 
+@pytest.mark.parametrize(("sizes", "algos", "wanted"), [
+    ((1, 64), demo.ALGOS, [("innet", 1), ("swing-l", 1)]),
+    ((64, 4096), demo.ALGOS, [("innet", 1), ("swing-l", 1), ("innet", 4096)]),
+    ((4096,), ("innet", "ring"), [("innet", 4096)]),
+    ((1, 64), ("swing-l", "ring"), []),
+])
+def test_target_scenarios_run_without_backpressure(sizes, algos, wanted):
+    """What report.targets needs, on a quiet network, whatever the demo's own runs."""
+    runs = demo.target_scenarios(sizes, algos=algos, dtype="int32")
+    assert [(s.algo, s.elements) for s in runs] == wanted
+    assert all(s.backpressure == 0 and s.background == 0 and s.dtype == "int32"
+               and s.participants is None for s in runs)
+
+
 @pytest.mark.parametrize(("sizes", "error", "message"), [
     ([], ValueError, r"^The demo needs at least one vector size$"),
     ([4, 0], ValueError, r"^Vector sizes must be at least 1 element, not 0$"),
