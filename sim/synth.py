@@ -62,6 +62,7 @@ __all__ = [
     "io_wrapper",
     "levels_text",
     "load_target",
+    "parse_nextpnr_log",
     "parse_nextpnr_report",
     "parse_stat",
     "register_name",
@@ -461,6 +462,32 @@ def parse_nextpnr_report(report: str | Mapping, clock: str = "clk") -> dict[str,
             "used": dict(sorted(used.items())), "critical_path": critical}
 
 
+_LOG_FMAX = re.compile(r"Max frequency for clock '([^']*)': ([0-9.]+) MHz")
+_LOG_ROUTER = re.compile(r"iter=(\d+) wires=\d+ overused=(\d+)")
+
+
+def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
+    """What nextpnr's log says before its report exists (a place and route stopped on timeout).
+
+    Returns ``{"placed_fmax_mhz": float or None, "router_iteration": int or None,
+    "overused_wires": int or None}``: the fmax of ``clock`` that nextpnr's timing analysis
+    estimated after placement (the last one before routing starts; wire delays estimated, so
+    routing only lowers it), and router2's last iteration with its count of overused wires
+    (the congestion left to resolve).
+    """
+    placed = iteration = overused = None
+    for line in text.splitlines():
+        if line.startswith("Info: Routing"):
+            break
+        match = _LOG_FMAX.search(line)
+        if match and (match.group(1) == clock or clock in match.group(1).split("$")):
+            placed = round(float(match.group(2)), 2)
+    for match in _LOG_ROUTER.finditer(text):
+        iteration, overused = int(match.group(1)), int(match.group(2))
+    return {"placed_fmax_mhz": placed, "router_iteration": iteration,
+            "overused_wires": overused}
+
+
 # Results ----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -503,6 +530,10 @@ class SynthResult:
         Wall time of each step (``synth``, ``pack``, ``pnr``); 0 when cached or skipped.
     cells : Mapping
         Every cell type after technology mapping, with its count.
+    placed_fmax_mhz : float or None
+        The clock's fmax as nextpnr estimated it after placement, before routing
+        (:func:`parse_nextpnr_log`): an upper bound of the routed figure, kept when place and
+        route was placed but not routed (a timeout).
     """
 
     design: str
@@ -526,6 +557,7 @@ class SynthResult:
     tool_seconds: Mapping[str, float]
     cells: Mapping[str, int]
     cached: bool = False
+    placed_fmax_mhz: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -566,11 +598,16 @@ def _run(tool: str, module: str, runner: str, args: list[str], cwd: Path, timeou
     return rc, time.perf_counter() - start
 
 
-def _tail(path: Path, lines: int = 3) -> str:
+def _read(path: Path) -> str:
+    """A tool's log, or "" if it was never written."""
     try:
-        text = path.read_text(errors="replace").splitlines()
+        return path.read_text(errors="replace")
     except OSError:
         return ""
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    text = _read(path).splitlines()
     errors = [line for line in text if "ERROR" in line or "Error" in line]
     return " ".join((errors or text)[-lines:]).strip()
 
@@ -733,7 +770,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seed, True), work,
                                timeout, "pack.log")
     logic_cells: int | None = None
-    status, note, fmax, critical = "skipped", "", None, None
+    status, note, fmax, critical, placed = "skipped", "", None, None, None
     if rc == 0:
         packed = parse_nextpnr_report((work / "pack.json").read_text(), target.clock)
         logic_cells = packed["used"].get("TRELLIS_COMB", packed["used"].get("ICESTORM_LC"))
@@ -762,8 +799,15 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
         except subprocess.TimeoutExpired:
             seconds["pnr"] = float(timeout or 0)
             status = "timeout"
+            log = parse_nextpnr_log(_read(work / "pnr.log"), target.clock)
+            placed = log["placed_fmax_mhz"]
+            where = ("" if log["router_iteration"] is None else
+                     f"; the router was at iteration {log['router_iteration']} with "
+                     f"{log['overused_wires']:,} wires overused (congestion)")
+            after = ("synthesis figures only" if placed is None else
+                     f"placement estimate {placed:g} MHz (routing only lowers it)")
             note = (f"place and route did not finish within {timeout:g} s (nextpnr-{family}, "
-                    f"seed {seed}); synthesis figures only")
+                    f"seed {seed}){where}; {after}")
         else:
             if rc != 0:
                 status, note = "failed", f"nextpnr-{family} failed: {_tail(work / 'pnr.log')}"
@@ -781,4 +825,5 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
         generic_cells=generic["cells"], fmax_mhz=fmax, critical_path=critical,
         clock_mhz=target.clock_mhz, pnr=status,
         note=note, tool_seconds={k: round(v, 2) for k, v in seconds.items()},
-        cells=mapped["by_type"])
+        cells=mapped["by_type"], placed_fmax_mhz=placed)
+

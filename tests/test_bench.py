@@ -323,6 +323,30 @@ def test_targets_are_judged_against_the_issue(p2p, engine, fmax):
     assert targets([_hw("hw_switch_r8_ceng", engine, None)]) == []
 
 
+def test_a_placed_but_unrouted_switch_shows_its_placement_estimate():
+    """A timed-out place and route: the table shows the placement estimate as such, and the
+    fmax target can be judged missed on it (routing only lowers it), never met."""
+    from innet.sim.bench.report import targets
+
+    def unrouted(placed):
+        r = _hw("hw_switch_r8_ceng", 1500, None)
+        return {**r, "pnr": "timeout", "placed_fmax_mhz": placed,
+                "tool_seconds": {"pnr": 3600.0}}
+
+    report = {"date": "today", "options": {"quick": False, "seed": 1},
+              "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+              "results": [unrouted(27.48)]}
+    assert "| 27.5 placed, not routed in 3600 s |" in markdown(report)
+    (speed,) = targets([unrouted(27.48)])
+    assert speed["value"] == "at most 27.5 MHz (placed, not routed)"
+    assert speed["met"] is False
+    assert targets([unrouted(160.0)]) == []  # an estimate above the goal proves nothing
+    no_estimate = {**unrouted(None)}
+    report["results"] = [no_estimate]
+    assert "| timeout (3600 s) |" in markdown(report)
+    assert targets([no_estimate]) == []
+
+
 def test_markdown_names_critical_paths_and_targets():
     path = {"start": "input port a", "end": "core.x", "logic_levels": 3, "carry_bits": 4,
             "ns": 8.0, "routing_ns": 2.0, "logic_ns": 6.0}

@@ -328,6 +328,46 @@ def test_place_and_route_timeout_keeps_the_synthesis_figures(muladd, cache, monk
     assert longer.pnr == "routed"
 
 
+def test_parse_nextpnr_log_of_a_route_stopped_midway():
+    """The placement's fmax estimate (the last one before routing) and router2's progress."""
+    text = (DATA / "pnr_congested.log").read_text()
+    parsed = synth.parse_nextpnr_log(text)
+    placed = [line for line in text.splitlines()
+              if line.startswith("Info: Max frequency for clock '$glbnet$clk$")]
+    assert parsed["placed_fmax_mhz"] == float(placed[-1].split(": ")[2].split()[0])
+    last = [line for line in text.splitlines() if "iter=" in line][-1]
+    assert parsed["router_iteration"] == int(last.split("iter=")[1].split()[0])
+    assert parsed["overused_wires"] == int(last.split("overused=")[1].split()[0])
+    # A routed log: the estimate before routing, not the routed figure after it.
+    routed = synth.parse_nextpnr_log((DATA / "pnr.log").read_text())
+    assert routed == {"placed_fmax_mhz": 135.15, "router_iteration": None,
+                      "overused_wires": None}
+    assert synth.parse_nextpnr_log(text, clock="other")["placed_fmax_mhz"] is None
+    assert synth.parse_nextpnr_log("") == dict.fromkeys(parsed)
+
+
+def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monkeypatch):
+    real = synth._run
+
+    def run(tool, module, runner, args, cwd, timeout, log):
+        if "--pack-only" not in args and tool != "yosys":
+            (cwd / log).write_text((DATA / "pnr_congested.log").read_text())
+            raise subprocess.TimeoutExpired(args, timeout)
+        return real(tool, module, runner, args, cwd, timeout, log)
+
+    monkeypatch.setattr(synth, "_run", run)
+    result = synth.synthesize(muladd, "ecp5", timeout=60, cache=False)
+    log = synth.parse_nextpnr_log((DATA / "pnr_congested.log").read_text())
+    assert result.pnr == "timeout"
+    assert result.fmax_mhz is None
+    assert result.placed_fmax_mhz == log["placed_fmax_mhz"]
+    assert result.note == (
+        f"place and route did not finish within 60 s (nextpnr-ecp5, seed 1); the router was "
+        f"at iteration {log['router_iteration']} with {log['overused_wires']:,} wires overused "
+        f"(congestion); placement estimate {log['placed_fmax_mhz']:g} MHz (routing only "
+        f"lowers it)")
+
+
 def test_synthesis_timeout_is_an_error(muladd, cache):
     with pytest.raises(synth.SynthError, match=r"^Yosys did not finish synthesising "
                        r"innet_test_muladd within 0\.01 s$"):

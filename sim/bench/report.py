@@ -58,6 +58,9 @@ def _fmax(r: dict[str, Any]) -> str:
     if r["pnr"] == "skipped":
         return "not placed"
     if r["pnr"] == "timeout":
+        placed = r.get("placed_fmax_mhz")
+        if placed is not None:
+            return f"{placed:.1f} placed, not routed in {r['tool_seconds']['pnr']:.0f} s"
         return f"timeout ({r['tool_seconds']['pnr']:.0f} s)"
     if r["pnr"] == "does not fit":
         return "does not fit"
@@ -97,7 +100,8 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The hardware targets of issue 11, judged on the results of a run.
 
     - ``fmax``: the radix-8, 32-bit, 4-collective-id switch with the collective engine at
-      :data:`TARGET_MHZ` or more;
+      :data:`TARGET_MHZ` or more (if it was placed but not routed, the placement estimate,
+      which routing only lowers, can show a miss, not a pass);
     - ``collective cost``: per radix, the logic the collective engine adds to the p2p switch
       (logic cells of the switch with the engine minus those of the switch without a
       collective path) is no more than the p2p switch's own.
@@ -108,10 +112,14 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ok = {r["name"]: r for r in results if r.get("status") == "ok"}
     out = []
     r = ok.get("hw_switch_r8_ceng")
+    what = "radix-8 switch (collective engine), 32-bit, 4 ids: fmax"
     if r is not None and r.get("fmax_mhz") is not None:
-        out.append({"target": "radix-8 switch (collective engine), 32-bit, 4 ids: fmax",
-                    "value": f"{r['fmax_mhz']:.1f} MHz", "goal": f">= {TARGET_MHZ:g} MHz",
-                    "met": r["fmax_mhz"] >= TARGET_MHZ})
+        out.append({"target": what, "value": f"{r['fmax_mhz']:.1f} MHz",
+                    "goal": f">= {TARGET_MHZ:g} MHz", "met": r["fmax_mhz"] >= TARGET_MHZ})
+    elif r is not None and (r.get("placed_fmax_mhz") or TARGET_MHZ) < TARGET_MHZ:
+        out.append({"target": what,
+                    "value": f"at most {r['placed_fmax_mhz']:.1f} MHz (placed, not routed)",
+                    "goal": f">= {TARGET_MHZ:g} MHz", "met": False})
     for radix in (4, 8, 16):
         full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
         if full is None or p2p is None or not full["logic_cells"] or not p2p["logic_cells"]:
