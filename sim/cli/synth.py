@@ -107,8 +107,8 @@ def print_result(report: dict[str, Any]) -> None:
                  "technology-independent synth; stat"))
     fmax, placed = report["fmax_mhz"], report.get("placed_fmax_mhz")
     if fmax is None and placed is not None:
-        rows.append(("fmax", f"<={placed:.1f} MHz", "placement estimate: placed, not routed "
-                     "(see the warning)"))
+        estimate = "placement estimate: placed, not routed (see the warning)"
+        rows.append(("fmax", f"<={placed:.1f} MHz", estimate))
     elif fmax is None:
         rows.append(("fmax", "-", report["note"] or "not routed"))
     else:
