@@ -123,6 +123,51 @@ def image_sizes(topology, *, vector_depth: int, step_depth: int,
             "vector_depth": vector_depth, "node_id_width": bits_for(topology.nodes)}
 
 
+def local_link(m: Module, sw: Switch, ep: Endpoint, *, throttle: bool, stall_rate: Value,
+               rng_seed: Value, rng_load: Value, salts: tuple[int, int], name: str = "") -> Value:
+    """Wire endpoint ``ep`` to the local port of switch ``sw`` and return the node's quiet flag.
+
+    With ``throttle``, flits pass straight through and a
+    :class:`~innet.hw.credit.CreditThrottle` on each direction holds the returning credits back
+    in a cycle with probability ``stall_rate / 256``, from its own xorshift32 LFSR. The LFSRs
+    load ``rng_seed`` mixed with their ``salts`` (toward the switch, toward the endpoint) while
+    ``rng_load`` is high, so every throttle of a network runs its own sequence. ``name`` tells
+    the throttles of several nodes in one module apart.
+
+    The flag is high when the endpoint and both throttles hold nothing and every credit of the
+    switch is home (a drained node).
+    """
+    radix = sw.radix
+    quiet = [ep.quiet]
+    if throttle:
+        up = CreditThrottle(sw.params.vcs, sw.buffer_depth)
+        down = CreditThrottle(sw.params.vcs, ep.local_depth)
+        m.submodules[f"up{name}"], m.submodules[f"down{name}"] = up, down
+        up_link, down_link = sw.i[radix], ep.rx
+        m.d.comb += [
+            up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
+            up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
+            down_link.valid.eq(sw.o[radix].valid), down_link.payload.eq(sw.o[radix].payload),
+            down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
+        ]
+        for unit, salt in zip((up, down), salts, strict=True):
+            state = Signal(32, init=salt, name=f"lfsr{name}_{salt}")
+            with m.If(rng_load):
+                mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
+                m.d.sync += state.eq((rng_seed ^ mix) | 1)
+            with m.Else():
+                m.d.sync += state.eq(xorshift32(state))
+            m.d.comb += unit.go.eq(state[8:16] >= stall_rate)
+            quiet.append(unit.quiet)
+    else:
+        wiring.connect(m, ep.tx, sw.i[radix])
+        wiring.connect(m, sw.o[radix], ep.rx)
+    credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
+                                                  else sw.buffer_depth)
+                       for o in range(radix + 1) for v in range(sw.params.vcs)).all()
+    return Cat(*quiet).all() & credits_home
+
+
 class NetworkNode(wiring.Component):
     """One node: switch, endpoint, and credit throttles on the local link.
 
@@ -174,7 +219,7 @@ class NetworkNode(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        sw, ep, radix, p = self.switch, self.endpoint, self.radix, self.params
+        sw, ep, radix = self.switch, self.endpoint, self.radix
         m.submodules.switch, m.submodules.endpoint = sw, ep
         emap = ep.regmap
         m.d.comb += [sw.cfg.addr.eq(self.cfg_addr), sw.cfg.w_data.eq(self.cfg_w_data),
@@ -194,33 +239,8 @@ class NetworkNode(wiring.Component):
         for q in range(radix):
             wiring.connect(m, wiring.flipped(self.i[q]), sw.i[q])
             wiring.connect(m, sw.o[q], wiring.flipped(self.o[q]))
-        quiet = [ep.quiet]
-        if self.throttle:
-            up = CreditThrottle(p.vcs, sw.buffer_depth)
-            down = CreditThrottle(p.vcs, ep.local_depth)
-            m.submodules.up, m.submodules.down = up, down
-            up_link, down_link = sw.i[radix], ep.rx
-            m.d.comb += [
-                up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
-                up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
-                down_link.valid.eq(sw.o[radix].valid), down_link.payload.eq(sw.o[radix].payload),
-                down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
-            ]
-            for unit, salt in ((up, 1), (down, 2)):
-                state = Signal(32, init=salt, name=f"lfsr{salt}")
-                with m.If(self.rng_load):
-                    mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
-                    m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
-                with m.Else():
-                    m.d.sync += state.eq(xorshift32(state))
-                m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
-                quiet.append(unit.quiet)
-        else:
-            wiring.connect(m, ep.tx, sw.i[radix])
-            wiring.connect(m, sw.o[radix], ep.rx)
-        credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
-                                                      else sw.buffer_depth)
-                           for o in range(radix + 1) for v in range(p.vcs)).all()
+        quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
+                           rng_seed=self.rng_seed, rng_load=self.rng_load, salts=(1, 2))
         m.d.comb += [
             ep.p2p_tx.valid.eq(self.host_tx_valid), ep.p2p_tx.payload.eq(self.host_tx_payload),
             self.host_tx_ready.eq(ep.p2p_tx.ready),
@@ -229,7 +249,7 @@ class NetworkNode(wiring.Component):
             self.mon_tx_valid.eq(ep.tx.valid), self.mon_tx_payload.eq(ep.tx.payload),
             self.mon_rx_valid.eq(ep.rx.valid), self.mon_rx_payload.eq(ep.rx.payload),
             self.coll_status.eq(ep.coll_status), self.engine_status.eq(ep.engine_status),
-            self.quiet.eq(Cat(*quiet).all() & credits_home),
+            self.quiet.eq(quiet),
             self.errors.eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
         ]
         return m

@@ -37,12 +37,13 @@ target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.credit import CreditThrottle, xorshift32
+from innet.hw.credit import CreditThrottle
 from innet.hw.endpoint import Endpoint
+from innet.hw.network import local_link
 from innet.hw.switch import Switch
 
 __all__ = ["CreditThrottle", "EndpointBench", "bench_design"]
@@ -113,35 +114,9 @@ class EndpointBench(wiring.Component):
             for q in range(radix):
                 if (k, q) not in used:
                     m.d.comb += [sw.i[q].valid.eq(0), sw.o[q].credit.eq(0)]
-            quiet = [ep.quiet]
-            if self.throttle:
-                # Links pass straight through; the credits coming back are held back.
-                up = CreditThrottle(p.vcs, sw.buffer_depth)
-                down = CreditThrottle(p.vcs, ep.local_depth)
-                m.submodules[f"up{k}"], m.submodules[f"down{k}"] = up, down
-                up_link, down_link = sw.i[radix], ep.rx
-                m.d.comb += [
-                    up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
-                    up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
-                    down_link.valid.eq(sw.o[radix].valid),
-                    down_link.payload.eq(sw.o[radix].payload),
-                    down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
-                ]
-                for unit, salt in ((up, 2 * k + 1), (down, 2 * k + 2)):
-                    state = Signal(32, init=1, name=f"lfsr_{k}_{salt}")
-                    with m.If(self.rng_load):
-                        mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
-                        m.d.sync += state.eq((self.rng_seed ^ mix) | 1)
-                    with m.Else():
-                        m.d.sync += state.eq(xorshift32(state))
-                    m.d.comb += unit.go.eq(state[8:16] >= self.stall_rate)
-                    quiet.append(unit.quiet)
-            else:
-                wiring.connect(m, ep.tx, sw.i[radix])
-                wiring.connect(m, sw.o[radix], ep.rx)
-            credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
-                                                          else sw.buffer_depth)
-                               for o in range(radix + 1) for v in range(p.vcs)).all()
+            quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
+                               rng_seed=self.rng_seed, rng_load=self.rng_load,
+                               salts=(2 * k + 1, 2 * k + 2), name=str(k))
             m.d.comb += [
                 ep.p2p_tx.valid.eq(self.host_tx_valid[k]),
                 ep.p2p_tx.payload.eq(self.host_tx_payload.word_select(k, w)),
@@ -155,7 +130,7 @@ class EndpointBench(wiring.Component):
                 self.mon_rx_payload.word_select(k, w).eq(ep.rx.payload),
                 self.coll_status.word_select(k, 3).eq(ep.coll_status),
                 self.engine_status.word_select(k, 3).eq(ep.engine_status),
-                self.quiet[k].eq(Cat(*quiet).all() & credits_home),
+                self.quiet[k].eq(quiet),
                 self.errors[k].eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
             ]
         m.d.comb += [
