@@ -245,16 +245,17 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     Raises
     ------
     ValueError, TypeError
-        For a bad size, algorithm, operation or type; nothing is written then.
+        For a bad size, algorithm, operation, type or backpressure; nothing is written then.
     """
     from innet.gen.image import encode
     from innet.gen.topology import polarfly
     from innet.sim import plots
-    from innet.sim.network import simulate
+    from innet.sim.network import check_backpressure, simulate
     from innet.sim.report import build_report, network_summary, to_markdown
 
     start = time.monotonic()
     sizes = _check_sizes(sizes)
+    check_backpressure(backpressure)
     say = progress or (lambda stage, done, total: None)
     say("generate topology, embedding, image, Verilog", 0, 1)
     topology = polarfly(q)

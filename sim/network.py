@@ -26,6 +26,7 @@ __all__ = [
     "Outcome",
     "Scenario",
     "built_network",
+    "check_backpressure",
     "network_design",
     "network_sizes",
     "simulate",
@@ -216,10 +217,11 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         raise ValueError(f"Pattern must be one of {', '.join(PATTERNS)}, not "
                          f"{scenario.pattern!r}")
     if scenario.backpressure is not None:
-        _check_backpressure(scenario.backpressure)
+        check_backpressure(scenario.backpressure)
 
 
-def _check_backpressure(backpressure: float) -> None:
+def check_backpressure(backpressure: float) -> None:
+    """Refuse a backpressure that is not a number in [0, 1) (TypeError, ValueError)."""
     if isinstance(backpressure, bool) or not isinstance(backpressure, numbers.Real):
         raise TypeError(f"Backpressure must be a number, not {backpressure!r:.60}")
     if not 0 <= backpressure < 1:
@@ -349,7 +351,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         raise ValueError("Simulate needs at least one scenario per run")
     largest = max(s.elements for g in groups for s in g)
     depth = max_elements if max_elements is not None else max(1024, largest)
-    _check_backpressure(backpressure)
+    check_backpressure(backpressure)
     for g in groups:
         for s in g:
             _check(s, topology, depth)

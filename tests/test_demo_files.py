@@ -44,6 +44,13 @@ def test_bad_sizes(sizes, error, message):
         demo._check_sizes(sizes)
 
 
+@pytest.mark.parametrize(("backpressure", "error"), [(1.0, ValueError), ("0.5", TypeError)])
+def test_run_demo_refuses_a_bad_backpressure_before_building(tmp_path, backpressure, error):
+    with pytest.raises(error, match=r"^Backpressure must be"):
+        demo.run_demo(output=tmp_path / "out", sizes=[1], backpressure=backpressure)
+    assert os.listdir(tmp_path) == []
+
+
 def test_parse_sizes():
     assert parse_sizes("1, 64,4096") == [1, 64, 4096]
     with pytest.raises(ValueError, match=r"^--sizes must be positive element counts such as "

@@ -147,11 +147,11 @@ def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype:
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
     from innet.gen.ops import DType, Op, check_supported
     from innet.sim.demo import DEFAULT_SIZES, QUICK_SIZES
+    from innet.sim.network import check_backpressure
     from innet.sim.study import STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
-    if not 0 <= backpressure < 1:
-        raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
+    check_backpressure(backpressure)
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:
