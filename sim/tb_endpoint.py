@@ -43,6 +43,7 @@ from innet.gen.topology import torus
 from innet.hw.endpoint import Message, message_of
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim import tbkit
+from innet.sim.hosttraffic import HostTraffic
 from innet.sim.linkmodel import Scoreboard
 
 __all__ = ["TB", "test_intrinsic", "test_measure", "test_random_runs", "test_schedules"]
@@ -82,12 +83,7 @@ class TB:
         self.cycle = 0
         self.monitoring = False
         self.deliver: dict[int, list[int]] = {}  # collective id -> endpoints getting responses
-        self.host_rate = 0.0
-        self.host_queues: list[list[Flit]] = [[] for _ in range(self.n)]
-        self.host_sent = 0
-        self.host_got = 0
-        self.host_heads: tuple = (None,) * self.n
-        self.host_ready = (1 << self.n) - 1
+        self.host = HostTraffic(dut, self.p, self.n, self.rng, ready_rate=0.6)
         self.flits = defaultdict(int)  # message class -> flits sent
         self.timeline: dict[str, list[int]] = {}  # "node:entry:what" -> [first, last, count]
 
@@ -112,7 +108,7 @@ class TB:
             if self.monitoring:
                 self._monitor()
             if self.monitoring:
-                self._host()
+                self.host.tick()
 
     # -- configuration buses ---------------------------------------------------------------------
 
@@ -212,7 +208,7 @@ class TB:
                     self.sb.check(flit, k, flit, self.cycle)
                     message = message_of(flit)
                     if message is Message.HOST:
-                        self.host_got += 1
+                        self.host.arrived()
                     elif message is Message.DATA:
                         self._time(k, flit.tag >> 2, "data_in")
                     elif flit.kind is Kind.RESP:
@@ -232,10 +228,7 @@ class TB:
             assert message is not None, f"endpoint {k} sent {flit} of no message class"
             self.flits[message] += 1
             if message is Message.HOST:
-                assert self.host_queues[k], f"endpoint {k} sent a host flit nobody gave it"
-                want = self.host_queues[k].pop(0)
-                assert flit == want, f"endpoint {k} sent host flit {flit}, expected {want}"
-                self.host_sent += 1
+                self.host.left(k, flit)
             if message in (Message.DATA, Message.CTS):
                 self._time(k, flit.tag >> 2, message.name.lower())
             self.sb.expect(flit, flit.dst, flit, (k, flit.dst), self.cycle)
@@ -247,37 +240,6 @@ class TB:
                 self.sb.expect(response, d, response, ("resp", flit.cid), self.cycle)
         else:
             raise AssertionError(f"endpoint {k} sent a response {flit}")
-
-    # -- host background traffic -------------------------------------------------------------
-
-    def _host(self) -> None:
-        """Offer each node's next host flit; the monitor pops it when it leaves on the link."""
-        dut, p, n, w = self.dut, self.p, self.n, self.p.width
-        rng = self.rng
-        for k in range(n):
-            if rng.random() < self.host_rate:
-                dst = rng.choice([d for d in range(n) if d != k])
-                self.host_queues[k].append(Flit.p2p(dst, k, rng.getrandbits(32),
-                                                    tag=rng.getrandbits(p.tag_width) & ~3,
-                                                    index=rng.getrandbits(p.index_width)))
-        heads = tuple(q[0] if q else None for q in self.host_queues)
-        if heads != self.host_heads:
-            self.host_heads = heads
-            valid = payload = 0
-            for k, head in enumerate(heads):
-                if head is not None:
-                    valid |= 1 << k
-                    payload |= p.pack(head) << (w * k)
-            dut.host_tx_valid.value = valid
-            dut.host_tx_payload.value = payload
-        ready = (sum(1 << k for k in range(n) if rng.random() < 0.6) if self.host_rate
-                 else (1 << n) - 1)
-        if ready != self.host_ready:
-            self.host_ready = ready
-            dut.host_rx_ready.value = ready
-
-    def stop_host(self) -> None:
-        self.host_rate = 0.0
 
     # -- one run --------------------------------------------------------------------------------
 
@@ -325,14 +287,14 @@ class TB:
         await self.load(image, {k: (base, inputs[k].tolist()) for k in range(self.n)})
         self.flits.clear()
         self.timeline = {}
-        self.host_rate = spec.get("background", 0.0)
+        self.host.rate = spec.get("background", 0.0)
         delay = spec.get("delay", 0)
         first = await self.start_units("engine", [self.rng.randrange(delay + 1)
                                                   for _ in range(self.n)])
         end = await self.wait_for(lambda: int(self.dut.all_engines_done.value), 200_000,
                                   f"{what}: every engine done")
-        self.stop_host()
-        await self.wait_for(lambda: not any(self.host_queues), 20_000, f"{what}: host queues")
+        self.host.stop()
+        await self.wait_for(lambda: self.host.drained, 20_000, f"{what}: host queues")
         await self.finish_run(what)
         got = await self.read_vectors(base, n)
         for k in range(self.n):
@@ -411,8 +373,8 @@ async def test_schedules(dut):
     results = []
     for spec in tb.P["runs"]:
         results.append(await tb.schedule_run(spec))
-    tbkit.report(runs=results, host_flits=tb.host_got)
-    assert tb.host_got == tb.host_sent
+    tbkit.report(runs=results, host_flits=tb.host.got)
+    assert tb.host.got == tb.host.sent
 
 
 @cocotb.test()

@@ -10,8 +10,9 @@ embeddings or schedule) and passes them as parameters. For each run the testbenc
    mode from the embedding: it sends if ``LOCAL`` is in its ``req_in``, receives if in its
    ``resp_out``; ``coll.count``);
 3. starts every endpoint of the run in the same cycle (``cmd_coll_start`` or
-   ``cmd_engine_start``), offers background host p2p traffic (uniform random destinations or a
-   fixed random permutation, at the run's load; a source queue of :data:`HOST_QUEUE` flits),
+   ``cmd_engine_start``), offers background host p2p traffic (:class:`HostTraffic`: uniform
+   random destinations or a fixed random permutation, at the run's load; a source queue of
+   :data:`HOST_QUEUE` flits),
    and waits for every endpoint's ``done``: the latency is the start cycle to the last
    ``done``;
 4. drains the host traffic, waits until the network is quiet and the scoreboard empty, checks
@@ -48,6 +49,7 @@ from innet.hw.endpoint import Message, message_of
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim import tbkit
 from innet.sim.golden import embedding_results
+from innet.sim.hosttraffic import HostTraffic
 from innet.sim.linkmodel import Scoreboard
 from innet.sim.loader import Loader, NetworkBus
 
@@ -88,12 +90,8 @@ class TB:
                              endpoint_digest=P["endpoint_digest"], nodes=self.n)
         self.sb = Scoreboard()
         self.cycle = 0
-        self.host_rate = 0.0
-        self.host_dst: list[int] | None = None
-        self.host_queues: list[list[Flit]] = [[] for _ in range(self.n)]
-        self.host_sent = self.host_got = 0
-        self.host_heads: tuple = (None,) * self.n
-        self.host_ready = (1 << self.n) - 1
+        self.host = HostTraffic(dut, self.p, self.n, self.rng, ready_rate=0.7,
+                                queue_limit=HOST_QUEUE)
         self.responses: dict[tuple[int, int], dict[int, int]] = {}  # (node, cid) -> index: v
         self.golden_resp: dict[tuple[int, int], np.ndarray] = {}
         self.watch: tuple[str, int, int] | None = None  # (status port, node mask, start)
@@ -119,7 +117,7 @@ class TB:
             await FallingEdge(self.dut.clk)
             self.cycle += 1
             self._monitor()
-            self._host()
+            self.host.tick()
             if self.watch is not None:
                 self._watch()
 
@@ -146,10 +144,7 @@ class TB:
             assert flit.src == k, f"endpoint {k} sent {flit} with another source"
             assert flit.hop == 0, f"endpoint {k} sent {flit} on a hop VC"
             if message_of(flit) is Message.HOST:
-                assert self.host_queues[k], f"endpoint {k} sent a host flit nobody gave it"
-                want = self.host_queues[k].pop(0)
-                assert flit == want, f"endpoint {k} sent host flit {flit}, expected {want}"
-                self.host_sent += 1
+                self.host.left(k, flit)
             self.sb.expect(flit, flit.dst, flit, (k, flit.dst),
                            self.cycle)
         elif flit.kind is Kind.REQ:
@@ -161,7 +156,7 @@ class TB:
         if flit.kind is Kind.P2P:
             self.sb.check(flit, k, flit, self.cycle)
             if message_of(flit) is Message.HOST:
-                self.host_got += 1
+                self.host.arrived()
             return
         assert flit.kind is Kind.RESP, f"endpoint {k} received a request {flit}"
         key = (k, flit.cid)
@@ -172,35 +167,6 @@ class TB:
         assert flit.index < len(want), f"endpoint {k} received {flit} beyond the vector"
         got[flit.index] = flit.payload
         self.first_resp.setdefault(key, self.cycle)
-
-    # -- host background traffic ---------------------------------------------------------
-
-    def _host(self) -> None:
-        dut, p, n, w = self.dut, self.p, self.n, self.p.width
-        rng = self.rng
-        if self.host_rate:
-            for k in range(n):
-                if len(self.host_queues[k]) < HOST_QUEUE and rng.random() < self.host_rate:
-                    dst = (self.host_dst[k] if self.host_dst is not None
-                           else rng.choice([d for d in range(n) if d != k]))
-                    self.host_queues[k].append(Flit.p2p(
-                        dst, k, rng.getrandbits(32), tag=rng.getrandbits(p.tag_width) & ~3,
-                        index=rng.getrandbits(p.index_width)))
-        heads = tuple(q[0] if q else None for q in self.host_queues)
-        if heads != self.host_heads:
-            self.host_heads = heads
-            valid = payload = 0
-            for k, head in enumerate(heads):
-                if head is not None:
-                    valid |= 1 << k
-                    payload |= p.pack(head) << (w * k)
-            dut.host_tx_valid.value = valid
-            dut.host_tx_payload.value = payload
-        ready = (sum(1 << k for k in range(n) if rng.random() < 0.7) if self.host_rate
-                 else (1 << n) - 1)
-        if ready != self.host_ready:
-            self.host_ready = ready
-            dut.host_rx_ready.value = ready
 
     def _watch(self) -> None:
         # A node's done counts once it has dropped after the start (done of the last run
@@ -309,11 +275,11 @@ class TB:
             order = list(range(self.n))
             while any(order[k] == k for k in range(self.n)):
                 self.rng.shuffle(order)
-            self.host_dst = order
+            self.host.dst = order
         else:
-            self.host_dst = None
-        host0 = (self.host_sent, self.host_got)
-        self.host_rate = background
+            self.host.dst = None
+        host0 = (self.host.sent, self.host.got)
+        self.host.rate = background
         for _ in range(self.rng.randrange(1, 30) if background else 1):
             await FallingEdge(self.dut.clk)
         self.done_at = {}
@@ -327,8 +293,8 @@ class TB:
         what = f"run {spec['label']}"
         await self.wait_for(lambda: len(self.done_at) == wanted, 400_000, f"{what}: done")
         self.watch = None
-        self.host_rate = 0.0
-        await self.wait_for(lambda: not any(self.host_queues), 50_000, f"{what}: host queues")
+        self.host.stop()
+        await self.wait_for(lambda: self.host.drained, 50_000, f"{what}: host queues")
         await self.wait_for(self.quiet, 50_000, f"{what}: quiet and scoreboard empty")
         assert int(self.dut.errors.value) == 0, f"{what}: error flags {self.dut.errors.value}"
         status = int(getattr(self.dut, port).value)
@@ -353,7 +319,7 @@ class TB:
                 i = next(i for i, (a, b) in enumerate(pairs) if a != b)
                 detail = (f"endpoint {k} element {i}: got {got[i]:#010x}, expected "
                           f"{int(want[i]):#010x}")
-        sent, got = self.host_sent - host0[0], self.host_got - host0[1]
+        sent, got = self.host.sent - host0[0], self.host.got - host0[1]
         out = []
         for scenario, involved, tree in zip(spec["scenarios"], per_scenario_nodes,
                                             per_scenario_receivers, strict=True):
