@@ -187,8 +187,7 @@ def _host(schedule: Any, topo: Topology, model: CostModel | None, route: Any) ->
     from innet.gen.swing.cost import congestion
 
     route = route if route is not None else routing(topo)
-    priced = model if model is not None and model.link_latencies else None
-    loads = congestion(schedule, topo.ports.peer, route.next_port, model=priced)
+    loads = congestion(schedule, topo.ports.peer, route.next_port, model=model)
     return Prediction(algorithm=schedule.algorithm, cost=loads.cost(model), steps=loads.steps,
                       max_hops=loads.max_hops,
                       congestion_deficiency=loads.congestion_deficiency)

@@ -199,22 +199,11 @@ def latency_key(model: CostModel) -> tuple:
 
 
 def _port_latency(peer: np.ndarray, model: CostModel) -> np.ndarray:
-    """``latency[u, port]``: cycles the link on ``port`` of node ``u`` adds (its entry in
-    ``model.link_latencies``, else ``model.link_latency``)."""
-    nodes = peer.shape[0]
+    """``latency[u, port]``: cycles the link on ``port`` of node ``u`` adds
+    (:meth:`CostModel.link_latency_of`)."""
     latency = np.full(peer.shape, model.link_latency)
-    if model.link_latencies:
-        pairs = np.array(list(model.link_latencies), dtype=np.int64)
-        codes = pairs[:, 0] * nodes + pairs[:, 1]
-        order = np.argsort(codes)
-        codes = codes[order]
-        values = np.array(list(model.link_latencies.values()))[order]
-        u, port = np.nonzero(peer >= 0)
-        v = peer[u, port].astype(np.int64)
-        code = np.minimum(u, v) * nodes + np.maximum(u, v)
-        at = np.minimum(np.searchsorted(codes, code), len(codes) - 1)
-        hit = codes[at] == code
-        latency[u[hit], port[hit]] = values[at[hit]]
+    for u, port in zip(*np.nonzero(peer >= 0), strict=True):
+        latency[u, port] = model.link_latency_of(int(u), int(peer[u, port]))
     return latency
 
 
