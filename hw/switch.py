@@ -22,7 +22,7 @@ cycle 1   the flit is at the head of its buffer; switch allocation: the collecti
 cycle 2   the flit is on output link ``o[q]`` (and the credit on ``i[p].credit``)
 ========  =================================================================================
 
-So a flit crosses an idle switch in 2 cycles (measured by ``tests/test_switch.py`` and the
+So a flit crosses an idle switch in 2 cycles (measured by ``tests/hw/test_switch.py`` and the
 cocotb testbench). The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken when a
 flit is registered onto a link is usable again 4 cycles later (flit on the link, head of the
 downstream buffer, credit on the link, counter updated), so a VC sustains one flit per cycle

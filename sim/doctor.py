@@ -2,7 +2,7 @@
 
 :func:`versions` lists the tools innet relies on; :func:`check` emits :class:`MulAdd` to Verilog
 with Amaranth's Yosys, builds it with Verilator through :mod:`innet.sim.runner` and runs the
-cocotb test ``innet.sim.tb_doctor`` on it, which compares the outputs for random inputs against
+cocotb test ``innet.sim.tb.tb_doctor`` on it, which compares the outputs for random inputs against
 :func:`muladd_model`.
 """
 
@@ -136,7 +136,7 @@ def check(samples: int = 2000, progress: Callable[[str], None] | None = None) ->
 
     say("build with Verilator and run cocotb")
     try:
-        outcome = runner.run(design, "innet.sim.tb_doctor", params={"samples": samples}, seed=1)
+        outcome = runner.run(design, "innet.sim.tb.tb_doctor", params={"samples": samples}, seed=1)
     except (runner.ToolchainError, runner.BuildError, runner.SimulationError) as error:
         results.append(Check("simulate", False, str(error).splitlines()[0]))
         return results

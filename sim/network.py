@@ -1,7 +1,7 @@
 """Whole-network simulation: scenarios in, checked outcomes out.
 
 The Python API over :mod:`innet.hw.network` (the Verilog of a whole network),
-:mod:`innet.sim.loader` (the image loader) and :mod:`innet.sim.tb_network` (the cocotb
+:mod:`innet.sim.tb.loader` (the image loader) and :mod:`innet.sim.tb.tb_network` (the cocotb
 testbench). A :class:`Scenario` says what to run (an in-network collective, or a host schedule
 through the endpoints' step tables, with optional background p2p traffic); :func:`simulate`
 runs a list of them in ONE Verilator simulation and returns one :class:`Outcome` per scenario,
@@ -382,7 +382,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         "memory_base": ep.memory_base, "endpoint_digest": ep.regmap.digest,
         "switch_digest": top.switch.regmap.digest,
     }
-    result = run(design, "innet.sim.tb_network", params=params, seed=seed, waves=waves,
+    result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,
                  workdir=workdir, internals=False)
     reported = result.output["runs"]
     outcomes, at = [], 0

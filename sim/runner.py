@@ -11,8 +11,8 @@ is respected). A build directory is shared by every run of the same Verilog, so 
 for each Verilator C++ build once.
 
 Testbenches receive their parameters as a JSON file named by the ``INNET_TB_PARAMS_FILE``
-environment variable (:func:`innet.sim.tbkit.params`) and may hand values back (measurements,
-counts) through :func:`innet.sim.tbkit.report`; :func:`run` returns them in
+environment variable (:func:`innet.sim.tb.kit.params`) and may hand values back (measurements,
+counts) through :func:`innet.sim.tb.kit.report`; :func:`run` returns them in
 :attr:`SimResult.output`.
 """
 
@@ -90,7 +90,7 @@ class SimResult:
     ntests : int
         Number of cocotb tests that ran (all passed).
     output : dict
-        Values the testbench reported through :func:`innet.sim.tbkit.report`.
+        Values the testbench reported through :func:`innet.sim.tb.kit.report`.
     waves : Path or None
         The VCD file, when waves were requested.
     workdir : Path or None
@@ -325,11 +325,11 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     design : Design
         The Verilog to simulate.
     test_module : str
-        Importable name of the cocotb test module, such as ``"innet.sim.tb_doctor"``.
+        Importable name of the cocotb test module, such as ``"innet.sim.tb.tb_doctor"``.
     testcase : str or list of str, optional
         Run only these tests of the module.
     params : Mapping, optional
-        JSON-serialisable parameters for the testbench (:func:`innet.sim.tbkit.params`).
+        JSON-serialisable parameters for the testbench (:func:`innet.sim.tb.kit.params`).
     seed : int, optional
         cocotb's random seed; fixed seeds make runs repeatable.
     waves : bool, optional

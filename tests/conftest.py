@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["pytest_collection_modifyitems"]
 
 #: Test files whose simulations take minutes.
-LONG = ("test_network.py", "test_demo.py", "test_piuma_rtl.py")
+LONG = ("test_network.py", "test_demo.py", "test_network_piuma.py")
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:

@@ -18,7 +18,7 @@ from amaranth import Value
 
 from innet.gen import ops
 from innet.hw.flit import Flit, FlitParams, Kind
-from innet.sim.linkmodel import LinkSource
+from innet.sim.tb.links import LinkSource
 
 __all__ = ["ModelNet", "bus_read", "bus_write"]
 

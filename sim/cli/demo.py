@@ -77,8 +77,8 @@ def _run_with_progress(func: Any, **kwargs: Any) -> Any:
 
 def _demo(output: Path, sizes: list[int], op: str, dtype: str, seed: int,
           backpressure: float, as_json: bool) -> bool:
-    from innet.sim.demo import run_demo
-    from innet.sim.report import render
+    from innet.sim.report.demo import run_demo
+    from innet.sim.report.summary import render
 
     if not as_json:
         err_console().print(f"innet demo: PolarFly q=3, allreduce {op} {dtype} of "
@@ -100,8 +100,8 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
            as_json: bool) -> bool:
     import json
 
-    from innet.sim.demo import write_outputs
-    from innet.sim.study import run_study, to_markdown
+    from innet.sim.report.demo import write_outputs
+    from innet.sim.report.study import run_study, to_markdown
 
     study = _run_with_progress(run_study, sizes=sizes, seed=seed, backpressure=backpressure)
     md = to_markdown(study)
@@ -146,9 +146,9 @@ def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype:
     # Components built only to read their sizes are never elaborated; that is intended here.
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
     from innet.gen.ops import DType, Op, check_supported
-    from innet.sim.demo import DEFAULT_SIZES, QUICK_SIZES
     from innet.sim.network import check_backpressure
-    from innet.sim.study import STUDY_SIZES
+    from innet.sim.report.demo import DEFAULT_SIZES, QUICK_SIZES
+    from innet.sim.report.study import STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
     check_backpressure(backpressure)

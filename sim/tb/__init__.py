@@ -1,0 +1,2 @@
+"""cocotb testbenches (``tb_*.py``) and their kit: link models, host traffic, the
+configuration loader and the Amaranth wrappers they run on."""

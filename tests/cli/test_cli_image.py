@@ -1,0 +1,254 @@
+"""``innet image build | inspect | validate``."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from image_samples import mesh, reseal, sample, shortest_routes
+
+from innet.gen.embed import embed
+from innet.gen.image import decode, embeddings, encode
+from innet.gen.image.build import build_image
+from innet.gen.routing import routing
+from innet.gen.swing import build_schedule
+from innet.gen.topology import polarfly, torus
+from innet.sim.cli import main
+
+
+def innet(*args):
+    done = CliRunner().invoke(main, ["image", *map(str, args)])
+    return done.exit_code, done.output
+
+
+def innet_process(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "innet.sim.cli", "image", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def test_build_matches_the_api(tmp_path):
+    out = tmp_path / "net.img"
+    code, text = innet("build", "polarfly", "--q", 3, "--embed", "allreduce", "--embed",
+                       "reduce:root=4:participants=1,4,7,9:op=max:dtype=fp32", "--swing",
+                       "swing-l", "--elements", 64, "-o", out)
+    assert code == 0, text
+    topo = polarfly(3)
+    expected = build_image(topo, routes=routing(topo), embeddings=[
+        embed(topo), embed(topo, [1, 4, 7, 9], root=4, kind="reduce", op="max",
+                           dtype="fp32", collective_id=1)],
+        schedule=build_schedule("swing-l", 13), elements=64)
+    data = out.read_bytes()
+    assert data == encode(expected)
+    assert text == (f"wrote {out}: bin image of polarfly q=3 (13 switches + 13 endpoints), "
+                    f"collective ids 0, 1, step tables from swing-l; "
+                    f"{expected.write_count:,} writes, {len(data) / 1024:,.1f} KiB, CRC "
+                    f"{expected.header.crc32:#010x}\n")
+
+
+@pytest.mark.parametrize(("name", "options", "fmt"), [
+    ("net.hex", [], "hex"), ("net.mem", [], "hex"), ("net.json", [], "json"),
+    ("net.img", [], "bin"), ("net.out", [], "bin"), ("net.img", ["--format", "json"], "json")])
+def test_format_follows_the_suffix(tmp_path, name, options, fmt):
+    out = tmp_path / name
+    code, text = innet("build", "torus", "--shape", "4", "--no-routes", *options, "-o", out)
+    assert code == 0, text
+    expected = build_image(torus((4,)), elements=1024)
+    assert decode(out.read_bytes()) == expected
+    assert out.read_bytes() == (lambda d: d if isinstance(d, bytes) else d.encode())(
+        encode(expected, fmt))
+
+
+def test_build_json_summary_and_parameters(tmp_path):
+    code, text = innet("build", "hyperx", "--shape", "3x3", "--swing", "ring", "--elements",
+                       10, "--collective-ids", 4, "--step-depth", 64, "--vector-depth", 32,
+                       "--routing-depth", 16, "--node-id-width", 8, "--radix", 6,
+                       "-o", tmp_path / "h.img", "--json")
+    assert code == 0, text
+    summary = json.loads(text)
+    assert summary["params"] == {"radix": 6, "collective_ids": 4, "routing_depth": 16,
+                                 "step_depth": 64, "vector_depth": 32, "node_id_width": 8}
+    assert summary["schedule"] == "ring"
+    assert summary["collective_ids_used"] == []
+    assert decode((tmp_path / "h.img").read_bytes()).params.as_dict() == summary["params"]
+
+
+def test_embedding_and_schedule_files_from_their_commands(tmp_path):
+    for args in (["embed", "polarfly", "--q", "3", "--participants", "0-5",
+                  "--collective-id", "1", "-o", tmp_path / "emb"],
+                 ["swing", "--topology", "polarfly", "--q", "3", "--algo", "ring",
+                  "-o", tmp_path / "sw"]):
+        done = CliRunner().invoke(main, list(map(str, args)))
+        assert done.exit_code == 0, done.output
+    code, text = innet("build", "polarfly", "--q", 3, "--embed", tmp_path / "emb",
+                       "--embed", "broadcast:root=2", "--swing", tmp_path / "sw/schedule.json",
+                       "--elements", 26, "-o", tmp_path / "x.json")
+    assert code == 0, text
+    image = decode((tmp_path / "x.json").read_text())
+    found = {e.collective_id: e for e in embeddings(image)}
+    assert sorted(found) == [0, 1]
+    assert found[1].participants == (0, 1, 2, 3, 4, 5)
+    assert (found[0].kind, found[0].root) == ("broadcast", 2)
+
+
+def test_validate(tmp_path):
+    path = tmp_path / "net.img"
+    path.write_bytes(encode(sample()))
+    code, text = innet("validate", path)
+    assert code == 0
+    assert text == (f"{path}: valid (bin, format 1): 6 switches and 6 endpoints, collective "
+                    f"ids 0, step tables of up to 2 entries, CRC {sample().header.crc32:#010x}\n")
+    code, text = innet("validate", path, "--json")
+    assert code == 0
+    data = json.loads(text)
+    assert (data["valid"], data["error"], data["collective_ids_used"]) == (True, None, [0])
+
+
+def test_validate_rejects_with_one_line(tmp_path):
+    path = tmp_path / "bad.img"
+    data = bytearray(encode(sample()))
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    done = innet_process("validate", path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert re.fullmatch(rf"innet: error: {re.escape(str(path))}: Header: CRC mismatch: the "
+                        r"header says 0x[0-9a-f]{8}, the image gives 0x[0-9a-f]{8}\n",
+                        done.stderr)
+    code, text = innet("validate", path, "--json")
+    assert code == 1
+    assert json.loads(text)["valid"] is False
+
+
+def test_inspect_tables(tmp_path):
+    path = tmp_path / "net.hex"
+    path.write_text(encode(sample(), "hex"))
+    done = innet_process("inspect", path, "--steps", "--routes")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"{path}: innet configuration image, format 1 (hex), CRC "
+                        f"{sample().header.crc32:#010x}")
+    assert ("  parameters  radix 3, collective ids 2, routing depth 8, step depth 4, vector "
+            "depth 16, node-id width 16") in lines
+    root = next(line for line in lines if re.match(r"\s+1 │", line))
+    assert re.split(r"\s*│\s*", root.strip()) == ["1", "6/6", "0", "add", "int32",
+                                                   "{0,1,2,local}", "root", "-",
+                                                   "{0,1,2,local}"]
+    table = shortest_routes(mesh())
+    shown = " ".join(f"{d}:{'local' if table[1, d] < 0 else table[1, d]}" for d in range(6))
+    assert f"  switch 1 routes  {shown}" in lines
+    assert "endpoint 3 step table" in done.stdout
+
+
+def test_inspect_json_matches_the_registers(tmp_path):
+    path = tmp_path / "net.img"
+    path.write_bytes(encode(sample()))
+    code, text = innet("inspect", path, "--json")
+    assert code == 0
+    data = json.loads(text)
+    root = data["switches"][1]["collectives"][0]
+    assert root == {"collective_id": 0, "op": "add", "dtype": "int32", "root": True,
+                    "req_in": [0, 1, 2, "local"], "req_out": None, "resp_in": None,
+                    "resp_out": [0, 1, 2, "local"]}
+    assert data["endpoints"][3]["step_table"][0] == {
+        "step": 0, "cid": 0, "reduce": True, "send": {"peer": 0, "elements": [0, 4]},
+        "recv": {"peer": 0, "elements": [4, 8]}}
+
+
+def test_inspect_force_shows_an_invalid_image(tmp_path):
+    from image_samples import set_register
+
+    bad = set_register(sample(), 4, "coll[0].req_out", {"root": 1})
+    path = tmp_path / "bad.img"
+    path.write_bytes(reseal(encode(bad)))
+    code, text = innet("inspect", path)
+    assert code == 1
+    message = ("Switch 1 (target 1), coll[0].req_in.ports: takes requests on port 0 from node "
+               "4, which is the root")
+    assert text == f"innet: error: {path}: {message}\n"
+    done = innet_process("inspect", path, "--force")
+    assert done.returncode == 1
+    assert f"  INVALID     {message}" in done.stdout.splitlines()
+    assert done.stderr == f"innet: error: {path}: {message}\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["polarfly"], "polarfly needs --q"),
+    (["polarfly", "--q", "3", "--shape", "3x3"], "--shape and --mesh do not apply to polarfly"),
+    (["torus"], "torus needs --shape, such as 4x4"),
+    (["hyperx", "--shape", "3x3", "--q", "3"], "--q, --r0 and --r1 apply to polarfly, not hyperx"),
+    (["hyperx", "--shape", "3x3", "--mesh"], "--mesh applies to torus only"),
+    (["torus", "--shape", "4x4", "--embed", "gather"],
+     ("--embed must start with one of allreduce, reduce, broadcast, barrier (or be an embedding "
+     "JSON file), not 'gather'")),
+    (["torus", "--shape", "4x4", "--embed", "allreduce:depth=2"],
+     ("--embed items must be key=value with a key of root, participants, id, op, dtype, not "
+     "'depth=2'")),
+    (["torus", "--shape", "4x4", "--embed", "allreduce:id=x"],
+     "--embed id must be a non-negative integer, not 'x'"),
+    (["torus", "--shape", "4x4", "--embed", "allreduce:root=-1"],
+     "--embed root must be a non-negative integer or auto, not '-1'"),
+    (["torus", "--shape", "4x4", "--swing", "tree"],
+     ("--swing must be one of swing-b, swing-l, recdoub-b, recdoub-l, ring, bucket or a "
+     "schedule JSON file, not 'tree'")),
+    (["torus", "--shape", "4x4", "--swing", "swing-b", "--step-depth", "3"],
+     "Endpoint 0's step table of 32 entries exceeds the step depth 3"),
+    (["torus", "--shape", "4x4", "--embed", "allreduce", "--embed", "allreduce:id=0"],
+     ("Collective id 0: switch 0 is configured by two embeddings, but it has one register copy "
+     "per id")),
+])
+def test_build_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+    done = innet_process("build", *args, "-o", "net.img", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == f"innet: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_readme_section_is_real_output(tmp_path):
+    """The README's "Configuration images" commands and Python session give what it shows."""
+    import doctest
+    import os
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Configuration images", 1)[1].split("\n## ", 1)[0]
+    env = {**os.environ,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    blocks = [block.split("```", 1)[0] for block in section.split("```console\n")[1:]]
+    ran = 0
+    for block in blocks:
+        for chunk in block.split("$ ")[1:]:
+            command, *expected = chunk.rstrip("\n").split("\n")
+            done = subprocess.run(["bash", "-c", f"{{ {command}\n}} 2>&1"], capture_output=True,
+                                  text=True, cwd=tmp_path, env=env)
+            assert [line.rstrip() for line in done.stdout.splitlines()] == expected, command
+            ran += 1
+    assert ran == 7
+    session = section.split("```pycon\n", 1)[1].split("```", 1)[0]
+    test = doctest.DocTestParser().get_doctest(session, {}, "README", "README.md", 0)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = doctest.DocTestRunner(verbose=False).run(test)
+    finally:
+        os.chdir(cwd)
+    assert (result.failed, result.attempted) == (0, 5)
+
+
+def test_build_with_failures(tmp_path):
+    out = tmp_path / "f.json"
+    code, text = innet("build", "torus", "--shape", "4x4", "--embed", "allreduce",
+                       "--fail-links", "0-1,5-9", "--fail-switches", "10", "-o", out)
+    assert code == 0, text
+    topo = torus((4, 4))
+    failures = {"failed_links": [(0, 1), (5, 9)], "failed_switches": [10]}
+    expected = build_image(topo, routes=routing(topo, **failures),
+                           embeddings=[embed(topo, **failures)], elements=1024)
+    assert out.read_text() == encode(expected, "json")
+    code, text = innet("build", "torus", "--shape", "4x4", "--no-routes", "--fail-links",
+                       "0-1", "-o", tmp_path / "g.img")
+    assert code == 0, text
+    assert decode((tmp_path / "g.img").read_bytes()).failed_links == ((0, 1),)
+    code, text = innet("inspect", tmp_path / "g.img")
+    assert "  failures    links 0-1; switches none" in text.splitlines()

@@ -1,0 +1,108 @@
+"""`innet regmap`: formats, output files, and one-line errors for bad parameters."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from innet.gen.regmap import endpoint_map, switch_map, to_c_header, to_json, to_markdown
+from innet.sim.cli import main
+
+
+def innet(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
+                          text=True, cwd=cwd)
+
+
+@pytest.mark.parametrize(("fmt", "export"), [("json", to_json), ("c", to_c_header),
+                                             ("md", to_markdown)])
+def test_switch_formats(fmt, export):
+    done = CliRunner().invoke(main, ["regmap", "--radix", "8", "--collective-ids", "4",
+                                     "--routing-depth", "16", "--format", fmt])
+    assert done.exit_code == 0, done.output
+    assert done.output == export(switch_map(8, 4, 16))
+
+
+def test_defaults_and_endpoint():
+    runner = CliRunner()
+    done = runner.invoke(main, ["regmap", "--radix", "3", "--format", "json"])
+    assert json.loads(done.output)["params"] == {"radix": 3, "collective_ids": 4,
+                                                 "routing_depth": 64, "node_id_width": 16}
+    done = runner.invoke(main, ["regmap", "--target", "endpoint", "--collective-ids", "2",
+                                "--step-depth", "5", "--vector-depth", "100",
+                                "--node-id-width", "8"])
+    assert done.exit_code == 0, done.output
+    assert done.output == to_markdown(endpoint_map(2, 5, 100, node_id_width=8))
+
+
+@pytest.mark.parametrize(("name", "export"), [("regs.json", to_json), ("regs.h", to_c_header),
+                                              ("regs.md", to_markdown), ("regs.txt", to_markdown)])
+def test_output_file_format_follows_the_suffix(tmp_path, name, export):
+    done = innet("regmap", "--radix", "4", "--collective-ids", "2", "-o", name, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    regs = switch_map(4, 2, 64)
+    assert (tmp_path / name).read_text() == export(regs)
+    assert done.stdout == (f"wrote {name}: switch register map, {len(regs)} registers in "
+                           f"{regs.size} words, digest {regs.digest[:16]}\n")
+
+
+def test_explicit_format_wins_over_the_suffix(tmp_path):
+    done = innet("regmap", "--radix", "4", "--format", "json", "-o", "x.h", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    json.loads((tmp_path / "x.h").read_text())
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--radix", "0"], "Radix must be at least 1, not 0"),
+    (["--radix", "8", "--collective-ids", "0"], "Collective ids must be at least 1, not 0"),
+    (["--radix", "8", "--routing-depth", "0"], "Routing depth must be at least 1, not 0"),
+    (["--radix", "8", "--routing-depth", "300", "--node-id-width", "8"],
+     "Routing depth must be at most 256, not 300"),
+    (["--radix", "8", "--node-id-width", "40"], "Node id width must be at most 32, not 40"),
+    (["--target", "endpoint", "--step-depth", "0"], "Step depth must be at least 1, not 0"),
+    (["--target", "endpoint", "--vector-depth", "0"], "Vector depth must be at least 1, not 0"),
+    ([], "--radix is required for --target switch"),
+    (["--target", "endpoint", "--radix", "8"], "--radix applies only to --target switch"),
+    (["--target", "endpoint", "--routing-depth", "8"],
+     "--routing-depth applies only to --target switch"),
+    (["--radix", "8", "--step-depth", "8"], "--step-depth applies only to --target endpoint"),
+])
+def test_bad_parameters_are_one_line_errors(tmp_path, args, message):
+    done = innet("regmap", *args, "-o", "out.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr == f"innet: error: {message}\n"
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_usage_errors_exit_2():
+    done = innet("regmap", "--radix", "x")
+    assert done.returncode == 2
+    assert done.stderr == ("innet: error: Invalid value for '--radix': 'x' is not a valid "
+                           "integer.\n")
+    done = innet("regmap", "--radix", "2", "--format", "yaml")
+    assert done.returncode == 2
+    assert done.stderr.startswith("innet: error: Invalid value for '--format': 'yaml' is not one")
+
+
+def test_readme_section_is_real_output(tmp_path):
+    """The README's "Register map" commands and Python session produce what it shows."""
+    import doctest
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Register map", 1)[1].split("\n## ", 1)[0]
+    console = section.split("```console\n", 1)[1].split("```", 1)[0]
+    table = console.split("\n$ ", 1)[0].splitlines()[1:]
+    done = innet("regmap", "--radix", "2", "--collective-ids", "2", "--routing-depth", "4",
+                 "--format", "md")
+    assert done.stdout.splitlines()[8:22] == table
+    wrote = innet("regmap", "--target", "endpoint", "--collective-ids", "2", "--step-depth",
+                  "2", "--vector-depth", "64", "-o", "endpoint.h", cwd=tmp_path)
+    assert wrote.stdout == console.rstrip("\n").splitlines()[-1] + "\n"
+    session = section.split("```pycon\n", 1)[1].split("```", 1)[0]
+    test = doctest.DocTestParser().get_doctest(session, {}, "README", "README.md", 0)
+    result = doctest.DocTestRunner(verbose=False).run(test)
+    assert (result.failed, result.attempted) == (0, 5)

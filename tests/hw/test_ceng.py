@@ -1,0 +1,379 @@
+# amaranth: UnusedElaboratable=no
+"""innet.hw.ceng.CollectiveEngine in amaranth.sim, on its own (radix 3, two or three ids).
+
+The harness models the switch around the engine: per (id, port) an input buffer whose flits
+arrive at random times (skew between ports), per (output, VC) a credit counter whose credits
+come back at random times (backpressure), and it checks every ``send`` against the golden model
+(:func:`innet.sim.golden.reduce_switch`): the right flit, at every target and nowhere else, all
+copies of a multicast in one cycle, in element order per id, never without a credit.
+"""
+
+import random
+from collections import deque
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from innet.gen.ops import DType, Op
+from innet.hw.ceng import CollectiveEngine, engine_latency
+from innet.hw.flit import Flit, FlitParams, Kind
+from innet.sim.golden import reduce_switch
+from innet.sim.tb.tb_alu import FP32_SPECIALS
+
+RADIX = 3
+PORTS = RADIX + 1
+LOCAL = RADIX
+
+
+def engine(ids=2, **kwargs):
+    params = FlitParams(collective_ids=ids, routing_depth=4, index_width=8)
+    kwargs.setdefault("mul", False)
+    return CollectiveEngine(params, RADIX, **kwargs)
+
+
+def value(rng: random.Random, dtype: DType) -> int:
+    if dtype == DType.FP32 and rng.random() < 0.2:
+        return rng.choice(FP32_SPECIALS)
+    if dtype == DType.FP32:
+        return (rng.getrandbits(1) << 31) | (rng.randint(110, 140) << 23) | rng.getrandbits(23)
+    return rng.getrandbits(32)
+
+
+class Harness:
+    """The switch around an engine: input buffers, credit counters, expectations."""
+
+    def __init__(self, dut, rng, *, arrive=1.0, credit_back=1.0, depth=4):
+        self.dut, self.rng = dut, rng
+        self.p = dut.params
+        ids = self.p.collective_ids
+        self.arrive, self.credit_back, self.depth = arrive, credit_back, depth
+        self.config = [None] * ids
+        self.pending = [[deque() for _ in range(PORTS)] for _ in range(ids)]  # not arrived
+        self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # arrived
+        self.resp_pending = [deque() for _ in range(PORTS)]
+        self.resp_buffer = [deque() for _ in range(PORTS)]
+        self.credits = [[depth] * self.p.vcs for _ in range(PORTS)]
+        self.expected = {}  # key -> (set of ports, flit)
+        self.order = {}  # (cid or ("resp", input port), output port) -> keys in order
+        self.sent = []  # (cycle, port, flit)
+        self.cycle = 0
+        self.pulses = {"dropped": 0, "mismatch": 0, "unsupported": 0}
+        self.head_cycle = {}  # (cid, index) -> cycle its last operand reached the head
+        self.out_cycle = {}  # (cid, index) -> cycle it was on send
+
+    def configure(self, cid, *, req_in, op=Op.ADD, dtype=DType.INT32, root=False, req_out=0,
+                  resp_out=(), enable=True):
+        self.config[cid] = {"req_in": sorted(req_in), "op": Op(op), "dtype": DType(dtype),
+                            "root": root, "req_out": req_out, "resp_out": sorted(resp_out),
+                            "enable": enable}
+
+    async def apply(self, ctx):
+        """Drive the configuration and wait the two cycles the engine takes to apply it."""
+        for c, cfg in enumerate(self.config):
+            port = self.dut.config[c]
+            if cfg is None:
+                ctx.set(port.enable, 0)
+                continue
+            ctx.set(port.enable, int(cfg["enable"]))
+            ctx.set(port.op, cfg["op"])
+            ctx.set(port.dtype, cfg["dtype"])
+            ctx.set(port.req_in, sum(1 << q for q in cfg["req_in"]))
+            ctx.set(port.req_out, cfg["req_out"])
+            ctx.set(port.root, int(cfg["root"]))
+            ctx.set(port.resp_out, sum(1 << q for q in cfg["resp_out"]))
+        await self.step(ctx)
+        await self.step(ctx)
+
+    def targets(self, cid):
+        cfg = self.config[cid]
+        return set(cfg["resp_out"]) if cfg["root"] else {cfg["req_out"]}
+
+    def element(self, cid, index, operands=None, *, expect=True):
+        """Queue one element of id ``cid`` on every contributing port; expect its result."""
+        cfg = self.config[cid]
+        if operands is None:
+            operands = [value(self.rng, cfg["dtype"]) for _ in cfg["req_in"]]
+        for q, x in zip(cfg["req_in"], operands, strict=True):
+            self.pending[cid][q].append(Flit.request(cid, index, x))
+        if not expect:
+            return
+        result = int(reduce_switch(cfg["op"], cfg["dtype"], [np.uint32(x) for x in operands]))
+        kind = Kind.RESP if cfg["root"] else Kind.REQ
+        flit = Flit(kind, payload=result, index=index, cid=cid)
+        self._expect((cid, index), flit, cid)
+
+    def response(self, port, cid, index, payload):
+        self.resp_pending[port].append(Flit.response(cid, index, payload))
+        self._expect(("resp", payload), Flit.response(cid, index, payload), ("resp", port))
+
+    def _expect(self, key, flit, order):
+        responses = isinstance(order, tuple)
+        targets = set(self.config[flit.cid]["resp_out"]) if responses else self.targets(flit.cid)
+        assert key not in self.expected
+        self.expected[key] = (set(targets), flit, order)
+        for t in targets:
+            self.order.setdefault((order, t), []).append(key)
+
+    async def step(self, ctx):
+        dut, p, rng = self.dut, self.p, self.rng
+        # Arrivals: each (id, port) buffer takes its next flit at random times (skew).
+        for c in range(p.collective_ids):
+            for q in range(PORTS):
+                if (self.pending[c][q] and len(self.buffer[c][q]) < self.depth
+                        and rng.random() < self.arrive):
+                    self.buffer[c][q].append(self.pending[c][q].popleft())
+        for q in range(PORTS):
+            if (self.resp_pending[q] and len(self.resp_buffer[q]) < self.depth
+                    and rng.random() < self.arrive):
+                self.resp_buffer[q].append(self.resp_pending[q].popleft())
+        for c in range(p.collective_ids):
+            for q in range(PORTS):
+                head = self.buffer[c][q][0] if self.buffer[c][q] else None
+                ctx.set(dut.req[c][q].valid, head is not None)
+                if head is not None:
+                    ctx.set(dut.req[c][q].payload.as_value(), p.pack(head))
+                    cfg = self.config[c]
+                    if cfg and q in cfg["req_in"]:
+                        key = (c, head.index)
+                        if all(self.buffer[c][r] and self.buffer[c][r][0].index == head.index
+                               for r in cfg["req_in"]):
+                            self.head_cycle.setdefault(key, self.cycle)
+        for q in range(PORTS):
+            head = self.resp_buffer[q][0] if self.resp_buffer[q] else None
+            ctx.set(dut.resp[q].valid, head is not None)
+            if head is not None:
+                ctx.set(dut.resp[q].payload.as_value(), p.pack(head))
+        for c in range(p.collective_ids):
+            ctx.set(dut.credit_req[c], sum(1 << o for o in range(PORTS)
+                                           if self.credits[o][p.req_vc(c)] > 0))
+        ctx.set(dut.credit_resp, sum(1 << o for o in range(PORTS)
+                                     if self.credits[o][p.resp_vc] > 0))
+        # Outputs of this cycle.
+        for c in range(p.collective_ids):
+            for q in range(PORTS):
+                if ctx.get(dut.req[c][q].valid) and ctx.get(dut.req[c][q].ready):
+                    self.buffer[c][q].popleft()
+        for q in range(PORTS):
+            if ctx.get(dut.resp[q].valid) and ctx.get(dut.resp[q].ready):
+                self.resp_buffer[q].popleft()
+        for o in range(PORTS):
+            if ctx.get(dut.send[o].valid):
+                flit = p.unpack(ctx.get(dut.send[o].payload.as_value()))
+                v = p.vc(flit)
+                assert self.credits[o][v] > 0, f"cycle {self.cycle}: send on {o} without credit"
+                self.credits[o][v] -= 1
+                self.sent.append((self.cycle, o, flit))
+                self.check(o, flit)
+        for name in self.pulses:
+            self.pulses[name] += ctx.get(getattr(dut, name))
+        # Credits come back at random times.
+        for o in range(PORTS):
+            back = self.credit_back[o] if isinstance(self.credit_back, list) else self.credit_back
+            for v in range(p.vcs):
+                if self.credits[o][v] < self.depth and rng.random() < back:
+                    self.credits[o][v] += 1
+        await ctx.tick()
+        self.cycle += 1
+
+    def check(self, port, flit):
+        key = (flit.cid, flit.index)
+        forwarded = ("resp", flit.payload)
+        if forwarded in self.expected and self.expected[forwarded][1] == flit:
+            key = forwarded  # a response that came in on a port
+        assert key in self.expected, f"cycle {self.cycle}: unexpected {flit} on port {port}"
+        targets, want, source = self.expected[key]
+        assert flit == want, f"cycle {self.cycle}: port {port} got {flit}, expected {want}"
+        assert port in targets, f"cycle {self.cycle}: {flit} on port {port}, not {targets}"
+        order = self.order[(source, port)]
+        assert order[0] == key, f"cycle {self.cycle}: {flit} on port {port} out of order"
+        order.pop(0)
+        if key[0] != "resp":
+            self.out_cycle.setdefault(key, self.cycle)
+            assert self.out_cycle[key] == self.cycle, "a multicast left over several cycles"
+        targets.discard(port)
+        if not targets:
+            del self.expected[key]
+
+    @property
+    def idle(self):
+        return (not self.expected and not any(q for row in self.pending for q in row)
+                and not any(q for row in self.buffer for q in row)
+                and not any(self.resp_pending) and not any(self.resp_buffer))
+
+
+def run(dut, bench):
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+async def settle(h, ctx, limit=400):
+    for _ in range(limit):
+        if h.idle:
+            break
+        await h.step(ctx)
+    assert h.idle, f"{len(h.expected)} results never came out, e.g. {next(iter(h.expected))}"
+
+
+def test_latency_per_port_count():
+    """Idle engine: a reduction of k ports is on ``send`` engine_latency(k) cycles after its
+    last operand reached the head of its buffer (0 cycles for one port)."""
+    dut = engine()
+    rng = random.Random(1)
+    latencies = {}
+
+    async def bench(ctx):
+        h = Harness(dut, rng)
+        for k in range(1, PORTS + 1):
+            ports = sorted(rng.sample(range(PORTS), k))
+            h.configure(0, req_in=ports, req_out=1, op=Op.ADD, dtype=DType.FP32)
+            await h.apply(ctx)
+            h.element(0, k)
+            await settle(h, ctx)
+            latencies[k] = h.out_cycle[(0, k)] - h.head_cycle[(0, k)]
+
+    run(dut, bench)
+    assert latencies == {k: engine_latency(k) for k in range(1, PORTS + 1)}
+    assert latencies == {1: 0, 2: 8, 3: 15, 4: 15}
+
+
+@pytest.mark.parametrize("k", [2, 4])
+def test_one_element_per_cycle(k):
+    """Inputs and credits always there: one result per cycle, no bubble."""
+    dut = engine()
+    rng = random.Random(2)
+
+    async def bench(ctx):
+        h = Harness(dut, rng)
+        h.configure(1, req_in=range(PORTS - k, PORTS), req_out=0)
+        await h.apply(ctx)
+        for n in range(100):
+            h.element(1, n)
+        await settle(h, ctx)
+        cycles = [c for c, _, _ in h.sent]
+        assert len(cycles) == 100
+        assert cycles == list(range(cycles[0], cycles[0] + 100))
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_random_skew_and_backpressure(seed):
+    """Three ids (a reduction to a port, a reduction at the root multicasting, a forwarding id)
+    plus response traffic, random operations, arrival skew and backpressure."""
+    rng = random.Random(seed)
+    dut = engine(ids=3)
+    ops = [(Op.ADD, DType.FP32), (Op.MIN, DType.FP32), (Op.MAX, DType.INT32),
+           (Op.NOR, DType.UINT32), (Op.XOR, DType.INT32), (Op.ADD, DType.INT32)]
+
+    async def bench(ctx):
+        h = Harness(dut, rng, arrive=0.5, credit_back=0.4)
+        op0, op1 = rng.sample(ops, 2)
+        h.configure(0, req_in=[0, 2, LOCAL], op=op0[0], dtype=op0[1], req_out=1)
+        h.configure(1, req_in=[0, 1, 2, LOCAL], op=op1[0], dtype=op1[1], root=True,
+                    resp_out=[0, 2, LOCAL])
+        h.configure(2, req_in=[1], root=True, resp_out=[0, 1, LOCAL])
+        await h.apply(ctx)
+        for n in range(60):
+            for c in range(3):
+                h.element(c, n)
+            port, cid = rng.randrange(PORTS), rng.choice([1, 2])  # ids with a response tree
+            h.response(port, cid, n, 0x5000 + n)
+        await settle(h, ctx, 3000)
+        assert h.pulses == {"dropped": 0, "mismatch": 0, "unsupported": 0}
+
+    run(dut, bench)
+
+
+def test_blocked_id_does_not_hold_up_another():
+    """Id 0's output returns no credits: its results wait in its own queue, and id 1 keeps
+    reducing at one element per cycle; id 0 resumes when credits come back."""
+    dut = engine(queue_depth=20)
+    rng = random.Random(5)
+
+    async def bench(ctx):
+        h = Harness(dut, rng, depth=4)
+        h.configure(0, req_in=[0, 1], req_out=2)
+        h.configure(1, req_in=[1, 2, LOCAL], req_out=0)
+        await h.apply(ctx)
+        h.credit_back = [1.0, 1.0, 0.0, 1.0]
+        h.credits[2] = [0] * dut.params.vcs  # output 2 full on every VC
+        for n in range(60):
+            h.element(0, n)
+            h.element(1, n)
+        for _ in range(140):
+            await h.step(ctx)
+        out1 = [c for c, _, f in h.sent if f.cid == 1]
+        # Both take turns (id 0 first) until id 0 has 20 elements in its queue, then id 1
+        # issues alone: between id 1's first and last result only id 0's other 19 elements.
+        assert len(out1) == 60
+        assert out1[-1] - out1[0] + 1 == 60 + 19
+        assert not [f for _, _, f in h.sent if f.cid == 0]
+        h.credit_back = 1.0
+        await settle(h, ctx)
+
+    run(dut, bench)
+
+
+def test_index_mismatch_is_flagged_and_discarded():
+    dut = engine()
+    rng = random.Random(6)
+
+    async def bench(ctx):
+        h = Harness(dut, rng)
+        h.configure(0, req_in=[0, LOCAL], req_out=1)
+        await h.apply(ctx)
+        h.pending[0][0].append(Flit.request(0, 5, 1))
+        h.pending[0][LOCAL].append(Flit.request(0, 6, 2))
+        h.element(0, 7)
+        await settle(h, ctx)
+        assert [f.index for _, _, f in h.sent] == [7]
+        assert h.pulses == {"dropped": 0, "mismatch": 1, "unsupported": 0}
+
+    run(dut, bench)
+
+
+def test_unsupported_and_stray_flits_are_flagged_and_discarded():
+    dut = engine(ids=3)
+    rng = random.Random(7)
+
+    async def bench(ctx):
+        h = Harness(dut, rng)
+        h.configure(0, req_in=[0, 1], op=Op.AND, dtype=DType.FP32, req_out=2)
+        h.configure(1, req_in=[0, 1], op=Op.MUL, dtype=DType.INT32, req_out=2)  # no multiplier
+        h.configure(2, req_in=[1], req_out=2, enable=False)
+        await h.apply(ctx)
+        h.element(0, 1, expect=False)
+        h.element(1, 1, expect=False)
+        h.pending[2][1].append(Flit.request(2, 3, 9))  # id disabled
+        await settle(h, ctx)
+        h.pending[1][LOCAL].append(Flit.request(1, 4, 9))  # port not in req_in
+        await settle(h, ctx)
+        for _ in range(40):
+            await h.step(ctx)
+        assert h.sent == []
+        assert h.pulses == {"dropped": 2, "mismatch": 0, "unsupported": 2}
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"params": FlitParams(payload_width=16)}, ValueError,
+     "The collective engine reduces 32-bit payloads, not 16-bit ones"),
+    ({"params": 3}, TypeError, "Params must be a FlitParams, not 3"),
+    ({"radix": 0}, ValueError, "Radix must be at least 1, not 0"),
+    ({"mul": "yes"}, TypeError, "Multiplier option must be a bool, not 'yes'"),
+    ({"queue_depth": 0}, ValueError, "Queue depth must be at least 1, not 0"),
+])
+def test_parameter_errors(kwargs, error, message):
+    args = {"params": FlitParams(), "radix": 3} | kwargs
+    with pytest.raises(error, match=rf"^{message}$"):
+        CollectiveEngine(**args)
+
+
+def test_defaults():
+    e = CollectiveEngine(FlitParams(), 8)
+    assert (e.levels, e.queue_depth, e.mul) == (4, 30, True)
+    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [0, 8, 15, 15, 22, 22, 29]

@@ -1,0 +1,380 @@
+# amaranth: UnusedElaboratable=no
+"""innet.hw.switch in amaranth.sim: latency, throughput, credits, routing, collectives, errors.
+
+Small switches only (radix 2 or 3); the radix-8 switch and long random runs are in the cocotb
+tests (tests/sim/test_switch_rtl.py).
+"""
+
+import random
+
+import pytest
+from amaranth.sim import Simulator
+
+from innet.gen.regmap import port_mask
+from innet.hw.collective import CollectivePath
+from innet.hw.flit import Flit, FlitParams, Kind
+from innet.hw.switch import CREDIT_ROUND_TRIP, Switch, SwitchCore
+from innet.sim.tb.links import Backpressure, LinkSink, LinkSource
+
+RADIX = 2
+LOCAL = RADIX
+
+
+def small_switch(**kwargs):
+    # The fabric with the pass-through collective path (requests forwarded from any port, no
+    # reduction); the collective engine is tested in tests/hw/test_ceng*.py and
+    # tests/sim/test_ceng_rtl.py.
+    args = {"radix": RADIX, "routing_depth": 4, "collective_ids": 2, "buffer_depth": 4,
+            "collective": CollectivePath}
+    args.update(kwargs)
+    return Switch(**args)
+
+
+async def write(ctx, dut, name, **fields):
+    reg = dut.regmap[name]
+    for word in reg.split(reg.encode(fields)):
+        ctx.set(dut.cfg.addr, reg.address)
+        ctx.set(dut.cfg.w_data, word)
+        ctx.set(dut.cfg.w_en, 1)
+        await ctx.tick()
+    ctx.set(dut.cfg.w_en, 0)
+
+
+async def read(ctx, dut, name):
+    reg = dut.regmap[name]
+    ctx.set(dut.cfg.addr, reg.address)
+    await ctx.tick()
+    return ctx.get(dut.cfg.r_data)
+
+
+def run(dut, bench):
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+class Links:
+    """Python ends of every link of ``dut``, stepped once per cycle."""
+
+    def __init__(self, dut, rng, backpressure=None):
+        p = dut.params
+        self.dut = dut
+        self.p = p
+        ports = dut.radix + 1
+        self.src = [LinkSource(p, dut.buffer_depth, rng, f"in{q}") for q in range(ports)]
+        self.sink = [LinkSink(p, dut.buffer_depth, rng, backpressure or Backpressure(1.0, 0.0),
+                              f"out{q}") for q in range(ports)]
+        self.arrivals = []  # (cycle, port, flit)
+        self.departures = []  # (cycle, port, flit): on input link `port` in `cycle`
+        self.cycle = 0
+
+    async def step(self, ctx):
+        dut, p = self.dut, self.p
+        for q, (src, sink) in enumerate(zip(self.src, self.sink, strict=True)):
+            src.credit(ctx.get(dut.i[q].credit))
+            if ctx.get(dut.o[q].valid):
+                flit = p.unpack(ctx.get(dut.o[q].payload.as_value()))
+                sink.receive(flit)
+                self.arrivals.append((self.cycle, q, flit))
+            for v in range(p.vcs):
+                assert ctx.get(dut.credit_counts[q][v]) == sink.expected_credits(v)
+            ctx.set(dut.o[q].credit, sink.credits())
+            sent = src.send()
+            ctx.set(dut.i[q].valid, sent is not None)
+            if sent is not None:
+                ctx.set(dut.i[q].payload.as_value(), p.pack(sent[0]))
+                self.departures.append((self.cycle, q, sent[0]))
+        await ctx.tick()
+        self.cycle += 1
+
+
+def test_idle_latency_is_two_cycles_and_credit_comes_back():
+    dut = small_switch()
+    p = dut.params
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[3]", port=0, valid=1)
+        flit = Flit.p2p(dst=3, src=1, payload=0xDEADBEEF, tag=5, index=9)
+        ctx.set(dut.i[LOCAL].payload.as_value(), p.pack(flit))
+        ctx.set(dut.i[LOCAL].valid, 1)
+        await ctx.tick()
+        ctx.set(dut.i[LOCAL].valid, 0)
+        seen = {}
+        for cycle in range(1, 6):
+            if ctx.get(dut.o[0].valid):
+                seen.setdefault("flit", (cycle, p.unpack(ctx.get(dut.o[0].payload.as_value()))))
+            if ctx.get(dut.i[LOCAL].credit):
+                seen.setdefault("credit", (cycle, ctx.get(dut.i[LOCAL].credit)))
+            await ctx.tick()
+        # In on cycle 0, out on cycle 2; from the local port it keeps hop 0 on its first link.
+        assert seen["flit"] == (2, flit)
+        assert seen["credit"] == (2, 1 << p.vc(flit))
+
+    run(dut, bench)
+
+
+def test_hop_vc_increments_between_network_ports():
+    dut = small_switch(p2p_vcs=2)
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[2]", port=1, valid=1)
+        await write(ctx, dut, "route[1]", port=LOCAL, valid=1)
+        links = Links(dut, random.Random(1))
+        links.src[0].push(Flit.p2p(dst=2, src=0, payload=1))           # hop 0 -> 1
+        links.src[0].push(Flit.p2p(dst=2, src=0, payload=2, hop=1))    # saturates at 1
+        links.src[0].push(Flit.p2p(dst=1, src=0, payload=3, hop=1))    # to local: hop 0
+        for _ in range(12):
+            await links.step(ctx)
+        got = {flit.payload: (q, flit.hop) for _, q, flit in links.arrivals}
+        assert got == {1: (1, 1), 2: (1, 1), 3: (LOCAL, 0)}
+
+    run(dut, bench)
+
+
+def test_one_stream_runs_at_one_flit_per_cycle():
+    dut = small_switch()
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[0]", port=1, valid=1)
+        links = Links(dut, random.Random(2))
+        for n in range(200):
+            links.src[0].push(Flit.p2p(dst=0, src=3, payload=n))
+        for _ in range(210):
+            await links.step(ctx)
+        cycles = [c for c, _, _ in links.arrivals]
+        assert [f.payload for _, _, f in links.arrivals] == list(range(200))
+        assert cycles == list(range(cycles[0], cycles[0] + 200))  # no bubble
+
+    run(dut, bench)
+
+
+def test_random_traffic_with_backpressure_small_switch():
+    """Every flit once, at its routed port, in order per (input, VC); credits exact."""
+    dut = small_switch(routing_depth=4, p2p_vcs=2)
+    p = dut.params
+    rng = random.Random(3)
+    table = {d: rng.randrange(RADIX + 1) for d in range(4)}
+
+    async def bench(ctx):
+        for d, port in table.items():
+            await write(ctx, dut, f"route[{d}]", port=port, valid=1)
+        links = Links(dut, rng, Backpressure(0.6, 0.05, 8))
+        sent = []
+        serial = 0
+        for _ in range(600):
+            for q in range(RADIX + 1):
+                if rng.random() < 0.7:
+                    hop = rng.randrange(p.p2p_vcs) if q < RADIX else 0
+                    flit = Flit.p2p(dst=rng.randrange(4), src=q, payload=serial, hop=hop)
+                    links.src[q].push(flit)
+                    sent.append((q, flit))
+                    serial += 1
+            await links.step(ctx)
+        for _ in range(3000):
+            if all(src.idle for src in links.src):
+                break
+            await links.step(ctx)
+        assert all(src.idle for src in links.src)
+        got = {f.payload: (q, f) for _, q, f in links.arrivals}
+        assert len(got) == len(links.arrivals) == len(sent)
+        order = {}
+        for q_in, flit in sent:
+            q_out, out = got[flit.payload]
+            assert q_out == table[flit.dst]
+            hop = 0 if q_out == LOCAL else min(flit.hop + (q_in < RADIX), p.p2p_vcs - 1)
+            assert out == flit.replace(hop=hop)
+            order.setdefault((q_in, flit.hop, q_out), []).append(flit.payload)
+        arrival_order = {}
+        for _, q, f in links.arrivals:
+            arrival_order.setdefault(q, []).append(f.payload)
+        for (_, _, q_out), payloads in order.items():
+            seen = [x for x in arrival_order[q_out] if x in set(payloads)]
+            assert seen == payloads
+        assert ctx.get(dut.errors.as_value()) == 0
+
+    run(dut, bench)
+
+
+def test_root_turns_requests_into_one_multicast():
+    dut = small_switch()
+
+    async def bench(ctx):
+        await write(ctx, dut, "coll[1].ctrl", enable=1)
+        await write(ctx, dut, "coll[1].req_out", port=0, root=1)
+        await write(ctx, dut, "coll[1].resp_out", ports=port_mask([0, 1, -1], RADIX))
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].req_out", port=1, root=0)
+        links = Links(dut, random.Random(4))
+        links.src[LOCAL].push(Flit.request(1, index=7, payload=42))
+        links.src[0].push(Flit.request(0, index=8, payload=43))
+        for _ in range(6):
+            await links.step(ctx)
+        arrivals = sorted(links.arrivals, key=lambda a: a[1])
+        resp = Flit.response(1, index=7, payload=42)
+        assert [(q, f) for _, q, f in arrivals if f.cid == 1] == [(0, resp), (1, resp),
+                                                                    (LOCAL, resp)]
+        assert len({c for c, _, f in arrivals if f.cid == 1}) == 1  # one cycle: atomic
+        assert [(q, f) for _, q, f in arrivals if f.cid == 0] == [
+            (1, Flit.request(0, index=8, payload=43))]
+        # Both want output 1 in the same cycle: the request of id 0 wins (least recently
+        # granted, ties to the lower id) and the multicast follows one cycle later.
+        assert [(c, f.cid) for c, _, f in sorted(arrivals)] == [(2, 0), (3, 1), (3, 1), (3, 1)]
+
+    run(dut, bench)
+
+
+def test_multicast_waits_for_every_credit():
+    dut = small_switch()
+
+    async def bench(ctx):
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0, 1], RADIX))
+        links = Links(dut, random.Random(5))
+        for n in range(10):
+            links.src[LOCAL].push(Flit.response(0, index=n, payload=n))
+        # Port 1 returns no credits: after 4 flits (its buffer depth) the multicast stops on
+        # both ports although port 0 has credits.
+        links.sink[1].bp = Backpressure(0.0, 0.0)
+        for _ in range(20):
+            await links.step(ctx)
+        per_port = [sum(1 for _, q, _ in links.arrivals if q == port) for port in (0, 1)]
+        assert per_port == [4, 4]
+        links.sink[1].bp = Backpressure(1.0, 0.0)
+        for _ in range(20):
+            await links.step(ctx)
+        per_port = [sum(1 for _, q, _ in links.arrivals if q == port) for port in (0, 1)]
+        assert per_port == [10, 10]
+
+    run(dut, bench)
+
+
+def test_collective_overtakes_p2p_at_a_busy_output():
+    """Both inputs flood output 1 with p2p; requests still cross in the minimum 2 cycles."""
+    dut = small_switch()
+    rng = random.Random(6)
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[0]", port=1, valid=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].req_out", port=1)
+        links = Links(dut, rng)
+        serial = 0
+        for _ in range(300):
+            for q in (0, LOCAL):
+                if links.src[q].pending < 8:
+                    links.src[q].push(Flit.p2p(dst=0, src=q, payload=serial))
+                    serial += 1
+            if rng.random() < 0.1:
+                links.src[0].push(Flit.request(0, index=0, payload=serial))
+                serial += 1
+            await links.step(ctx)
+        for _ in range(60):
+            await links.step(ctx)
+        left = {f.payload: c for c, _, f in links.departures}
+        came = {f.payload: c for c, _, f in links.arrivals}
+        reqs = [f.payload for _, _, f in links.departures if f.kind is Kind.REQ]
+        p2p = [f.payload for _, _, f in links.departures if f.kind is Kind.P2P]
+        assert len(came) == len(left)
+        assert len(reqs) > 20
+        # Output 1 is offered two p2p flits per cycle, yet every request crosses in 2 cycles.
+        assert {came[r] - left[r] for r in reqs} == {2}
+        assert max(came[x] - left[x] for x in p2p) > 2
+        # Overtaking: p2p flits that entered before a request and left after it.
+        overtaken = sum(1 for r in reqs for x in p2p if left[x] < left[r] and came[x] > came[r])
+        assert overtaken > 20
+
+    run(dut, bench)
+
+
+def test_no_route_is_discarded_and_flagged():
+    dut = small_switch()
+    p = dut.params
+
+    async def bench(ctx):
+        links = Links(dut, random.Random(7))
+        links.src[0].push(Flit.p2p(dst=2, src=0, payload=1))  # route[2] not valid
+        for _ in range(6):
+            await links.step(ctx)
+        assert links.arrivals == []
+        assert links.src[0].idle  # the credit came back
+        assert ctx.get(dut.errors.no_route) == 1
+        assert ctx.get(dut.errors.bad_vc) == 0
+        ctx.set(dut.i[1].payload.as_value(), 3 << p.offsets["kind"])
+        ctx.set(dut.i[1].valid, 1)
+        await ctx.tick()
+        ctx.set(dut.i[1].valid, 0)
+        await ctx.tick()
+        assert ctx.get(dut.errors.bad_vc) == 1
+
+    run(dut, bench)
+
+
+def test_register_changes_apply_to_the_next_flit():
+    dut = small_switch()
+    p = dut.params
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[1]", port=0, valid=1)
+        assert await read(ctx, dut, "route[1]") == dut.regmap["route[1]"].encode(
+            {"port": 0, "valid": 1})
+        ctx.set(dut.i[LOCAL].payload.as_value(), p.pack(Flit.p2p(1, 0, 5)))
+        ctx.set(dut.i[LOCAL].valid, 1)
+        # The write and a flit in the same cycle: the flit still sees the old entry; the next
+        # flit sees the new one.
+        reg = dut.regmap["route[1]"]
+        ctx.set(dut.cfg.addr, reg.address)
+        ctx.set(dut.cfg.w_data, reg.encode({"port": 1, "valid": 1}))
+        ctx.set(dut.cfg.w_en, 1)
+        await ctx.tick()
+        ctx.set(dut.cfg.w_en, 0)
+        ctx.set(dut.i[LOCAL].payload.as_value(), p.pack(Flit.p2p(1, 0, 6)))
+        await ctx.tick()
+        ctx.set(dut.i[LOCAL].valid, 0)
+        out = {}
+        for _ in range(4):
+            for q in (0, 1):
+                if ctx.get(dut.o[q].valid):
+                    out[p.unpack(ctx.get(dut.o[q].payload.as_value())).payload] = q
+            await ctx.tick()
+        assert out == {5: 0, 6: 1}
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"radix": 0}, ValueError, "Radix must be at least 1, not 0"),
+    ({"radix": 2.5}, TypeError, "Radix must be an integer, not 2.5"),
+    ({"radix": 2, "payload_width": 0}, ValueError,
+     "Payload width must be between 1 and 1024, not 0"),
+    ({"radix": 2, "buffer_depth": 2}, ValueError,
+     (f"Buffer depth must be at least {CREDIT_ROUND_TRIP} \\(the credit round trip\\) for "
+      "full throughput, not 2")),
+    ({"radix": 2, "buffer_depth": 0}, ValueError, "Buffer depth must be at least 1, not 0"),
+    ({"radix": 2, "collective_ids": 0}, ValueError,
+     "Collective ids must be between 1 and 256, not 0"),
+    ({"radix": 2, "routing_depth": 0}, ValueError,
+     "Routing depth must be between 1 and 65536, not 0"),
+    ({"radix": 2, "local_depth": 0}, ValueError, "Local depth must be at least 1, not 0"),
+    ({"radix": 2, "collective": 3}, TypeError,
+     "Collective must be a callable building the collective path, not 3"),
+])
+def test_parameter_errors(kwargs, error, message):
+    with pytest.raises(error, match=rf"^{message}$"):
+        Switch(**kwargs)
+
+
+def test_core_parameter_errors():
+    with pytest.raises(TypeError, match=r"^Params must be a FlitParams, not 32$"):
+        SwitchCore(2, 32)
+    with pytest.raises(ValueError, match=r"^Buffer depth must be at least 4 \(the credit round "
+                                         r"trip\) for full throughput, not 3$"):
+        SwitchCore(2, FlitParams(), 3)
+
+
+def test_switch_reports_its_parameters():
+    s = Switch(8, payload_width=16, collective_ids=3, routing_depth=13)
+    assert s.params == FlitParams(payload_width=16, routing_depth=13, collective_ids=3)
+    assert s.regmap.params == {"radix": 8, "collective_ids": 3, "routing_depth": 13,
+                               "node_id_width": 4}
+    assert len(s.i) == len(s.o) == 9

@@ -1,0 +1,165 @@
+"""innet.sim.report.summary: comparison rows, ratios, targets and renderings on constructed
+outcomes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from innet.sim.network import Outcome, Scenario
+from innet.sim.report import summary as rep
+
+
+def outcome(algo: str, elements: int, latency: int, predicted: float | None = None, *,
+            correct: bool = True, **scenario) -> Outcome:
+    return Outcome(scenario=Scenario(algo=algo, elements=elements, **scenario), correct=correct,
+                   latency_cycles=latency, throughput_elems_per_cycle=elements / latency,
+                   predicted_cycles=predicted, p2p_sent=0, p2p_received=0,
+                   detail="" if correct else "node 3 element 0: 5 != 6")
+
+
+def runs(*, innet1: int = 40, swing1: int = 400, innet4k: int = 4200,
+         correct: bool = True) -> list[Outcome]:
+    return [outcome("swing-l", 1, swing1, 380.0), outcome("innet", 1, innet1, 36.0),
+            outcome("innet", 4096, innet4k, 4140.0, correct=correct),
+            outcome("ring", 4096, 20000, 16000.0), outcome("swing-b", 4096, 9000, None)]
+
+
+def test_rows_sorted_with_ratios_against_prediction_and_innet():
+    rows = rep.comparison_rows(runs())
+    assert [(r.elements, r.algo) for r in rows] == [
+        (1, "innet"), (1, "swing-l"), (4096, "innet"), (4096, "swing-b"), (4096, "ring")]
+    by = {(r.elements, r.algo): r for r in rows}
+    assert by[1, "swing-l"].vs_innet == pytest.approx(10.0)
+    assert by[1, "innet"].vs_innet == pytest.approx(1.0)
+    assert by[1, "innet"].measured_over_predicted == pytest.approx(40 / 36)
+    assert by[4096, "ring"].measured_over_predicted == pytest.approx(1.25)
+    assert by[4096, "ring"].vs_innet == pytest.approx(20000 / 4200)
+    assert by[4096, "swing-b"].measured_over_predicted is None
+    assert by[4096, "innet"].throughput_elems_per_cycle == pytest.approx(4096 / 4200)
+
+
+def test_rows_leave_out_subsets_and_compare_only_same_background():
+    extra = [outcome("innet", 1, 30, participants=(0, 1, 2)),
+             outcome("innet", 1, 35, kind="reduce"),
+             outcome("swing-l", 1, 800, background=0.5)]
+    rows = rep.comparison_rows(runs() + extra)
+    assert len(rows) == 6
+    loaded = next(r for r in rows if r.background == 0.5)
+    assert loaded.vs_innet is None  # no in-network run at 50 % load to compare with
+
+
+@pytest.mark.parametrize(("innet1", "swing1", "passed"), [(40, 200, True), (40, 199, False)])
+def test_latency_target_threshold(innet1, swing1, passed):
+    latency, _ = rep.targets(runs(innet1=innet1, swing1=swing1))
+    assert latency.measured == pytest.approx(swing1 / innet1)
+    assert latency.passed is passed
+
+
+@pytest.mark.parametrize(("cycles", "passed"), [(4311, True), (4312, False)])
+def test_throughput_target_threshold(cycles, passed):
+    # 4096 / 4311 = 0.9501, 4096 / 4312 = 0.9499
+    _, throughput = rep.targets(runs(innet4k=cycles))
+    assert throughput.measured == pytest.approx(4096 / cycles)
+    assert throughput.passed is passed
+
+
+def test_wrong_result_fails_its_target_and_the_report():
+    report = rep.build_report(runs(correct=False))
+    assert report["targets"]["throughput"]["passed"] is False
+    assert report["targets"]["latency"]["passed"] is True
+    assert report["targets_passed"] is False
+    assert report["correct"] is False
+    assert report["algorithms"]["innet"]["correct"] is False
+    assert report["algorithms"]["swing-l"]["correct"] is True
+
+
+def test_missing_runs_leave_targets_unmeasured():
+    report = rep.build_report([outcome("innet", 64, 100)])
+    assert report["targets"]["latency"]["passed"] is None
+    assert report["targets"]["throughput"]["measured"] is None
+    assert report["targets_passed"] is None
+    assert "not measured" in rep.to_markdown(report)
+
+
+def test_report_json_has_the_contract_keys_per_algorithm():
+    report = json.loads(json.dumps(rep.build_report(runs(), network={"kind": "polarfly"},
+                                                    extra={"wall_seconds": 1.5})))
+    assert report["correct"] is True
+    assert report["targets_passed"] is True
+    assert report["wall_seconds"] == 1.5
+    assert set(report["algorithms"]) == {"innet", "swing-l", "swing-b", "ring"}
+    innet = report["algorithms"]["innet"]
+    assert innet["latency_cycles"] == {"1": 40, "4096": 4200}
+    assert innet["throughput_elems_per_cycle"]["4096"] == pytest.approx(4096 / 4200)
+    assert innet["predicted_cycles"] == {"1": 36.0, "4096": 4140.0}
+    assert report["algorithms"]["swing-b"]["predicted_cycles"] == {"4096": None}
+    assert len(report["runs"]) == 5
+    assert report["runs"][0]["scenario"]["algo"] == "swing-l"
+
+
+def test_markdown_and_console_show_every_row_and_the_verdicts():
+    from rich.console import Console
+
+    report = rep.build_report(runs(swing1=100), network={
+        "kind": "polarfly", "params": {"q": 3}, "nodes": 13, "links": 26, "radix": 4})
+    md = rep.to_markdown(report)
+    table = [line for line in md.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + 5
+    assert "| 1 | Swing-L | yes | 100 | 380 | 0.26 | 0.010 | 2.5x |" in md
+    assert ("- FAIL: in-network latency, 1 element, at least 5x below Swing-L: measured 2.5 "
+            "(Swing-L 100 / in-network 40 cycles)") in md
+    assert "PASS: in-network throughput" in md
+    assert "polarfly (q=3): 13 switches, 26 links, radix 4" in md
+    console = Console(record=True, width=140)
+    rep.render(report, console)
+    text = console.export_text()
+    assert "Swing-B" in text
+    assert "rec." not in text
+    assert "FAIL" in text
+    assert "2.5x" in text
+
+
+def test_network_summary_names_the_topology():
+    from innet.gen.topology import polarfly, torus
+
+    summary = rep.network_summary(polarfly(3))
+    assert summary["nodes"] == 13
+    assert summary["links"] == (9 * 4 + 4 * 3) // 2  # q + 1 = 4 quadrics have degree q
+    assert summary["radix"] == 4
+    line = rep.to_markdown(rep.build_report(runs(), network=rep.network_summary(torus((4, 4)))))
+    assert "torus (shape=4x4): 16 switches, 32 links, radix 4" in line
+
+
+def test_targets_need_runs_without_backpressure():
+    """Targets are the network's own figures: runs with endpoint backpressure do not count,
+    runs given as target_runs do, and they stay out of the table."""
+    stalled = [dataclasses.replace(o, backpressure=0.25) for o in runs()]
+    report = rep.build_report(stalled, extra={"backpressure": 0.25})
+    assert report["targets_passed"] is None
+    assert report["targets"]["latency"]["evidence"] == (
+        "needs quiet 1-element in-network and Swing-L runs")
+    assert ("- not measured: in-network throughput, 4096 elements, at least 0.95 "
+            "elements/cycle (needs a quiet 4096-element run)") in rep.to_markdown(report)
+    quiet = runs(innet1=50, swing1=300)[:3]
+    both = rep.build_report(stalled, extra={"backpressure": 0.25}, target_runs=quiet)
+    assert both["targets"]["latency"]["measured"] == pytest.approx(6.0)
+    assert both["targets"]["throughput"]["passed"] is True
+    assert both["comparison"] == report["comparison"]
+    assert len(both["runs"]) == len(stalled) + len(quiet)
+    md = rep.to_markdown(both)
+    assert ("- targets are measured on a quiet network: no background traffic, no endpoint "
+            "backpressure") in md
+    assert ("- the table: random backpressure 0.25 at every endpoint, which slows injection "
+            "and delivery") in md
+    assert "the table:" not in rep.to_markdown(rep.build_report(runs()))
+    wrong = rep.build_report(stalled, target_runs=runs(correct=False))
+    assert wrong["correct"] is False
+
+
+def test_vs_innet_compares_runs_of_the_same_backpressure():
+    stalled = [dataclasses.replace(o, backpressure=0.25) for o in runs()]
+    rows = rep.comparison_rows([*stalled[:1], *runs()[1:2]])  # swing-l stalled, innet quiet
+    assert [r.vs_innet for r in rows] == [1.0, None]

