@@ -65,7 +65,7 @@ def synth_case(component: Any, name: str, params: dict[str, Any],
 def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
     """The ``collective=`` builder of a switch variant: ``"engine"`` and ``"pass"`` as
     ``innet verilog switch --collective`` builds them
-    (:func:`innet.sim.cli.verilog.switch_collective`), or ``"none"``
+    (:func:`innet.hw.variants.switch_collective`), or ``"none"``
     (:class:`NoCollectivePath`).
 
     Raises
@@ -73,7 +73,7 @@ def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
     ValueError
         If the variant is unknown, or is the engine for a payload other than 32 bits.
     """
-    from innet.sim.cli.verilog import switch_collective
+    from innet.hw.variants import switch_collective
 
     if variant == "none":
         return NoCollectivePath
@@ -83,7 +83,7 @@ def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
 
 
 def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
-    from innet.sim.cli.verilog import make_switch
+    from innet.hw.variants import make_switch
 
     ids = 1 if variant == "none" else 4
     top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from innet.hw.variants import make_switch
 from innet.sim.cli._common import (
     console,
     err_console,
@@ -22,7 +23,7 @@ from innet.sim.cli._common import (
     print_json,
     write_atomic,
 )
-from innet.sim.cli.verilog import make_switch, switch_options
+from innet.sim.cli.verilog import switch_options
 
 __all__ = ["command", "flow_options", "print_result", "run"]
 

@@ -249,9 +249,9 @@ def test_bench_list_and_bad_prefix():
 
 
 def test_switch_variants_are_ordered_by_size():
+    from innet.hw.variants import make_switch
     from innet.hw.verilog import emit
     from innet.sim.bench.hardware import NoCollectivePath, collective_path
-    from innet.sim.cli.verilog import make_switch
 
     sizes = {}
     for variant in ("none", "pass", "engine"):

@@ -1,0 +1,54 @@
+"""Switches chosen by name: the collective path of a name and a switch with its parameters as a
+dict, for the command line, the benchmarks and the synthesis flow."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = ["make_switch", "switch_collective"]
+
+
+def switch_collective(name: str, mul: bool = True, payload_width: int = 32):
+    """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
+    engine, its ALUs with multipliers unless ``mul`` is False) or ``"pass"`` (the
+    pass-through).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither, or the engine is asked for a payload other than 32 bits (a
+        payload width that is wrong in itself gets the flit's own error first).
+    """
+    from innet.hw.collective import CollectivePath
+
+    if name == "pass":
+        return CollectivePath
+    if name != "engine":
+        raise ValueError(f"Collective path must be one of engine, pass, not {name!r}")
+    from innet.hw.ceng import CollectiveEngine
+    from innet.hw.flit import FlitParams
+
+    FlitParams(payload_width=payload_width)  # its own checks (type, range) come first
+    if payload_width != 32:
+        raise ValueError(f"The collective engine reduces 32-bit payloads, not "
+                         f"{payload_width}-bit ones (use --collective pass)")
+    return functools.partial(CollectiveEngine, mul=mul)
+
+
+def make_switch(radix: int, payload_width: int = 32, collective_ids: int = 4,
+                routing_depth: int = 64, buffer_depth: int = 4, p2p_vcs: int = 2,
+                index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
+                **extra: Any):
+    """The :class:`innet.hw.switch.Switch` of these parameters and the parameters as a
+    JSON-ready dict; ``extra`` goes to the constructor as it is (e.g. ``collective=``)."""
+    from innet.hw.switch import Switch
+
+    top = Switch(radix, payload_width, buffer_depth, collective_ids, routing_depth,
+                 p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width,
+                 local_depth=local_depth, **extra)
+    params = {"radix": radix, "payload_width": payload_width,
+              "collective_ids": collective_ids, "routing_depth": routing_depth,
+              "buffer_depth": buffer_depth, "local_depth": top.local_depth,
+              "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width}
+    return top, params
