@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+
+from innet.gen.files import write_atomic
 
 __all__ = [
     "USER_ERRORS",
@@ -83,29 +83,6 @@ def output_option(help: str = "Write the artifacts to this path.") -> Callable:
 def print_json(data: Any) -> None:
     """Print ``data`` as stable, indented JSON on stdout."""
     click.echo(json.dumps(data, indent=2, sort_keys=True))
-
-
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    A failure part-way never leaves a half-written file behind.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode) as handle:
-            handle.write(data)
-        # mkstemp creates the file 0600; give it the mode a plain open() would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def piuma_options(*, nodes: str | None = None, sockets: int = 16, cores: int = 8) -> Callable:
