@@ -3,18 +3,16 @@
 PIUMA, "Pipelined Reduction": "PIUMA switches employ a credit signal based mechanism to track
 the buffer space on the neighboring switches. If the buffer on a neighbor is full, the
 corresponding output port is labeled unavailable". One :class:`CreditCounter` per output port
-and virtual channel; :class:`CreditModel` is its Python model. :class:`CreditThrottle` holds
-back returned credits at random (``go`` from :func:`xorshift32`): random backpressure built
-into a testbench's top level.
+and virtual channel; :class:`CreditModel` is its Python model.
 """
 
 from __future__ import annotations
 
-from amaranth import Cat, Module, Signal
+from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["CreditCounter", "CreditModel", "CreditThrottle", "xorshift32"]
+__all__ = ["CreditCounter", "CreditModel"]
 
 
 class CreditCounter(wiring.Component):
@@ -105,51 +103,3 @@ class CreditModel:
                 self.error = True
             else:
                 self.count += 1
-
-
-class CreditThrottle(wiring.Component):
-    """Random backpressure on a credit link: holds back the credits its receiver returns.
-
-    Each VC counts the credits the receiver returned (``credit_in``) and passes at most one per
-    cycle on to the sender (``credit_out``, in the same cycle while nothing is owed), only
-    while ``go`` is high; the sender then stalls for want of credits exactly as if the receiver
-    were slow to drain its buffer. With ``go`` always high the throttle is transparent.
-
-    Parameters
-    ----------
-    vcs : int
-        Virtual channels.
-    depth : int
-        The receiver's buffer per VC (the most credits that can be owed).
-
-    Members
-    -------
-    credit_in : In(vcs)
-    credit_out : Out(vcs)
-    go : In(1)
-    quiet : Out(1)
-        No credit is held back.
-    """
-
-    def __init__(self, vcs: int, depth: int) -> None:
-        self._vcs, self._depth = vcs, depth
-        super().__init__({"credit_in": In(vcs), "credit_out": Out(vcs), "go": In(1),
-                          "quiet": Out(1)})
-
-    def elaborate(self, platform):
-        m = Module()
-        owed = [Signal(range(self._depth + 1), name=f"owed{v}") for v in range(self._vcs)]
-        for v, count in enumerate(owed):
-            # A credit passes straight through while go is high (no added latency).
-            release = self.go & ((count != 0) | self.credit_in[v])
-            m.d.comb += self.credit_out[v].eq(release)
-            m.d.sync += count.eq(count + self.credit_in[v] - release)
-        m.d.comb += self.quiet.eq(Cat(count == 0 for count in owed).all())
-        return m
-
-
-def xorshift32(state):
-    """One step of a 32-bit xorshift generator (as an Amaranth expression)."""
-    x = state ^ (state << 13)[:32]
-    x = x ^ (x >> 17)
-    return x ^ (x << 5)[:32]

@@ -53,10 +53,10 @@ from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.credit import CreditThrottle, xorshift32
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
+from innet.hw.testing import CreditThrottle, xorshift32
 
 __all__ = ["NODE_MODULE", "Network", "NetworkNode", "image_sizes", "link_stage_map",
            "network_design", "topology_diameter"]

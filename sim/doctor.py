@@ -1,9 +1,9 @@
 """``innet doctor``: check that this machine can emit, build and simulate RTL.
 
-:func:`versions` lists the tools innet relies on; :func:`check` emits :class:`MulAdd` to Verilog
-with Amaranth's Yosys, builds it with Verilator through :mod:`innet.sim.runner` and runs the
-cocotb test ``innet.sim.tb.tb_doctor`` on it, which compares the outputs for random inputs against
-:func:`muladd_model`.
+:func:`versions` lists the tools innet relies on; :func:`check` emits
+:class:`innet.hw.testing.MulAdd` to Verilog with Amaranth's Yosys, builds it with Verilator
+through :mod:`innet.sim.runner` and runs the cocotb test ``innet.sim.tb.tb_doctor`` on it, which
+compares the outputs for random inputs against :func:`innet.hw.testing.muladd_model`.
 """
 
 from __future__ import annotations
@@ -16,60 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 
-from amaranth import Module, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
-
+from innet.hw.testing import MulAdd
 from innet.hw.verilog import emit
 from innet.sim import runner
 
-__all__ = ["Check", "MulAdd", "check", "muladd_model", "versions"]
-
-
-class MulAdd(wiring.Component):
-    """A registered multiply-add, ``o = (a * b + c) mod 2**width``, one cycle of latency.
-
-    Parameters
-    ----------
-    width : int
-        Operand and result width in bits.
-
-    Members
-    -------
-    a, b, c : In(width)
-        Operands, sampled on every rising edge while ``i_valid`` is high.
-    i_valid : In(1)
-        The operands are valid.
-    o : Out(width)
-        The result for the operands sampled on the previous edge.
-    o_valid : Out(1)
-        ``i_valid`` delayed by one cycle; reset to 0.
-    """
-
-    def __init__(self, width: int = 32) -> None:
-        if not isinstance(width, int) or width <= 0:
-            raise ValueError(f"Width must be a positive integer, not {width!r}")
-        self._width = width
-        super().__init__({
-            "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
-            "o": Out(width), "o_valid": Out(1),
-        })
-
-    @property
-    def width(self) -> int:
-        return self._width
-
-    def elaborate(self, platform):
-        m = Module()
-        product = Signal(2 * self._width)
-        m.d.comb += product.eq(self.a * self.b + self.c)
-        m.d.sync += [self.o.eq(product[:self._width]), self.o_valid.eq(self.i_valid)]
-        return m
-
-
-def muladd_model(a: int, b: int, c: int, width: int = 32) -> int:
-    """Python model of :class:`MulAdd`."""
-    return (a * b + c) % (1 << width)
+__all__ = ["Check", "check", "versions"]
 
 
 def versions() -> dict[str, str]:

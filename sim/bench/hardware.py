@@ -147,6 +147,6 @@ def _alu(options: Options) -> dict[str, Any]:
 @case("hw_muladd", "hardware", "MulAdd(8) of innet doctor (flow check)", quick=True,
       full=False)
 def _muladd(options: Options) -> dict[str, Any]:
-    from innet.sim.doctor import MulAdd
+    from innet.hw.testing import MulAdd
 
     return synth_case(MulAdd(8), "innet_muladd", {"width": 8}, options)

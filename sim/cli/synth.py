@@ -178,7 +178,7 @@ def alu(mul: bool, tag_width: int, target: str, seed: int, no_pnr: bool, timeout
 def muladd(width: int, target: str, seed: int, no_pnr: bool, timeout: float, no_cache: bool,
            output: Path | None, as_json: bool) -> None:
     """The registered multiply-add of `innet doctor`: a seconds-long check of the flow."""
-    from innet.sim.doctor import MulAdd
+    from innet.hw.testing import MulAdd
 
     run(MulAdd(width), "innet_muladd", {"component": "muladd", "width": width},
         target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,

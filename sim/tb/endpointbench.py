@@ -41,10 +41,10 @@ from amaranth import Cat, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.hw.credit import CreditThrottle
 from innet.hw.endpoint import Endpoint
 from innet.hw.network import local_link
 from innet.hw.switch import Switch
+from innet.hw.testing import CreditThrottle
 
 __all__ = ["CreditThrottle", "EndpointBench", "bench_design"]
 

@@ -13,7 +13,7 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from innet.sim.doctor import muladd_model
+from innet.hw.testing import muladd_model
 from innet.sim.tb import kit
 
 __all__ = ["TB", "test_random_operands"]

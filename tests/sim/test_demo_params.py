@@ -2,9 +2,9 @@
 
 import pytest
 
+from innet.hw.testing import MulAdd
 from innet.hw.verilog import emit
 from innet.sim import runner
-from innet.sim.doctor import MulAdd
 
 
 @pytest.mark.rtl

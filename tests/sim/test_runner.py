@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from innet.hw.testing import MulAdd
 from innet.hw.verilog import Design, emit
 from innet.sim import runner
-from innet.sim.doctor import MulAdd
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.hw.testing import MulAdd
 from innet.hw.verilog import Design, emit
 from innet.sim import synth
-from innet.sim.doctor import MulAdd
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "synth"
 

@@ -1,0 +1,108 @@
+"""Small RTL blocks that exist for tests and tools, not for a network.
+
+:class:`MulAdd` is the design ``innet doctor`` builds to check the toolchain end to end (and a
+quick synthesis case). :class:`CreditThrottle` holds back returned credits at random (``go`` from
+:func:`xorshift32`): the random backpressure that simulation wrappers put on a link.
+"""
+
+from __future__ import annotations
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["CreditThrottle", "MulAdd", "muladd_model", "xorshift32"]
+
+
+class MulAdd(wiring.Component):
+    """A registered multiply-add, ``o = (a * b + c) mod 2**width``, one cycle of latency.
+
+    Parameters
+    ----------
+    width : int
+        Operand and result width in bits.
+
+    Members
+    -------
+    a, b, c : In(width)
+        Operands, sampled on every rising edge while ``i_valid`` is high.
+    i_valid : In(1)
+        The operands are valid.
+    o : Out(width)
+        The result for the operands sampled on the previous edge.
+    o_valid : Out(1)
+        ``i_valid`` delayed by one cycle; reset to 0.
+    """
+
+    def __init__(self, width: int = 32) -> None:
+        if not isinstance(width, int) or width <= 0:
+            raise ValueError(f"Width must be a positive integer, not {width!r}")
+        self._width = width
+        super().__init__({
+            "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
+            "o": Out(width), "o_valid": Out(1),
+        })
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    def elaborate(self, platform):
+        m = Module()
+        product = Signal(2 * self._width)
+        m.d.comb += product.eq(self.a * self.b + self.c)
+        m.d.sync += [self.o.eq(product[:self._width]), self.o_valid.eq(self.i_valid)]
+        return m
+
+
+def muladd_model(a: int, b: int, c: int, width: int = 32) -> int:
+    """Python model of :class:`MulAdd`."""
+    return (a * b + c) % (1 << width)
+
+
+class CreditThrottle(wiring.Component):
+    """Random backpressure on a credit link: holds back the credits its receiver returns.
+
+    Each VC counts the credits the receiver returned (``credit_in``) and passes at most one per
+    cycle on to the sender (``credit_out``, in the same cycle while nothing is owed), only
+    while ``go`` is high; the sender then stalls for want of credits exactly as if the receiver
+    were slow to drain its buffer. With ``go`` always high the throttle is transparent.
+
+    Parameters
+    ----------
+    vcs : int
+        Virtual channels.
+    depth : int
+        The receiver's buffer per VC (the most credits that can be owed).
+
+    Members
+    -------
+    credit_in : In(vcs)
+    credit_out : Out(vcs)
+    go : In(1)
+    quiet : Out(1)
+        No credit is held back.
+    """
+
+    def __init__(self, vcs: int, depth: int) -> None:
+        self._vcs, self._depth = vcs, depth
+        super().__init__({"credit_in": In(vcs), "credit_out": Out(vcs), "go": In(1),
+                          "quiet": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        owed = [Signal(range(self._depth + 1), name=f"owed{v}") for v in range(self._vcs)]
+        for v, count in enumerate(owed):
+            # A credit passes straight through while go is high (no added latency).
+            release = self.go & ((count != 0) | self.credit_in[v])
+            m.d.comb += self.credit_out[v].eq(release)
+            m.d.sync += count.eq(count + self.credit_in[v] - release)
+        m.d.comb += self.quiet.eq(Cat(count == 0 for count in owed).all())
+        return m
+
+
+def xorshift32(state):
+    """One step of a 32-bit xorshift generator (as an Amaranth expression)."""
+    x = state ^ (state << 13)[:32]
+    x = x ^ (x >> 17)
+    return x ^ (x << 5)[:32]
