@@ -31,13 +31,13 @@ of the lines (:func:`envelope`): exact intervals, not just samples.
 
 Parameters and their defaults
 -----------------------------
-The defaults describe the project's own network (DESIGN.md, "Hardware model") as built by the
-hardware issues; the simulation of issue 10 measures them and may refine them:
+The defaults describe the project's own network (DESIGN.md, "Hardware model") as the RTL
+builds it; the network simulation (:mod:`innet.sim.network`) measures them:
 
 ``link_latency = 0``
-    Cycles a link adds on top of the switches: links are wired directly (the switch RTL of
-    issue 7, ``hw/switch.py``: the output register of one switch is the input of the next);
-    pipelined long links add their stages.
+    Cycles a link adds on top of the switches: links are wired directly (``hw/switch.py``:
+    the output register of one switch is the input of the next); pipelined long links add
+    their stages.
 ``switch_latency = 2``
     A flit crosses an idle switch in 2 cycles (``hw/switch.py``, measured by its tests): buffer
     write, then allocation into the output register.
@@ -46,16 +46,17 @@ hardware issues; the simulation of issue 10 measures them and may refine them:
     register the flit once (``hw/link.py``).
 ``reduce_latency = 7``
     Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
-    A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (issue 8: a pipelined
-    tree of depth ``ceil(log2(ports))``).
+    A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (its collective engine
+    reduces them in a pipelined tree, ``hw/ceng/tree.py``).
 ``step_overhead = 8``
     Host-style only: cycles an endpoint's step engine needs between the last element of one
     step and the first of the next (reduce the last element, 7 cycles, then advance the step
-    table). An estimate until the endpoint of issue 9 is measured.
+    table). An estimate; ``innet bench`` measures the step engine's turnaround
+    (:mod:`innet.sim.bench.endpoint`).
 ``element_bytes = 4``
     One 32-bit element per flit (``int32``, ``uint32``, ``fp32``).
 ``link_bandwidth = 1``
-    Elements per cycle per channel direction: one flit per cycle per port (issue 7).
+    Elements per cycle per channel direction: one flit per cycle per port (``hw/switch.py``).
 ``local_bandwidth = 1``
     Elements per cycle each way between an endpoint and its switch: the local port is one more
     switch port. ``None``: never the bottleneck.

@@ -26,6 +26,12 @@ __all__ = [
 ]
 
 
+def _check_endpoints(endpoints: object) -> int:
+    if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
+        raise ValueError(f"Endpoints per router must be a positive integer, not {endpoints!r}")
+    return endpoints
+
+
 def anynet(topo: Topology, endpoints: int = 1) -> str:
     """The BookSim2 ``anynet`` network file (``topology = anynet; network_file = ...``).
 
@@ -39,8 +45,7 @@ def anynet(topo: Topology, endpoints: int = 1) -> str:
     ValueError
         If ``endpoints`` is below 1.
     """
-    if isinstance(endpoints, bool) or not isinstance(endpoints, int) or endpoints < 1:
-        raise ValueError(f"Endpoints per router must be a positive integer, not {endpoints!r}")
+    endpoints = _check_endpoints(endpoints)
     lines = []
     for u in range(topo.nodes):
         nodes = " ".join(f"node {u * endpoints + e}" for e in range(endpoints))
@@ -51,8 +56,9 @@ def anynet(topo: Topology, endpoints: int = 1) -> str:
 
 def adjacency(topo: Topology, one_based: bool = False) -> str:
     """The adjacency file: ``V E`` on the first line, then one line per vertex listing its
-    neighbours in port order, space-separated. Ids are innet's node ids (0-based), or 1-based
-    with ``one_based`` (then the file is a METIS graph file)."""
+    neighbours in port order, separated by single spaces (no space at the end of a line). Ids
+    are innet's node ids (0-based), or 1-based with ``one_based`` (then the file is a METIS
+    graph file)."""
     shift = 1 if one_based else 0
     lines = [f"{topo.nodes} {topo.num_links}\n"]
     lines.extend(" ".join(str(v + shift) for v in topo.neighbors(u)) + "\n"
@@ -60,24 +66,40 @@ def adjacency(topo: Topology, one_based: bool = False) -> str:
     return "".join(lines)
 
 
-def graphml(topo: Topology) -> str:
-    """GraphML that :func:`from_graphml` loads back into an equal Topology.
+def graphml(topo: Topology, endpoints: int = 1) -> str:
+    """GraphML that :func:`from_graphml` loads back into an equal Topology, and that SST
+    Merlin's ``topoAny`` (``merlin.anytopo``) imports as it is.
 
-    Graph attributes ``kind`` and ``params`` (JSON); node attributes ``label`` (JSON list) and
-    ``cls`` (PolarFly class); edge attributes ``port_lo`` and ``port_hi``: the ports at the
-    endpoint with the smaller and the larger id.
+    Vertices are ``0..N-1`` in order. Graph attributes ``kind`` and ``params`` (JSON); node
+    attributes ``endpoints`` (the endpoints on that router, the count ``topoAny`` requires),
+    ``label`` (JSON list) and ``cls`` (PolarFly class); edge attributes ``port_lo`` and
+    ``port_hi`` (the ports at the end with the smaller and the larger id) and, where the
+    topology knows its link latencies (a PIUMA network), ``latency_ns``.
+
+    Raises
+    ------
+    ValueError
+        If ``endpoints`` is below 1.
     """
     import networkx as nx
 
+    from innet.gen.topology import is_piuma, link_latency_array
+
+    endpoints = _check_endpoints(endpoints)
     graph = nx.Graph(kind=topo.kind, params=json.dumps(topo.to_dict()["params"],
                                                        sort_keys=True))
     for u, label in enumerate(topo.labels):
-        attrs = {"label": json.dumps(list(label))}
+        attrs = {"endpoints": endpoints, "label": json.dumps(list(label))}
         if topo.classes:
             attrs["cls"] = topo.classes[u]
         graph.add_node(u, **attrs)
-    graph.add_edges_from((u, v, {"port_lo": pu, "port_hi": pv})
-                         for u, pu, v, pv in topo.link_array().tolist())
+    links = topo.link_array()
+    latency = link_latency_array(topo)[links[:, 0], links[:, 1]] if is_piuma(topo) else None
+    for i, (u, pu, v, pv) in enumerate(links.tolist()):
+        attrs = {"port_lo": pu, "port_hi": pv}
+        if latency is not None:
+            attrs["latency_ns"] = float(latency[i])
+        graph.add_edge(u, v, **attrs)
     return "\n".join(nx.generate_graphml(graph)) + "\n"
 
 
@@ -175,9 +197,6 @@ def layout_figure(topo: Topology, starter: int | None = None) -> tuple:
     ValueError
         If ``topo`` is not a PolarFly (as :func:`innet.gen.topology.polarfly_layout`).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib.collections import LineCollection
     from matplotlib.figure import Figure
 

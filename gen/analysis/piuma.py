@@ -762,9 +762,6 @@ def figure(points: Sequence[Point], *, vector_bytes: int = DEFAULT_VECTOR_BYTES,
     """
     import io
 
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     if not points:

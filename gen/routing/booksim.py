@@ -1,8 +1,10 @@
 """BookSim2 routing-table export (``anynet`` topology, ``routing_table_file``).
 
 File format: one line ``router dest port`` per (router, destination node), routers ascending,
-destinations ascending (the form the PolarFly authors' BookSim reads with
-``load_routing_file = yes``).
+destinations ascending, fields separated by one space, and no newline after the last line.
+That is the form the PolarFly authors' BookSim reads with ``load_routing_file = yes``: its
+loader reads lines while the stream is good and splits each on single spaces, so a final
+newline would make it read one more, empty, line (and crash on it).
 
 **Port numbering is BookSim's, not the topology's.** BookSim's ``anynet`` numbers the ports of
 a router as: first its node (endpoint) ports, in ascending node id, then its router ports in
@@ -30,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from innet.gen.files import write_atomic
 from innet.gen.routing.core import Routing
 from innet.gen.topology import LOCAL, Topology
 
@@ -64,6 +67,8 @@ def iter_booksim_routing(routing: Routing, nodes_per_router: int = 1,
                          rows: int = 256) -> Iterator[str]:
     """The routing-table file as text chunks of ``rows`` routers each (streams big tables).
 
+    Joined, the chunks are the file: no newline after the last line.
+
     Raises
     ------
     TypeError, ValueError
@@ -91,9 +96,9 @@ def iter_booksim_routing(routing: Routing, nodes_per_router: int = 1,
                        ports[routers, np.maximum(block, 0)])
         buf = io.StringIO()
         for i, r in enumerate(range(start, stop)):
-            head = names[r] + " "
-            buf.write("".join(head + d + " " + q + "\n"
-                              for d, q in zip(names[: n * p], names[out[i]], strict=True)))
+            head = ("\n" if r else "") + names[r] + " "
+            buf.write(head + ("\n" + names[r] + " ").join(
+                d + " " + q for d, q in zip(names[: n * p], names[out[i]], strict=True)))
         yield buf.getvalue()
 
 
@@ -104,18 +109,12 @@ def booksim_routing_table(routing: Routing, nodes_per_router: int = 1) -> str:
 
 def write_booksim_routing(routing: Routing, path: str | os.PathLike,
                           nodes_per_router: int = 1) -> Path:
-    """Stream the routing-table file to ``path`` through a temporary file and a rename."""
-    import tempfile
+    """Write the routing-table file to ``path`` (:func:`innet.gen.files.write_atomic`: all or
+    nothing, the mode a plain ``open()`` gives) and return the path.
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            for chunk in iter_booksim_routing(routing, nodes_per_router):
-                handle.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`iter_booksim_routing`; nothing is written then.
+    """
+    return write_atomic(path, iter_booksim_routing(routing, nodes_per_router))

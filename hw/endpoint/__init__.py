@@ -1,5 +1,5 @@
 """The endpoint: a switch's local port with a vector memory, the in-network collective intrinsic
-and a step engine for host-style allreduce (issue "hw: the endpoint").
+and a step engine for host-style allreduce.
 
 Modules: :mod:`~innet.hw.endpoint.top` (:class:`Endpoint`, the component a network
 instantiates), :mod:`~innet.hw.endpoint.intrinsic` (the collective intrinsic),

@@ -82,7 +82,6 @@ __all__ = [
     "cts_flit",
     "data_flit",
     "entry_bits",
-    "host_tag",
     "message_of",
 ]
 
@@ -105,11 +104,6 @@ def entry_bits(params: FlitParams) -> int:
 
 def _tag(params: FlitParams, message: Message, entry: int) -> int:
     return (entry % (1 << entry_bits(params))) << CLASS_BITS | int(message)
-
-
-def host_tag(params: FlitParams, tag: int) -> int:
-    """The tag a HOST flit leaves with when the host gives ``tag`` (class bits cleared)."""
-    return tag & ~((1 << CLASS_BITS) - 1) & ((1 << params.tag_width) - 1)
 
 
 def message_of(flit: Flit) -> Message | None:

@@ -1,16 +1,15 @@
-"""``innet bench``: generator speed, simulation speed and hardware cost in one run.
+"""``innet bench``: generator speed, analysis scale, simulation speed, endpoint throughput and
+hardware cost in one run.
 
 A benchmark is a :class:`Case` in :data:`REGISTRY`, added by decorating a function with
 :func:`case` in one of the group modules (:mod:`~innet.sim.bench.generators`,
-:mod:`~innet.sim.bench.simulation`, :mod:`~innet.sim.bench.hardware`). The function takes the
+:mod:`~innet.sim.bench.simulation`, :mod:`~innet.sim.bench.endpoint`,
+:mod:`~innet.sim.bench.piuma_scale`, :mod:`~innet.sim.bench.hardware`). The function takes the
 run's :class:`Options` and returns a dict of measurements; :func:`run` adds ``name``,
-``group``, ``title`` and ``status`` (``"ok"``, ``"pending"`` when a component it needs has not
-landed, ``"unavailable"`` when an optional tool is missing, ``"error"``). A case that needs a
-module another issue is building names it in ``requires``: until the module exists it is
-reported as pending, with the issue, instead of being run. Adding a benchmark is a few lines::
+``group``, ``title`` and ``status`` (``"ok"``, ``"unavailable"`` when an optional tool is
+missing, ``"error"``). Adding a benchmark is a few lines::
 
-    @case("sim_polarfly3", "simulation", "PolarFly q=3 allreduce, cycles per second",
-          requires=("innet.hw.network", "issue 10"))
+    @case("sim_polarfly3", "simulation", "PolarFly q=3 allreduce, cycles per second")
     def _sim(options):
         ...
         return {"cycles": cycles, "seconds": seconds, "cycles_per_second": cycles / seconds}
@@ -26,21 +25,20 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib.util
 import platform
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["GROUPS", "REGISTRY", "Case", "Options", "case", "machine", "run", "select"]
 
 #: The groups, in report order.
-GROUPS = ("generators", "simulation", "hardware")
+GROUPS = ("generators", "analysis", "simulation", "hardware")
 
 _MODULES = ("innet.sim.bench.generators", "innet.sim.bench.simulation",
-            "innet.sim.bench.hardware")
+            "innet.sim.bench.endpoint", "innet.sim.bench.piuma_scale", "innet.sim.bench.hardware")
 
 
 @dataclass(frozen=True)
@@ -76,19 +74,17 @@ class Case:
     name: str
     group: str
     title: str
-    func: Callable[[Options], dict[str, Any]] | None
+    func: Callable[[Options], dict[str, Any]]
     quick: bool = False
     full: bool = True
-    requires: tuple[str, str] | None = None
-    tags: tuple[str, ...] = field(default=())
 
 
 #: Every case, in registration order (import order of the group modules).
 REGISTRY: list[Case] = []
 
 
-def case(name: str, group: str, title: str, *, quick: bool = False, full: bool = True,
-         requires: tuple[str, str] | None = None) -> Callable:
+def case(name: str, group: str, title: str, *, quick: bool = False,
+         full: bool = True) -> Callable:
     """Register the decorated function as a benchmark.
 
     Parameters
@@ -101,8 +97,6 @@ def case(name: str, group: str, title: str, *, quick: bool = False, full: bool =
         What is measured, for the table.
     quick, full : bool
         Run in ``--quick`` runs, in full runs.
-    requires : (module, issue), optional
-        A module another issue is building; the case is pending until it exists.
     """
     if group not in GROUPS:
         raise ValueError(f"Group must be one of {', '.join(GROUPS)}, not {group!r}")
@@ -110,7 +104,7 @@ def case(name: str, group: str, title: str, *, quick: bool = False, full: bool =
         raise ValueError(f"Benchmark {name!r} is registered twice")
 
     def register(func: Callable[[Options], dict[str, Any]]) -> Callable:
-        REGISTRY.append(Case(name, group, title, func, quick, full, requires))
+        REGISTRY.append(Case(name, group, title, func, quick, full))
         return func
 
     return register
@@ -154,24 +148,18 @@ def run(cases: Iterable[Case], options: Options,
         if progress is not None:
             progress(c)
         out: dict[str, Any] = {"name": c.name, "group": c.group, "title": c.title}
-        if c.requires is not None and importlib.util.find_spec(c.requires[0]) is None:
-            out.update(status="pending",
-                       reason=f"needs {c.requires[0]} ({c.requires[1]}), not in this version")
-        elif c.func is None:
-            out.update(status="pending", reason="not implemented")
-        else:
-            start = time.perf_counter()
-            try:
-                out.update(c.func(options))
-                out.setdefault("status", "ok")
-            except ToolsMissing as error:
-                out.update(status="unavailable", reason=str(error))
-            except NotCached as error:
-                out.update(status="unavailable", reason=f"{error} (--cached)")
-            except Exception as error:  # a failed benchmark must not lose the others
-                out.update(status="error", error=f"{type(error).__name__}: {error}",
-                           traceback=traceback.format_exc(limit=4))
-            out["wall_seconds"] = round(time.perf_counter() - start, 2)
+        start = time.perf_counter()
+        try:
+            out.update(c.func(options))
+            out.setdefault("status", "ok")
+        except ToolsMissing as error:
+            out.update(status="unavailable", reason=str(error))
+        except NotCached as error:
+            out.update(status="unavailable", reason=f"{error} (--cached)")
+        except Exception as error:  # a failed benchmark must not lose the others
+            out.update(status="error", error=f"{type(error).__name__}: {error}",
+                       traceback=traceback.format_exc(limit=4))
+        out["wall_seconds"] = round(time.perf_counter() - start, 2)
         results.append(out)
     return results
 

@@ -1,13 +1,13 @@
-"""Measure the endpoint in cocotb + Verilator: intrinsic throughput, step-engine turnaround and
-bandwidth-optimal step throughput on rings of switches and endpoints.
+"""Benchmarks of the endpoint in cocotb + Verilator: intrinsic throughput, step-engine
+turnaround and bandwidth-optimal step throughput on rings of switches and endpoints.
 
-``python -m innet.sim.bench.endpoint [--nodes 2 4] [--elements 4096]`` builds a ring of
-switches and endpoints without throttles (direct links between every switch and its endpoint),
-and runs, with the flit monitor of :mod:`innet.sim.tb.tb_endpoint`:
+Each case (rings of 2 and 4 nodes, 4,096 elements) builds a ring of switches and endpoints
+without throttles (direct links between every switch and its endpoint), and runs, with the flit
+monitor of :mod:`innet.sim.tb.tb_endpoint`:
 
 - an in-network broadcast of ``elements`` from node 0 through the intrinsic (node 0 sends every
-  element as a request and receives it back as a response; the switches of the fabric branch
-  forward collectives without reducing, so this measures the endpoint's streaming both ways);
+  element as a request and receives it back as a response; a broadcast has nothing to reduce,
+  so this measures the endpoint's streaming both ways);
 - Swing and recursive doubling, latency-optimal, on one element: cycles per step-table entry
   (the engine's turnaround: CTS out, data back, reduction, next entry);
 - Swing and recursive doubling, bandwidth-optimal, and ring on ``elements``: per entry of node
@@ -16,12 +16,15 @@ and runs, with the flit monitor of :mod:`innet.sim.tb.tb_endpoint`:
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import sys
 from typing import Any
 
-__all__ = ["main", "measure", "summarise"]
+from innet.sim.bench import Options, case
+
+__all__ = ["RUNS", "measure", "summarise"]
+
+#: Algorithms of :func:`measure`'s runs, in order: latency-optimal, then bandwidth-optimal.
+RUNS = ("swing-l", "recdoub-l", "swing-b", "recdoub-b", "ring")
 
 
 def measure(nodes: int, elements: int = 4096, *, throttle: bool = False,
@@ -55,6 +58,11 @@ def _span(timeline: dict, key: str) -> tuple[int, int, int] | None:
     return None if got is None else tuple(got)
 
 
+def _entries(timeline: dict) -> list[int]:
+    """The step-table entries node 0 ran, from its monitor timeline (``"0:entry:what"`` keys)."""
+    return sorted({int(k.split(":")[1]) for k in timeline if k.startswith("0:")})
+
+
 def summarise(report: dict[str, Any]) -> list[str]:
     """Readable lines of one :func:`measure` report."""
     nodes, elements = report["nodes"], report["elements"]
@@ -68,10 +76,9 @@ def summarise(report: dict[str, Any]) -> list[str]:
             f"in {sent[1] - sent[0] + 1} cycles ({sent[2] / (sent[1] - sent[0] + 1):.3f}/cycle)"
             f", received {back[2]} responses in {back[1] - back[0] + 1} cycles "
             f"({back[2] / (back[1] - back[0] + 1):.3f}/cycle)")
-    names = ["swing-l", "recdoub-l", "swing-b", "recdoub-b", "ring"]
-    for name, run in zip(names, report["runs"], strict=True):
+    for name, run in zip(RUNS, report["runs"], strict=True):
         tl = run["timeline"]
-        entries = sorted({int(k.split(":")[1]) for k in tl if k.startswith("0:")})
+        entries = _entries(tl)
         starts = [tl[f"0:{e}:cts"][0] for e in entries if f"0:{e}:cts" in tl]
         n = run["elements"]
         count = f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}"
@@ -95,16 +102,34 @@ def summarise(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m innet.sim.bench.endpoint",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--nodes", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--elements", type=int, default=4096)
-    args = parser.parse_args(argv)
-    for nodes in args.nodes:
-        print("\n".join(summarise(measure(nodes, args.elements))), flush=True)
-    return 0
+def _ring(nodes: int, elements: int = 4096) -> dict[str, Any]:
+    report = measure(nodes, elements)
+    elements = report["elements"]
+    (intrinsic,) = report["intrinsic"]
+    runs = dict(zip(RUNS, report["runs"], strict=True))
+    per_entry = {name: round(runs[name]["cycles"]
+                             / max(1, len(_entries(runs[name]["timeline"]))), 1)
+                 for name in ("swing-l", "recdoub-l")}
+    rate = {name: round(runs[name]["elements"] / runs[name]["cycles"], 3)
+            for name in ("swing-b", "recdoub-b", "ring")}
+    intrinsic_rate = round(elements / intrinsic["cycles"], 3)
+    return {
+        "size": f"ring of {nodes} switches and endpoints, {elements:,} elements",
+        "nodes": nodes, "elements": elements,
+        "intrinsic_elements_per_cycle": intrinsic_rate,
+        "cycles_per_entry": per_entry, "elements_per_cycle": rate,
+        "result": (f"{nodes} nodes: intrinsic broadcast {intrinsic_rate:.3f} elements/cycle; "
+                   + ", ".join(f"{n} {c:g} cycles per entry" for n, c in per_entry.items())
+                   + "; " + ", ".join(f"{n} {r:.3f} elements/cycle" for n, r in rate.items())),
+        "summary": summarise(report),
+    }
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@case("endpoint_ring2", "simulation", "Endpoint on a ring of 2: intrinsic, step engine")
+def _ring2(options: Options) -> dict[str, Any]:
+    return _ring(2)
+
+
+@case("endpoint_ring4", "simulation", "Endpoint on a ring of 4: intrinsic, step engine")
+def _ring4(options: Options) -> dict[str, Any]:
+    return _ring(4)

@@ -1,19 +1,17 @@
-"""Measure how far the PIUMA analysis runs on the real network: time per stage and peak memory.
+"""Benchmarks: how far the PIUMA analysis runs on the real network, time per stage and peak
+memory.
 
-``python -m innet.sim.bench.piuma_scale 1 16 1K [--dims 2] [--json]`` runs
-:func:`innet.gen.analysis.piuma.generated` (build the network of Table 1, embed the allreduce,
-verify it, the latency-shortest tree, every host round on the routed paths and by Dijkstra, and
-the check against the closed form) on ``count`` nodes shaped by
-:func:`~innet.gen.analysis.piuma.sweep_shape`, each size in a fresh process so its peak
-resident memory is its own, and prints one line per size: switches, links, seconds per stage,
-peak RSS, alpha against Eq. 1 (PIUMA, "Analysis", Eq. 1) and the agreement with the closed form.
-It is what backs the README's statement of how large a network this machine generates; it is
-a measurement, not a test (timings depend on the machine and its load).
+Each case runs :func:`innet.gen.analysis.piuma.generated` (build the network of Table 1, embed
+the allreduce, verify it, the latency-shortest tree, every host round on the routed paths and
+by Dijkstra, and the check against the closed form) on a number of nodes shaped by
+:func:`~innet.gen.analysis.piuma.sweep_shape`, in a fresh Python process so that its peak
+resident memory is its own, and reports switches, links, seconds per stage, peak RSS, alpha
+against Eq. 1 (PIUMA, "Analysis", Eq. 1) and the agreement with the closed form. It shows how
+large a network this machine generates; timings depend on the machine and its load.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import subprocess
@@ -21,9 +19,14 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["main", "measure", "measure_in_child", "summarise"]
+from innet.sim.bench import Options, case
 
-_MODULE = "innet.sim.bench.piuma_scale"
+__all__ = ["measure", "measure_in_child", "summarise"]
+
+#: The child process: ``measure(count, dims)`` printed as JSON.
+_CHILD = ("import json, sys\n"
+          "from innet.sim.bench.piuma_scale import measure\n"
+          "print(json.dumps(measure(int(sys.argv[1]), int(sys.argv[2]))))\n")
 
 
 def measure(count: int, dims: int = 2) -> dict[str, Any]:
@@ -66,10 +69,10 @@ def measure_in_child(count: int, dims: int = 2) -> dict[str, Any]:
     Raises
     ------
     RuntimeError
-        If the child fails (its last line of stderr is the message).
+        If the child fails (the last line of its stderr, the exception, is the message).
     """
-    done = subprocess.run([sys.executable, "-m", _MODULE, "--child", str(count),
-                           "--dims", str(dims)], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(count), str(dims)],
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
         raise RuntimeError(f"Measuring {count} nodes failed: {lines[-1]}")
@@ -86,51 +89,25 @@ def summarise(report: dict[str, Any]) -> str:
             f"(Eq. 1 {report['eq1_bound_ns']:g} ns), closed form agrees")
 
 
-def _count(text: str) -> int:
-    from innet.gen.analysis.piuma import sweep_shape
-
-    raw = text.strip().upper()
-    scale = {"K": 1024}.get(raw[-1:], 1)
-    digits = raw[:-1] if scale > 1 else raw
-    if not digits.isdigit():
-        raise argparse.ArgumentTypeError(f"Node count must be a number such as 64 or 16K, "
-                                         f"not {text!r}")
-    count = int(digits) * scale
-    try:
-        sweep_shape(count, 1)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return count
+def _scale(count: int) -> dict[str, Any]:
+    report = measure_in_child(count)
+    shape = "x".join(str(s) for s in report["nodes"])
+    return {**report, "size": f"{count:,} nodes ({shape}): {report['switches']:,} switches, "
+                              f"{report['links']:,} links",
+            "summary": summarise(report)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line (module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m innet.sim.bench.piuma_scale",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("counts", nargs="+", type=_count, help="node counts (powers of two)")
-    parser.add_argument("--dims", type=int, default=2, help="HyperX dimensions [2]")
-    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.dims < 1:
-        parser.error(f"--dims must be at least 1, not {args.dims}")
-    if args.child:
-        print(json.dumps(measure(args.counts[0], args.dims)))
-        return 0
-    reports = []
-    for count in args.counts:
-        try:
-            report = measure_in_child(count, args.dims)
-        except RuntimeError as exc:
-            print(f"piuma_measure: error: {exc}", file=sys.stderr)
-            return 1
-        reports.append(report)
-        if not args.json:
-            print(summarise(report), flush=True)
-    if args.json:
-        print(json.dumps(reports, indent=2))
-    return 0
+@case("piuma_scale_1k", "analysis", "PIUMA analysis of the generated network, 1K nodes")
+def _scale_1k(options: Options) -> dict[str, Any]:
+    return _scale(1024)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@case("piuma_scale_4k", "analysis", "PIUMA analysis of the generated network, 4K nodes")
+def _scale_4k(options: Options) -> dict[str, Any]:
+    return _scale(4096)
+
+
+@case("piuma_scale_16", "analysis", "PIUMA analysis of the generated network, 16 nodes",
+      quick=True, full=False)
+def _scale_16(options: Options) -> dict[str, Any]:
+    return _scale(16)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["critical_text", "markdown", "seconds_text", "targets"]
+__all__ = ["TARGET_MHZ", "critical_text", "markdown", "seconds_text", "targets"]
 
 
 def seconds_text(seconds: float) -> str:
@@ -19,8 +19,6 @@ def seconds_text(seconds: float) -> str:
 
 
 def _not_ok(result: dict[str, Any]) -> str:
-    if result["status"] == "pending":
-        return f"pending: {result['reason']}"
     if result["status"] == "unavailable":
         return f"not measured: {result['reason']}"
     return f"error: {result.get('error', '?')}"
@@ -40,15 +38,29 @@ def _generators(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _analysis(results: list[dict[str, Any]]) -> list[str]:
+    lines = ["| benchmark | size | stages | total | peak memory |", "|---|---|---|---:|---:|"]
+    for r in results:
+        if r["status"] != "ok":
+            lines.append(f"| {r['title']} | {_not_ok(r)} | | | |")
+            continue
+        stages = ", ".join(f"{name} {seconds_text(sec)}" for name, sec in r["seconds"].items())
+        lines.append(f"| {r['title']} | {r['size']} | {stages} | "
+                     f"{seconds_text(r['total_seconds'])} | {r['peak_rss_mb']:,.0f} MB |")
+    return lines
+
+
 def _simulation(results: list[dict[str, Any]]) -> list[str]:
     lines = ["| benchmark | result |", "|---|---|"]
     for r in results:
         if r["status"] != "ok":
             lines.append(f"| {r['title']} | {_not_ok(r)} |")
-        else:
+        elif "cycles_per_second" in r:
             lines.append(f"| {r['title']} | {r['cycles_per_second']:,.0f} cycles/s "
                          f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}; "
                          f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation) |")
+        else:
+            lines.append(f"| {r['title']} | {r['result']} |")
     return lines
 
 
@@ -92,12 +104,12 @@ def critical_text(path: dict[str, Any]) -> str:
             f"({share:.0f} % routing)")
 
 
-#: Target fmax of the radix-8 switch (issue 11).
+#: Target fmax of the radix-8 switch: the ECP5 target's clock (``constraints/ecp5.toml``).
 TARGET_MHZ = 150.0
 
 
 def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The hardware targets of issue 11, judged on the results of a run.
+    """The project's hardware targets, judged on the results of a run.
 
     - ``fmax``: the radix-8, 32-bit, 4-collective-id switch with the collective engine at
       :data:`TARGET_MHZ` or more (if it was placed but not routed, the placement estimate,
@@ -106,19 +118,20 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
       (logic cells of the switch with the engine minus those of the switch without a
       collective path) is no more than the p2p switch's own.
 
-    A target whose results are missing from the run (not measured, pending, not routed) is
-    left out. Each entry: ``target``, ``value``, ``goal``, ``met`` (bool).
+    A target whose results are missing from the run (not measured, not routed) is left out.
+    Each entry is a row: ``target`` (what), ``measured``, ``goal``, ``met`` (bool).
     """
     ok = {r["name"]: r for r in results if r.get("status") == "ok"}
     out = []
     r = ok.get("hw_switch_r8_ceng")
     what = "radix-8 switch (collective engine), 32-bit, 4 ids: fmax"
     if r is not None and r.get("fmax_mhz") is not None:
-        out.append({"target": what, "value": f"{r['fmax_mhz']:.1f} MHz",
+        out.append({"target": what, "measured": f"{r['fmax_mhz']:.1f} MHz",
                     "goal": f">= {TARGET_MHZ:g} MHz", "met": r["fmax_mhz"] >= TARGET_MHZ})
     elif r is not None and (r.get("placed_fmax_mhz") or TARGET_MHZ) < TARGET_MHZ:
         out.append({"target": what,
-                    "value": f"at most {r['placed_fmax_mhz']:.1f} MHz (placed, not routed)",
+                    "measured": f"at most {r['placed_fmax_mhz']:.1f} MHz (placed, not "
+                                f"routed)",
                     "goal": f">= {TARGET_MHZ:g} MHz", "met": False})
     for radix in (4, 8, 16):
         full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
@@ -127,7 +140,8 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         extra = full["logic_cells"] - p2p["logic_cells"]
         out.append({"target": f"radix-{radix} collective support: logic cells added to the "
                               f"p2p switch",
-                    "value": f"{extra:,} ({extra / p2p['logic_cells']:.2f}x the p2p switch)",
+                    "measured": f"{extra:,} ({extra / p2p['logic_cells']:.2f}x the p2p "
+                                f"switch)",
                     "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
                     "met": extra <= p2p["logic_cells"]})
     return out
@@ -143,6 +157,7 @@ def markdown(report: dict[str, Any]) -> str:
            f"shared machine: times are noisy, ratios less so), Python {m['python']}"
            f"{', quick sizes' if opts['quick'] else ''}."), ""]
     groups = {"generators": ("Generators", _generators),
+              "analysis": ("Analysis at scale", _analysis),
               "simulation": ("Simulation", _simulation),
               "hardware": ("Hardware cost", _hardware)}
     for group, (title, table) in groups.items():
@@ -167,6 +182,6 @@ def markdown(report: dict[str, Any]) -> str:
             if judged:
                 out += ["**Targets**", "", "| target | measured | goal | met |",
                         "|---|---:|---:|---|",
-                        *(f"| {t['target']} | {t['value']} | {t['goal']} | "
+                        *(f"| {t['target']} | {t['measured']} | {t['goal']} | "
                           f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
     return "\n".join(out).rstrip() + "\n"

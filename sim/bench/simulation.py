@@ -1,7 +1,7 @@
 """Simulation benchmarks: simulated cycles per second of a whole network (Verilator).
 
 The PolarFly q = 3 network (13 nodes, each a switch with its collective engine and an
-endpoint; :mod:`innet.hw.network`, issue 10) runs in-network allreduces of 1,024 int32
+endpoint; :mod:`innet.hw.network`) runs in-network allreduces of 1,024 int32
 elements per node through :func:`innet.sim.network.simulate`, every result checked
 bit-exactly against the golden model. One simulation pays a fixed cost (cocotb start-up,
 loading the configuration image over the bus) besides the cycles it simulates, so the case
@@ -56,7 +56,6 @@ def _network_speed(q: int, extra: int) -> dict[str, Any]:
 
 
 @case("sim_polarfly_q3_allreduce", "simulation",
-      "PolarFly q = 3 network, long allreduce: simulated cycles per second",
-      requires=("innet.hw.network", "issue 10"))
+      "PolarFly q = 3 network, long allreduce: simulated cycles per second")
 def _polarfly3(options: Options) -> dict[str, Any]:
     return _network_speed(3, 1 if options.quick else 8)

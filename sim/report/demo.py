@@ -10,13 +10,13 @@ On PolarFly ER_3 (13 switches of radix 4; PolarFly, SC'22, Section IV) :func:`ru
 3. simulates, in one Verilator run, the allreduce of every vector size with every algorithm:
    in-network, Swing-L, Swing-B, recursive doubling and ring (:func:`innet.sim.network.simulate`,
    every result checked bit-exactly);
-4. reports the comparison table and the issue's targets (:mod:`innet.sim.report.summary`) and plots
-   the embedding and the latency curves (:mod:`innet.sim.report.plots`).
+4. reports the comparison table and the headline figures (:mod:`innet.sim.report.summary`)
+   and plots the embedding and the latency curves (:mod:`innet.sim.report.plots`).
 
 The comparison runs with random backpressure at the endpoints (a testbench's duty: nothing may
-be lost or duplicated when the endpoints stall); the targets are figures of the network
-itself, so the same simulation also runs the allreduces they need without backpressure
-(:func:`target_scenarios`).
+be lost or duplicated when the endpoints stall); the headline figures are the network's own,
+so the same simulation also runs the allreduces they need without backpressure
+(:func:`quiet_scenarios`).
 
 Everything is written to a fresh temporary directory beside the output directory and renamed
 into place only when complete, so a failure never leaves a half-written output directory.
@@ -41,10 +41,10 @@ __all__ = [
     "QUICK_SIZES",
     "Build",
     "build",
+    "quiet_scenarios",
     "replace_directory",
     "run_demo",
     "scenarios",
-    "target_scenarios",
     "write_outputs",
 ]
 
@@ -137,13 +137,13 @@ def scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "
             for m in sizes for a in algos]
 
 
-def target_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "add",
-                     dtype: str = "fp32") -> list[Any]:
-    """The allreduces the targets need (:func:`innet.sim.report.summary.targets`), without endpoint
-    backpressure: in-network and Swing-L of one element, and in-network of
-    :data:`~innet.sim.report.summary.THROUGHPUT_ELEMENTS` elements if the demo's ``sizes`` reach it
-    (so that the endpoints' memory holds it). The demo's own runs of the same sizes are not
-    reused: those have backpressure."""
+def quiet_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: str = "add",
+                    dtype: str = "fp32") -> list[Any]:
+    """The allreduces the headline figures need (:func:`innet.sim.report.summary.headline`),
+    without endpoint backpressure: in-network and Swing-L of one element, and in-network of
+    :data:`~innet.sim.report.summary.THROUGHPUT_ELEMENTS` elements if the demo's ``sizes``
+    reach it (so that the endpoints' memory holds it). The demo's own runs of the same sizes
+    are not reused: those have backpressure."""
     from innet.sim.network import Scenario
     from innet.sim.report.summary import THROUGHPUT_ELEMENTS
 
@@ -153,7 +153,7 @@ def target_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: 
     if "innet" in algos and max(sizes) >= THROUGHPUT_ELEMENTS:
         wanted.append(("innet", THROUGHPUT_ELEMENTS))
     return [Scenario(algo=a, elements=m, op=op, dtype=dtype, backpressure=0.0,
-                     name=f"{a} {m} (target, no backpressure)") for a, m in wanted]
+                     name=f"{a} {m} (no backpressure)") for a, m in wanted]
 
 
 def replace_directory(staging: Path, target: Path) -> None:
@@ -232,7 +232,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     backpressure : float
         Probability that an endpoint's local-link credit is held back in a cycle
         (:func:`innet.sim.network.simulate`) in the compared runs; with a backpressure, the
-        targets' runs are added without it (:func:`target_scenarios`).
+        headline figures' runs are added without it (:func:`quiet_scenarios`).
     progress : callable, optional
         ``progress(stage, done, total)`` as the demo advances.
 
@@ -263,7 +263,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     # simulate's default memory (1,024 elements) unless a vector needs more: one build shared
     # with every other simulation of this network.
     memory = max(MIN_MEMORY, max(sizes))
-    quiet = target_scenarios(sizes, algos=algos, op=op, dtype=dtype) if backpressure else []
+    quiet = quiet_scenarios(sizes, algos=algos, op=op, dtype=dtype) if backpressure else []
     made = build(topology, memory, elements=max(sizes), op=op, dtype=dtype)
     say("generate topology, embedding, image, Verilog", 1, 1)
     total = len(runs) + len(quiet)
@@ -271,7 +271,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     every = simulate(topology, [*runs, *quiet], seed=seed, max_elements=memory,
                      backpressure=backpressure,
                      progress=lambda done, _total: say("simulate (Verilator)", done, total))
-    outcomes, target_runs = every[:len(runs)], every[len(runs):]
+    outcomes, quiet_runs = every[:len(runs)], every[len(runs):]
     say("report", 0, 1)
     wall = time.monotonic() - start
     files = {FILES["image_bin"]: encode(made.image, "bin"),
@@ -289,7 +289,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
              "backpressure": backpressure, "wall_seconds": round(wall, 1)}
     report = build_report(outcomes, network=network_summary(topology),
                           title=f"innet demo: allreduce on PolarFly q={q}", extra=extra,
-                          target_runs=target_runs)
+                          quiet_runs=quiet_runs)
     import json
 
     files[FILES["report_json"]] = json.dumps(report, indent=2, sort_keys=True) + "\n"

@@ -8,9 +8,9 @@
 - :func:`latency_png`: measured allreduce latency against vector size per algorithm on log-log
   axes, with the cost model's prediction (:mod:`innet.gen.cost`) dashed in the same colour.
 
-matplotlib runs on its Agg backend through :class:`matplotlib.figure.Figure` (no display, no
-global pyplot state); the PNGs carry no software or date metadata, so the same input gives the
-same bytes.
+Figures are :class:`matplotlib.figure.Figure` objects saved straight to PNG: no pyplot, and the
+caller's matplotlib backend is left as it is. The PNGs carry no software or date metadata, so
+the same input gives the same bytes.
 """
 
 from __future__ import annotations
@@ -82,9 +82,6 @@ def embedding_png(topo: Any, embedding: Any) -> bytes:
     if getattr(embedding, "topology", topo.fingerprint) != topo.fingerprint:
         raise ValueError("The embedding was made for another topology (its fingerprint "
                          "differs)")
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib.lines import Line2D
 
     if topo.kind == "polarfly":
@@ -139,9 +136,6 @@ def latency_png(outcomes: Iterable[Any], title: str = "allreduce latency") -> by
     ValueError
         If there is no such run with at least one element.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     series: dict[str, dict[int, tuple[int, float | None, bool]]] = {}

@@ -1,4 +1,4 @@
-"""The Swing-B against recursive-doubling-B study on the RTL network (issue 10, item 5).
+"""The Swing-B against recursive-doubling-B study on the RTL network (``innet demo --study``).
 
 The Swing paper (De Sensi et al., NSDI'24, Sections 3 and 5) predicts that on a torus Swing's
 bandwidth-optimal allreduce beats recursive doubling's (Rabenseifner's reduce-scatter +

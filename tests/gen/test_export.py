@@ -8,7 +8,7 @@ import networkx as nx
 import pytest
 
 from innet.gen import export
-from innet.gen.topology import Topology, hyperx, polarfly, torus
+from innet.gen.topology import Topology, hyperx, link_latencies, piuma, polarfly, torus
 
 BUILDERS = [lambda: torus((4, 3)), lambda: torus((3, 2), mesh=True), lambda: hyperx((2, 3, 2)),
             lambda: polarfly(5), lambda: polarfly(4), lambda: polarfly(5, r0=1, r1=2)]
@@ -35,14 +35,36 @@ def test_anynet_line_by_line(topo, endpoints):
         assert [kind for kind, _ in pairs] == ["node"] * endpoints + ["router"] * len(routers)
 
 
-def test_adjacency_line_by_line(topo):
-    lines = export.adjacency(topo).splitlines()
-    assert lines[0] == f"{topo.nodes} {topo.num_links}"
-    assert len(lines) == topo.nodes + 1
-    for u, line in enumerate(lines[1:]):
-        assert [int(x) for x in line.split()] == list(topo.neighbors(u))
-    shifted = export.adjacency(topo, one_based=True).splitlines()
-    assert [int(x) for x in shifted[1].split()] == [v + 1 for v in topo.neighbors(0)]
+def _edges(topo):
+    return sorted((min(u, v), max(u, v)) for u, _, v, _ in topo.links())
+
+
+def _read_adjacency(text, shift=0):
+    """The adjacency file as its readers take it: ``V E``, then the neighbours of vertex
+    0, 1, ... one line each, ids separated by single spaces."""
+    lines = text.split("\n")
+    assert lines[-1] == ""  # every line ends with a newline
+    lines = lines[:-1]
+    for line in lines:
+        assert line == line.strip(), f"spaces at an end of {line!r}"
+        assert "  " not in line, f"double space in {line!r}"
+    vertices, edges = map(int, lines[0].split(" "))
+    assert len(lines) == vertices + 1
+    neighbours = [[int(x) - shift for x in line.split(" ")] if line else []
+                  for line in lines[1:]]
+    pairs = [(u, v) for u, vs in enumerate(neighbours) for v in vs]
+    assert sorted((v, u) for u, v in pairs) == sorted(pairs)  # every edge from both ends
+    assert len(pairs) == 2 * edges
+    return neighbours, sorted((u, v) for u, v in pairs if u < v)
+
+
+def test_adjacency_reads_back_edge_for_edge(topo):
+    neighbours, edges = _read_adjacency(export.adjacency(topo))
+    assert edges == _edges(topo)
+    assert neighbours == [list(topo.neighbors(u)) for u in range(topo.nodes)]
+    shifted, edges = _read_adjacency(export.adjacency(topo, one_based=True), shift=1)
+    assert shifted == neighbours
+    assert edges == _edges(topo)
 
 
 def test_graphml_loads_back(topo):
@@ -52,6 +74,45 @@ def test_graphml_loads_back(topo):
     assert {frozenset(e) for e in graph.edges()} == {frozenset((u, v))
                                                      for u, _, v, _ in topo.links()}
     assert export.graphml(topo) == text  # byte-stable
+
+
+def _sst_import(path):
+    """What SST Merlin's ``topoAny.import_graph`` does with a GraphML file: read it with
+    ``networkx.read_graphml``, number the vertices in file order unless their ids are integers,
+    and take ``int(endpoints)`` endpoints on every vertex (a vertex without them is an error)."""
+    graph = nx.read_graphml(path)
+    assert not graph.is_directed()
+    vertices = list(graph.nodes())
+    if not all(isinstance(v, int) for v in vertices):
+        graph = nx.relabel_nodes(graph, {v: i for i, v in enumerate(vertices)}, copy=True)
+    endpoints = {}
+    for v in graph.nodes:
+        assert "endpoints" in graph.nodes[v], f"vertex {v} has no endpoints attribute"
+        endpoints[v] = int(graph.nodes[v]["endpoints"])
+    return graph, endpoints
+
+
+@pytest.mark.parametrize("endpoints", [1, 3])
+def test_graphml_imports_as_sst_merlin_does(topo, endpoints, tmp_path):
+    path = tmp_path / "topo.graphml"
+    path.write_text(export.graphml(topo, endpoints))
+    graph, counts = _sst_import(str(path))
+    assert counts == dict.fromkeys(range(topo.nodes), endpoints)
+    assert sorted((min(u, v), max(u, v)) for u, v in graph.edges()) == _edges(topo)
+    assert all("latency_ns" not in data for _, _, data in graph.edges(data=True))
+
+
+def test_graphml_carries_piuma_link_latencies(tmp_path):
+    net = piuma((2,), 2, 2, latency_core=4.0, latency_socket=20.0, latency_node=60.0)
+    path = tmp_path / "piuma.graphml"
+    path.write_text(export.graphml(net))
+    graph, counts = _sst_import(str(path))
+    assert counts == dict.fromkeys(range(net.nodes), 1)
+    latency = {(min(u, v), max(u, v)): data["latency_ns"]
+               for u, v, data in graph.edges(data=True)}
+    assert latency == link_latencies(net)
+    assert sorted(set(latency.values())) == [4.0, 20.0, 60.0]
+    assert export.from_graphml(path.read_text()) == net
 
 
 def test_json_loads_back(topo):
@@ -85,6 +146,9 @@ def test_export_errors():
     with pytest.raises(ValueError, match=r"^Endpoints per router must be a positive integer, "
                                          r"not 0$"):
         export.anynet(torus(3), 0)
+    with pytest.raises(ValueError, match=r"^Endpoints per router must be a positive integer, "
+                                         r"not True$"):
+        export.graphml(torus(3), True)
     with pytest.raises(ValueError, match=r"^A cluster layout needs a PolarFly topology, not "
                                          r"torus$"):
         export.plot_layout(torus(3))

@@ -5,8 +5,6 @@ with innet's generators on small inputs is a correctness test of the generators 
 """
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -143,16 +141,16 @@ def test_every_group_and_name_is_valid():
     full = {c.name for c in bench.select()}
     assert {"polarfly_q127", "polarfly_q251", "routing_q61", "routing_q127",
             "embed_polarfly_q127", "embed_hyperx_128x128", "swing_16384",
-            "sim_polarfly_q3_allreduce", "hw_switch_r4_passthrough", "hw_ceng",
-            "hw_alu_add"} <= full
-    # The issue's hardware table: radix 4, 8, 16 with (engine) and without collective support.
+            "sim_polarfly_q3_allreduce", "endpoint_ring2", "endpoint_ring4", "piuma_scale_1k",
+            "hw_switch_r4_passthrough", "hw_ceng", "hw_alu_add"} <= full
+    # The hardware table: radix 4, 8, 16 with (engine) and without collective support.
     for radix in (4, 8, 16):
         assert {f"hw_switch_r{radix}_ceng", f"hw_switch_r{radix}_p2p"} <= full
 
 
 def test_case_registration_errors():
-    with pytest.raises(ValueError, match=r"^Group must be one of generators, simulation, "
-                       r"hardware, not 'gpu'$"):
+    with pytest.raises(ValueError, match=r"^Group must be one of generators, analysis, "
+                       r"simulation, hardware, not 'gpu'$"):
         bench.case("x", "gpu", "x")
     bench.select()  # loads the registry
     with pytest.raises(ValueError, match=r"^Benchmark 'polarfly_q127' is registered twice$"):
@@ -162,30 +160,31 @@ def test_case_registration_errors():
         bench.select(quick=True, only=["nope"])
 
 
-def test_pending_and_failing_cases_are_reported(monkeypatch):
+def test_failing_cases_are_reported_and_the_others_run():
     def boom(options):
         raise ValueError("no luck")
 
-    cases = [bench.Case("later", "simulation", "Later", lambda o: {},
-                        requires=("innet.hw.not_yet", "issue 99")),
-             bench.Case("boom", "generators", "Boom", boom),
+    cases = [bench.Case("boom", "generators", "Boom", boom),
              bench.Case("fine", "generators", "Fine",
                         lambda o: {**compare("3 units", lambda: None, lambda u: None, 3, 3,
-                                             "unit", "nothing"), "value": 3})]
+                                             "unit", "nothing"), "value": 3}),
+             bench.Case("ring", "simulation", "Ring", lambda o: {"result": "1 element/cycle"}),
+             bench.Case("scale", "analysis", "Scale", lambda o: {
+                 "size": "2 nodes", "seconds": {"build": 0.5}, "total_seconds": 0.75,
+                 "peak_rss_mb": 1234.4})]
     out = bench.run(cases, bench.Options(quick=True))
-    assert out[0]["status"] == "pending"
-    assert out[0]["reason"] == "needs innet.hw.not_yet (issue 99), not in this version"
-    assert out[1]["status"] == "error"
-    assert out[1]["error"] == "ValueError: no luck"
-    assert out[2]["status"] == "ok"
-    assert out[2]["value"] == 3
+    assert out[0]["status"] == "error"
+    assert out[0]["error"] == "ValueError: no luck"
+    assert out[1]["status"] == "ok"
+    assert out[1]["value"] == 3
     report = {"date": "today", "options": {"quick": True, "seed": 1},
               "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
               "results": out}
     text = markdown(report)
-    assert "| Later | pending: needs innet.hw.not_yet (issue 99), not in this version |" in text
     assert "| Boom | | | error: ValueError: no luck | |" in text
     assert "| Fine | 3 units | " in text
+    assert "| Ring | 1 element/cycle |" in text
+    assert "| Scale | 2 nodes | build 500 ms | 750 ms | 1,234 MB |" in text
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0.01234, "12.3 ms"), (81.2, "81.2 s"),
@@ -197,12 +196,8 @@ def test_seconds_text(seconds, text):
 # The command ----------------------------------------------------------------------------------
 
 
-def innet(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True, env=env, check=False)
-
-
-def test_bench_quick_json_has_the_documented_fields(tmp_path, monkeypatch):
+@pytest.mark.synth
+def test_bench_quick_json_has_the_documented_fields(innet, tmp_path):
     import os
 
     env = {**os.environ, "INNET_CACHE": str(tmp_path / "cache")}
@@ -221,6 +216,7 @@ def test_bench_quick_json_has_the_documented_fields(tmp_path, monkeypatch):
     generators = [r for r in results.values() if r["group"] == "generators"]
     assert {r["name"].split("_")[0] for r in generators} == {"polarfly", "routing", "embed",
                                                               "swing", "image"}
+    assert results["piuma_scale_16"]["agrees"] is True
     for r in generators:
         assert r["seconds"] > 0
         assert r["speedup"] > 0
@@ -237,13 +233,13 @@ def test_bench_quick_json_has_the_documented_fields(tmp_path, monkeypatch):
     assert hw["ff"] == 9  # MulAdd(8): o and o_valid
 
 
-def test_bench_list_and_bad_prefix():
+def test_bench_list_and_bad_prefix(innet):
     done = innet("bench", "--list")
     assert done.returncode == 0
-    assert "hw_ceng" in done.stdout
-    assert "(needs" not in done.stdout  # every component a case needs has landed
+    for name in ("hw_ceng", "endpoint_ring4", "piuma_scale_4k"):
+        assert name in done.stdout
     bad = innet("bench", "--only", "nope")
-    assert bad.returncode == 1
+    assert bad.returncode == 2
     assert bad.stderr.startswith("innet: error: No benchmark starts with 'nope'; the full run")
     assert len(bad.stderr.splitlines()) == 1
 
@@ -308,7 +304,7 @@ def _hw(name, logic_cells, fmax, path=None):
 
 @pytest.mark.parametrize(("p2p", "engine", "fmax"), [(1000, 1900, 151.0), (1000, 2001, 149.9),
                                                      (1000, 2000, 150.0)])
-def test_targets_are_judged_against_the_issue(p2p, engine, fmax):
+def test_targets_are_rows_of_measured_against_goal(p2p, engine, fmax):
     from innet.sim.bench.report import TARGET_MHZ, targets
 
     results = [_hw("hw_switch_r8_p2p", p2p, 200.0), _hw("hw_switch_r8_ceng", engine, fmax),
@@ -319,7 +315,10 @@ def test_targets_are_judged_against_the_issue(p2p, engine, fmax):
     assert speed["met"] is (fmax >= TARGET_MHZ)
     assert cost["met"] is (engine - p2p <= p2p)
     assert cost["target"].startswith("radix-8 ")
-    assert f"{engine - p2p:,} (" in cost["value"]
+    assert f"{engine - p2p:,} (" in cost["measured"]
+    assert speed["measured"] == f"{fmax:.1f} MHz"
+    assert speed["goal"] == ">= 150 MHz"
+    assert {tuple(row) for row in judged} == {("target", "measured", "goal", "met")}
     assert targets([_hw("hw_switch_r8_ceng", engine, None)]) == []
 
 
@@ -338,7 +337,7 @@ def test_a_placed_but_unrouted_switch_shows_its_placement_estimate():
               "results": [unrouted(27.48)]}
     assert "| 27.5 placed, not routed in 3600 s |" in markdown(report)
     (speed,) = targets([unrouted(27.48)])
-    assert speed["value"] == "at most 27.5 MHz (placed, not routed)"
+    assert speed["measured"] == "at most 27.5 MHz (placed, not routed)"
     assert speed["met"] is False
     assert targets([unrouted(160.0)]) == []  # an estimate above the goal proves nothing
     no_estimate = {**unrouted(None)}
@@ -371,3 +370,38 @@ def test_cached_only_reports_what_is_not_cached(tmp_path, monkeypatch):
     assert out[0]["reason"] == ("innet_alu (seed 1, ecp5) is not in the synthesis cache "
                                 "(--cached)")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_endpoint_case_reports_the_rings_figures(monkeypatch):
+    """The endpoint cases condense :func:`measure`'s report (here a made-up one) into a row."""
+    from innet.sim.bench import endpoint
+
+    def run(elements, cycles, entries):
+        timeline = {}
+        for e in range(entries):
+            timeline[f"0:{e}:cts"] = [10 * e, 10 * e, 1]
+            timeline[f"0:{e}:data"] = [10 * e + 1, 10 * e + 4, 4]
+        return {"elements": elements, "cycles": cycles, "data": 8, "cts": 2, "start": 0,
+                "timeline": timeline}
+
+    report = {"nodes": 2, "elements": 64,
+              "intrinsic": [{"cycles": 80, "timeline": {"0:0:request": [0, 63, 64],
+                                                        "0:0:response_in": [5, 68, 64]}}],
+              "runs": [run(2, 50, 2), run(1, 30, 1), run(64, 128, 2), run(64, 100, 2),
+                       run(64, 256, 4)]}
+    monkeypatch.setattr(endpoint, "measure", lambda nodes, elements: report)
+    (ring2,) = bench.select(only=["endpoint_ring2"])
+    (out,) = bench.run([ring2], bench.Options())
+    assert out["status"] == "ok", out
+    assert out["intrinsic_elements_per_cycle"] == 0.8
+    assert out["cycles_per_entry"] == {"swing-l": 25.0, "recdoub-l": 30.0}
+    assert out["elements_per_cycle"] == {"swing-b": 0.5, "recdoub-b": 0.64, "ring": 0.25}
+    assert out["result"] == ("2 nodes: intrinsic broadcast 0.800 elements/cycle; swing-l 25 "
+                             "cycles per entry, recdoub-l 30 cycles per entry; swing-b 0.500 "
+                             "elements/cycle, recdoub-b 0.640 elements/cycle, ring 0.250 "
+                             "elements/cycle")
+    assert out["summary"] == endpoint.summarise(report)
+    assert f"| {ring2.title} | {out['result']} |" in markdown(
+        {"date": "today", "options": {"quick": False, "seed": 1},
+         "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+         "results": [out]})

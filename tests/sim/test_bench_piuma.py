@@ -1,14 +1,14 @@
-"""The PIUMA scale measurement script: reports what the analysis computes on the real network,
-counts the network as the paper's structure does, and fails in one clear line."""
+"""The PIUMA scale benchmarks: report what the analysis computes on the real network, count the
+network as the paper's structure does, measure each size in its own process, and fail in one
+clear line."""
 
-import argparse
-import json
 import math
 
 import pytest
 
 from innet.gen.analysis.piuma import TABLE1, closed_form, eq1_bound, sweep_shape
-from innet.sim.bench import piuma_scale as piuma_measure
+from innet.sim import bench
+from innet.sim.bench import piuma_scale
 
 
 def expected_links(shape):
@@ -21,7 +21,7 @@ def expected_links(shape):
 
 @pytest.mark.parametrize("count", [1, 4])
 def test_measure_reports_the_generated_analysis(count):
-    report = piuma_measure.measure(count)
+    report = piuma_scale.measure(count)
     shape = sweep_shape(count, 2)
     closed = closed_form(shape)
     assert report["nodes"] == list(shape)
@@ -38,34 +38,27 @@ def test_measure_reports_the_generated_analysis(count):
     assert report["eq1_bound_ns"] == eq1_bound(dims, 4)
     assert report["rounds_ns"] == report["closed_form_rounds_ns"] == list(closed.rounds)
     assert len(report["rounds_ns"]) == int(math.log2(report["switches"]))
-    line = piuma_measure.summarise(report)
+    line = piuma_scale.summarise(report)
     assert line.startswith(f"{count:>6,} nodes (")
     assert line.endswith("closed form agrees")
 
 
-def test_main_runs_each_size_in_a_child(capsys):
-    assert piuma_measure.main(["2", "--json"]) == 0
-    (report,) = json.loads(capsys.readouterr().out)
-    assert report["nodes"] == [2]
-    assert report["links"] == expected_links((2,))
-    assert piuma_measure.main(["1"]) == 0
-    assert capsys.readouterr().out.startswith("     1 nodes (1): 128 switches, 280 links;")
+def test_the_quick_case_measures_in_a_child_process():
+    (only,) = bench.select(quick=True, only=["piuma_scale"])
+    (result,) = bench.run([only], bench.Options(quick=True))
+    assert result["status"] == "ok", result
+    assert result["group"] == "analysis"
+    assert result["nodes"] == [4, 4]
+    assert result["links"] == expected_links((4, 4))
+    assert result["size"] == "16 nodes (4x4): 2,048 switches, 4,528 links"
+    assert result["summary"].startswith("    16 nodes (4x4): 2,048 switches, 4,528 links;")
+    full = {c.name for c in bench.select() if c.group == "analysis"}
+    assert full == {"piuma_scale_1k", "piuma_scale_4k"}
 
 
-def test_errors(capsys):
+def test_errors():
     with pytest.raises(ValueError, match=r"^Node count must be a power of two, not 12$"):
-        piuma_measure.measure(12)
-    with pytest.raises(argparse.ArgumentTypeError,
-                       match=r"^Node count must be a number such as 64 or 16K, not 'lots'$"):
-        piuma_measure._count("lots")
-    with pytest.raises(argparse.ArgumentTypeError,
-                       match=r"^Node count must be a power of two, not 3072$"):
-        piuma_measure._count("3K")
-    with pytest.raises(RuntimeError, match=r"^Measuring 12 nodes failed: python -m "
-                       r"innet\.sim\.bench\.piuma_scale: error: argument counts: Node "
-                       r"count must be a power of two, not 12$"):
-        piuma_measure.measure_in_child(12)
-    with pytest.raises(SystemExit, match=r"^2$"):
-        piuma_measure.main(["4", "--dims", "0"])
-    assert capsys.readouterr().err.endswith("error: --dims must be at least 1, not 0\n")
-    assert piuma_measure._count("16k") == 16384
+        piuma_scale.measure(12)
+    with pytest.raises(RuntimeError, match=r"^Measuring 12 nodes failed: ValueError: Node "
+                                           r"count must be a power of two, not 12$"):
+        piuma_scale.measure_in_child(12)

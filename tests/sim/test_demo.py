@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import run_innet
 
 from innet.gen.image import decode
 from innet.gen.topology import polarfly
 from innet.sim.report import demo
-from innet.sim.report.summary import LATENCY_TARGET
 
 pytestmark = pytest.mark.rtl
 
@@ -20,8 +18,7 @@ pytestmark = pytest.mark.rtl
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "innet-demo"
-    result = subprocess.run([sys.executable, "-m", "innet.sim.cli", "demo", "--quick", "--json",
-                             "-o", str(out)], capture_output=True, text=True, check=False)
+    result = run_innet("demo", "--quick", "--json", "-o", str(out))
     return out, result
 
 
@@ -38,7 +35,7 @@ def test_demo_completes_and_every_algorithm_is_correct(quick):
             assert cycles > 0
             assert entry["throughput_elems_per_cycle"][size] == pytest.approx(int(size) / cycles)
             assert entry["predicted_cycles"][size] > 0
-    # The table's runs with the endpoints' backpressure, then the targets' runs without it.
+    # The table's runs with the endpoints' backpressure, then the headline's runs without it.
     runs = report["runs"]
     assert len(runs) == len(demo.ALGOS) * 2 + 2
     assert all(run["p2p_sent"] == run["p2p_received"] for run in runs)
@@ -49,12 +46,12 @@ def test_demo_completes_and_every_algorithm_is_correct(quick):
                for run in quiet.values())
     # Without backpressure the in-network result reaches every endpoint in the modelled cycle.
     assert quiet["innet"]["arrivals"] == quiet["innet"]["predicted_arrivals"]
-    # The latency target is measured on those runs; its verdict follows its figure.
-    latency = report["targets"]["latency"]
+    # The headline latency figure is measured on those runs.
+    latency = report["headline"]["latency"]
     assert latency["measured"] == pytest.approx(quiet["swing-l"]["latency_cycles"]
                                                 / quiet["innet"]["latency_cycles"])
-    assert latency["passed"] is (latency["measured"] >= LATENCY_TARGET)
-    assert report["targets"]["throughput"]["passed"] is None  # 4096 elements not in --quick
+    assert latency["correct"] is True
+    assert report["headline"]["throughput"]["measured"] is None  # 4096 not in --quick
 
 
 def test_demo_writes_every_file_decodable(quick):

@@ -4,12 +4,9 @@ CLI errors."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from innet.sim.cli.demo import parse_sizes
 from innet.sim.report import demo
 
 
@@ -27,9 +24,9 @@ def test_scenarios_are_size_major_over_every_algorithm():
     ((4096,), ("innet", "ring"), [("innet", 4096)]),
     ((1, 64), ("swing-l", "ring"), []),
 ])
-def test_target_scenarios_run_without_backpressure(sizes, algos, wanted):
-    """What report.targets needs, on a quiet network, whatever the demo's own runs."""
-    runs = demo.target_scenarios(sizes, algos=algos, dtype="int32")
+def test_quiet_scenarios_run_without_backpressure(sizes, algos, wanted):
+    """What the report's headline needs, on a quiet network, whatever the demo's own runs."""
+    runs = demo.quiet_scenarios(sizes, algos=algos, dtype="int32")
     assert [(s.algo, s.elements) for s in runs] == wanted
     assert all(s.backpressure == 0 and s.background == 0 and s.dtype == "int32"
                and s.participants is None for s in runs)
@@ -50,13 +47,6 @@ def test_run_demo_refuses_a_bad_backpressure_before_building(tmp_path, backpress
     with pytest.raises(error, match=r"^Backpressure must be"):
         demo.run_demo(output=tmp_path / "out", sizes=[1], backpressure=backpressure)
     assert os.listdir(tmp_path) == []
-
-
-def test_parse_sizes():
-    assert parse_sizes("1, 64,4096") == [1, 64, 4096]
-    with pytest.raises(ValueError, match=r"^--sizes must be positive element counts such as "
-                                         r"1,64,1024, not '0'$"):
-        parse_sizes("1,0")
 
 
 def test_write_outputs_replaces_the_directory_as_a_whole(tmp_path):
@@ -93,27 +83,21 @@ def test_output_that_is_a_file_is_refused(tmp_path):
     assert target.read_text() == "x"
 
 
-def innet(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", "demo", *args], cwd=cwd,
-                          capture_output=True, text=True, check=False)
-
-
 @pytest.mark.parametrize(("args", "message"), [
     (["--dtype", "fp32", "--op", "xor"], "innet: error: Operation xor is not defined on fp32"),
-    (["--sizes", "1,x"], ("innet: error: --sizes must be positive element counts such as "
-                         "1,64,1024, not 'x'")),
+    (["--sizes", "1,x"], "innet: error: --sizes must be a size such as 64, 4K or 1Mi, not 'x'"),
     (["--backpressure", "1"], "innet: error: Backpressure must be at least 0 and below 1, not 1.0"),
     (["--study", "swing", "--backpressure", "-0.5"],
      "innet: error: Backpressure must be at least 0 and below 1, not -0.5"),
 ])
-def test_cli_errors_are_one_line_and_write_nothing(tmp_path, args, message):
-    result = innet(*args, cwd=tmp_path)
-    assert result.returncode == 1
+def test_cli_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
+    result = innet("demo", *args, cwd=tmp_path)
+    assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [message]
     assert os.listdir(tmp_path) == []
 
 
-def test_cli_quick_and_sizes_conflict(tmp_path):
-    result = innet("--quick", "--sizes", "1", cwd=tmp_path)
+def test_cli_quick_and_sizes_conflict(innet, tmp_path):
+    result = innet("demo", "--quick", "--sizes", "1", cwd=tmp_path)
     assert result.returncode == 2
     assert "--quick and --sizes cannot be used together" in result.stderr

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import io
 
+import matplotlib
 import numpy as np
 import pytest
 
+from innet.gen import export
+from innet.gen.analysis.piuma import closed_form, figure
 from innet.gen.embed import embed
 from innet.gen.topology import polarfly, torus
 from innet.sim.network import Outcome, Scenario
@@ -80,3 +83,23 @@ def test_latency_png_has_a_line_per_algorithm():
 def test_latency_png_needs_an_allreduce():
     with pytest.raises(ValueError, match=r"^No allreduce over every node to plot$"):
         plots.latency_png([run("innet", 4, 40, background=0.5)])
+
+
+PLOTS = {
+    "layout": lambda: export.plot_layout(polarfly(3)),
+    "piuma-figure": lambda: figure([closed_form((1,)), closed_form((2,))], throughput_nodes=2),
+    "embedding": lambda: plots.embedding_png(torus(4), embed(torus(4))),
+    "latency": lambda: plots.latency_png([run("innet", 1, 40), run("innet", 64, 120)]),
+}
+
+
+@pytest.mark.parametrize("name", PLOTS)
+def test_plotting_leaves_the_backend_alone(name):
+    """A plot is drawn on its own Figure: the caller's backend (a notebook's) stays."""
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        assert PLOTS[name]().startswith(b"\x89PNG\r\n\x1a\n")
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)

@@ -1,0 +1,57 @@
+"""innet.gen.files.write_atomic and innet.gen.checks.check_int."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from innet.gen.checks import check_int
+from innet.gen.files import write_atomic
+
+
+def test_write_atomic_writes_text_bytes_and_chunks(tmp_path):
+    assert write_atomic(tmp_path / "a" / "t.txt", "x\ny") == tmp_path / "a" / "t.txt"
+    assert (tmp_path / "a" / "t.txt").read_text() == "x\ny"
+    write_atomic(tmp_path / "b.bin", b"\x00\x01")
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
+    write_atomic(tmp_path / "c.txt", (str(i) for i in range(4)))
+    assert (tmp_path / "c.txt").read_text() == "0123"
+
+
+def test_write_atomic_gives_the_mode_of_a_plain_open(tmp_path):
+    write_atomic(tmp_path / "a.txt", "a")
+    with open(tmp_path / "b.txt", "w") as handle:
+        handle.write("b")
+    assert os.stat(tmp_path / "a.txt").st_mode == os.stat(tmp_path / "b.txt").st_mode
+
+
+def test_write_atomic_failure_leaves_the_old_file_and_nothing_else(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("old")
+
+    def chunks():
+        yield "new"
+        raise ValueError("Bad chunk")
+
+    with pytest.raises(ValueError, match=r"^Bad chunk$"):
+        write_atomic(target, chunks())
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
+
+
+def test_check_int_accepts_and_returns():
+    assert check_int("Radix", 4, low=2, high=16) == 4
+    assert check_int("Depth", 0) == 0
+
+
+@pytest.mark.parametrize(("value", "error", "message"), [
+    (True, TypeError, r"^Radix must be an integer, not True$"),
+    (2.0, TypeError, r"^Radix must be an integer, not 2\.0$"),
+    ("4", TypeError, r"^Radix must be an integer, not '4'$"),
+    (1, ValueError, r"^Radix must be at least 2, not 1$"),
+    (17, ValueError, r"^Radix must be at most 16, not 17$"),
+])
+def test_check_int_refuses(value, error, message):
+    with pytest.raises(error, match=message):
+        check_int("Radix", value, low=2, high=16)
