@@ -30,7 +30,6 @@ Limits of the model
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,10 +44,8 @@ __all__ = [
     "Comparison",
     "Prediction",
     "compare",
-    "format_count",
     "host_prediction",
     "host_shape",
-    "parse_counts",
 ]
 
 #: The host-style algorithms (:data:`innet.gen.swing.ALGORITHMS`), latency-optimal first.
@@ -294,53 +291,3 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
                          f"{'; '.join(f'{k}: {v}' for k, v in skipped.items())}")
     return Comparison(topology=topo.fingerprint, model=model, sizes=sizes,
                       predictions=predictions, skipped=skipped)
-
-
-_SUFFIX = {"": 1, "k": 1 << 10, "ki": 1 << 10, "m": 1 << 20, "mi": 1 << 20, "g": 1 << 30,
-           "gi": 1 << 30}
-
-
-def _count(text: str, whole: str) -> int:
-    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text)
-    suffix = match.group(2).lower() if match else None
-    if not match or suffix not in _SUFFIX:
-        raise ValueError(f"Sizes must be element counts such as 1,64,1024 or 1..1M, "
-                         f"not {whole!r}")
-    return int(match.group(1)) * _SUFFIX[suffix]
-
-
-def parse_counts(text: str) -> list[int]:
-    """Element counts for ``--sizes``: ``"1,64,1024"``, or ``"LO..HI"`` for ``LO, 4·LO,
-    16·LO, ...`` up to ``HI`` (``HI`` itself last; ``LO = 0`` starts ``0, 1, 4, ...``).
-    ``K``, ``M`` and ``G`` (or ``Ki``, ``Mi``, ``Gi``) multiply by 2^10, 2^20, 2^30.
-
-    Raises
-    ------
-    ValueError
-        If an item is not a count or the range is empty.
-    """
-    text = str(text)
-    if ".." in text:
-        lo_text, hi_text = text.split("..", 1)
-        lo, hi = _count(lo_text, text), _count(hi_text, text)
-        if hi < lo:
-            raise ValueError(f"Size range {text!r} is empty: {hi_text.strip()} is below "
-                             f"{lo_text.strip()}")
-        out = [0] if lo == 0 else []
-        size = max(lo, 1)
-        while size < hi:
-            out.append(size)
-            size *= 4
-        return [*out, hi] if not out or out[-1] != hi else out
-    return [_count(part, text) for part in text.split(",")]
-
-
-def format_count(count: float) -> str:
-    """An element count as the largest exact binary multiple: ``64``, ``4K``, ``1M``."""
-    if count == int(count):
-        count = int(count)
-        for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-            if count >= factor and count % factor == 0:
-                return f"{count // factor}{unit}"
-        return str(count)
-    return f"{count:.4g}"

@@ -41,7 +41,6 @@ numbering.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -57,11 +56,8 @@ __all__ = [
     "Congestion",
     "NextPort",
     "congestion",
-    "format_size",
     "latency_key",
     "model_table",
-    "parse_size",
-    "parse_sizes",
 ]
 
 #: Next-hop routing: ``next_port(nodes, destinations) -> ports`` (integer arrays).
@@ -327,62 +323,7 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       latency_model=latency_key(model) if priced else None)
 
 
-# -- sizes and the "which algorithm wins" table -------------------------------------------------
-
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
-          "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
-
-
-def parse_size(text: str) -> int:
-    """``"32B"``, ``"4KiB"``, ``"128MiB"``, ``"1G"`` -> bytes (binary units).
-
-    Raises
-    ------
-    ValueError
-        If the text is not a positive whole number of bytes with an optional unit.
-    """
-    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _UNITS or int(match.group(1)) == 0:
-        raise ValueError(f"Size must be a positive number of bytes such as 32B, 4KiB or "
-                         f"128MiB, not {text!r}")
-    return int(match.group(1)) * _UNITS[unit]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """Sizes for the model table.
-
-    ``"LO..HI"`` is ``LO, 4·LO, 16·LO, ...`` up to ``HI`` (with ``HI`` itself last);
-    ``"A,B,C"`` is a list.
-
-    Raises
-    ------
-    ValueError
-        If a size is invalid or the range is empty.
-    """
-    text = str(text)
-    if ".." in text:
-        lo_text, hi_text = text.split("..", 1)
-        lo, hi = parse_size(lo_text), parse_size(hi_text)
-        if hi < lo:
-            raise ValueError(f"Size range {text!r} is empty: {hi_text.strip()} is below "
-                             f"{lo_text.strip()}")
-        sizes = []
-        size = lo
-        while size < hi:
-            sizes.append(size)
-            size *= 4
-        return [*sizes, hi]
-    return [parse_size(part) for part in text.split(",")]
-
-
-def format_size(size: int) -> str:
-    """Bytes as the largest exact binary unit: ``32B``, ``4KiB``, ``128MiB``."""
-    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return f"{size}B"
-
+# -- the "which algorithm wins" table ---------------------------------------------------------
 
 def model_table(models: Mapping[str, Congestion], sizes: Iterable[int],
                 alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,

@@ -5,8 +5,10 @@ Every subcommand is a module of this package named after it (``topo.py`` is ``in
 Modules are imported only when their command runs or help is shown, so they keep heavy imports
 (Amaranth, galois) inside their functions where it matters for start-up time.
 
-Errors a user can cause (bad values, missing files, a failed simulation) end the program with one
-line on stderr and a non-zero exit; set ``INNET_DEBUG=1`` to see the traceback instead.
+Errors end the program with one line on stderr, ``innet: error: ...``: a user error (a bad value,
+a missing file, a malformed command line) exits 2; a failed result (a simulation that is not
+bit-exact, a failed check or tool) exits 1. Any other exception is a bug in innet: it is reported
+as an internal error and exits 1. ``INNET_DEBUG=1`` shows the traceback of either instead.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 
 import click
 
-from innet.sim.cli._common import USER_ERRORS, fail
+from innet.sim.cli._common import FAILED, USER_ERROR, USER_ERRORS, fail, failures
 
 __all__ = ["main"]
 
@@ -45,12 +47,25 @@ class _Commands(click.Group):
         except click.exceptions.Abort:
             fail("aborted", code=130)
         except click.ClickException as error:
-            fail(error.format_message(), code=error.exit_code)
+            fail(error.format_message(), code=USER_ERROR)
         except USER_ERRORS as error:
             if os.environ.get("INNET_DEBUG"):
                 raise
-            fail(str(error).strip().splitlines()[0] if str(error).strip() else repr(error))
+            fail(_line(error), code=USER_ERROR)
+        except Exception as error:
+            if os.environ.get("INNET_DEBUG"):
+                raise
+            if isinstance(error, failures()):
+                fail(_line(error), code=FAILED)
+            fail(f"internal error (a bug in innet): {type(error).__name__}: {_line(error)}; "
+                 f"rerun with INNET_DEBUG=1 for the traceback", code=FAILED)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _line(error: BaseException) -> str:
+    """The first line of ``error``'s message (its repr if it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else repr(error)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,25 +13,49 @@ import click
 from innet.gen.files import write_atomic
 
 __all__ = [
+    "FAILED",
+    "USER_ERROR",
     "USER_ERRORS",
     "console",
     "err_console",
     "fail",
+    "failures",
     "json_option",
     "output_option",
-    "piuma_from_options",
-    "piuma_options",
     "print_json",
     "progress",
     "wide",
     "write_atomic",
 ]
 
-#: Exceptions that are the user's to fix; the CLI prints them as one line instead of a traceback.
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, TypeError, OSError, RuntimeError)
+#: Exit status of a user error: a bad value, a missing file, a malformed command line.
+USER_ERROR = 2
+#: Exit status of a result that failed (a simulation not bit-exact, a failed check or tool) and
+#: of an internal error (a bug).
+FAILED = 1
+
+#: Exceptions that are the user's to fix: one line, exit :data:`USER_ERROR`.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
+
+#: Exceptions that report a failed run (by module, imported only if the run got that far):
+#: one line, exit :data:`FAILED`.
+_FAILURES = {
+    "innet.sim.runner": ("SimulationError", "BuildError", "ToolchainError"),
+    "innet.sim.synth": ("SynthError", "ToolsMissing"),
+}
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def failures() -> tuple[type[BaseException], ...]:
+    """The exception classes of a failed run (:data:`_FAILURES`) among the loaded modules."""
+    found = []
+    for module, names in _FAILURES.items():
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            found += [getattr(loaded, name) for name in names]
+    return tuple(found)
+
+
+def fail(message: str, code: int = USER_ERROR) -> NoReturn:
     """Print ``innet: error: message`` as one line on stderr and exit with ``code``."""
     line = " ".join(message.split())
     click.echo(f"innet: error: {line}", err=True)
@@ -74,64 +98,13 @@ def json_option(func: Callable) -> Callable:
                         help="Print a machine-readable JSON summary.")(func)
 
 
-def output_option(help: str = "Write the artifacts to this path.") -> Callable:
+def output_option(help: str = "Write the artifacts to this path.", *,
+                  required: bool = False) -> Callable:
     """``-o/--output PATH``."""
     return click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-                        help=help)
+                        required=required, help=help)
 
 
 def print_json(data: Any) -> None:
     """Print ``data`` as stable, indented JSON on stdout."""
     click.echo(json.dumps(data, indent=2, sort_keys=True))
-
-
-def piuma_options(*, nodes: str | None = None, sockets: int = 16, cores: int = 8) -> Callable:
-    """The options of a PIUMA multi-level network (``--nodes --sockets --cores --mesh
-    --placement --latency-core --latency-socket --latency-node``), read back by
-    :func:`piuma_from_options`; ``nodes=None`` makes ``--nodes`` required."""
-    options = [
-        click.option("--nodes", required=nodes is None, default=nodes,
-                     show_default=nodes is not None,
-                     help="HyperX shape of the nodes, such as 4x4 (1: one node)."),
-        click.option("--sockets", type=int, default=sockets, show_default=True,
-                     help="N_S: sockets per node, all-to-all connected."),
-        click.option("--cores", type=int, default=cores, show_default=True,
-                     help="N_C: cores (switches) per socket, on an on-chip mesh."),
-        click.option("--mesh", default=None, help="Mesh rows x cols (default: the most square)."),
-        click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
-                     show_default=True, help="Which switches carry the socket and node links."),
-        click.option("--latency-core", default="5ns", show_default=True,
-                     help="L_C: mesh links."),
-        click.option("--latency-socket", default="25ns", show_default=True,
-                     help="L_S: links between sockets."),
-        click.option("--latency-node", default="50ns", show_default=True,
-                     help="L_P: links between nodes."),
-    ]
-
-    def decorate(func: Callable) -> Callable:
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return decorate
-
-
-def piuma_from_options(options: dict[str, Any]):
-    """The :func:`innet.gen.topology.piuma` network of :func:`piuma_options`' values, which
-    are popped from ``options``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        As :func:`innet.gen.topology.piuma` and the option parsers.
-    """
-    from innet.gen.topology import parse_nodes, piuma
-    from innet.sim.cli.analyze import parse_mesh, parse_time
-
-    return piuma(parse_nodes(options.pop("nodes")), options.pop("sockets"),
-                 options.pop("cores"), mesh=parse_mesh(options.pop("mesh")),
-                 placement=options.pop("placement"),
-                 latency_core=parse_time(options.pop("latency_core"), "--latency-core"),
-                 latency_socket=parse_time(options.pop("latency_socket"), "--latency-socket"),
-                 latency_node=parse_time(options.pop("latency_node"), "--latency-node"))
-

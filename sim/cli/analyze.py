@@ -1,6 +1,6 @@
 """``innet analyze``: analyses reproduced from papers on generated networks.
 
-    innet analyze piuma [--nodes 4x4] [--sockets 16 --cores 8] [--mesh 2x4]
+    innet analyze piuma [--nodes 4x4] [--sockets 16 --cores 8] [--core-mesh 2x4]
         [--placement spread|hub] [--latency-core 5ns --latency-socket 25ns --latency-node 50ns]
         [--bw-mem 51.2Gbps --bw-link 64Gbps] [--element-bytes 4] [--flags 1]
         [--round-overhead 0ns] [--max-nodes 16K --dims 2 --generate-up-to 64]
@@ -9,102 +9,23 @@
 Without ``--nodes`` it reproduces PIUMA's Figure 4 from 1 to ``--max-nodes`` nodes (the real
 network built, embedded and verified up to ``--generate-up-to`` nodes, the validated closed
 form beyond) and the table of the paper's claims; with ``--nodes`` it analyses that one
-network. ``--plot`` writes Figure 4 as a PNG, ``--json`` prints everything as JSON.
+network. ``--plot`` writes Figure 4 as a PNG, ``--json`` prints everything as JSON and ``-o``
+writes it to a file.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from innet.sim.cli._common import json_option, print_json, progress, write_atomic
+from innet.sim.cli._common import json_option, output_option, print_json, progress, write_atomic
+from innet.sim.cli._options import piuma_options
+from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_bandwidth, parse_mesh, parse_time
 
-__all__ = ["command", "parse_bandwidth", "parse_bytes", "parse_count", "parse_mesh", "parse_time"]
-
-_TIME = {"": 1.0, "ps": 1e-3, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-_RATE = {"": 1.0, "gbps": 1.0, "gbit/s": 1.0, "mbps": 1e-3, "mbit/s": 1e-3, "tbps": 1e3,
-         "tbit/s": 1e3}
-_BYTES = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20,
-          "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
-_NUMBER = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Zµ/]*)\s*"
-
-
-def parse_time(text: str, what: str = "Latency") -> float:
-    """``"5ns"``, ``"0.5us"``, ``"25"`` (ns) -> ns.
-
-    Raises
-    ------
-    ValueError
-        If the text is not a non-negative time.
-    """
-    match = re.fullmatch(_NUMBER, str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _TIME:
-        raise ValueError(f"{what} must be a time such as 5ns or 0.5us, not {text!r}")
-    return float(match.group(1)) * _TIME[unit]
-
-
-def parse_bandwidth(text: str, what: str = "Bandwidth") -> float:
-    """``"51.2Gbps"``, ``"64 Gbit/s"``, ``"64"`` (Gbit/s) -> Gbit/s.
-
-    Raises
-    ------
-    ValueError
-        If the text is not a bandwidth.
-    """
-    match = re.fullmatch(_NUMBER, str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _RATE:
-        raise ValueError(f"{what} must be a bandwidth such as 51.2Gbps, not {text!r}")
-    return float(match.group(1)) * _RATE[unit]
-
-
-def parse_bytes(text: str) -> int:
-    """``"128KiB"``, ``"128KB"``, ``"4096"`` -> bytes (binary units).
-
-    Raises
-    ------
-    ValueError
-        If the text is not a positive whole number of bytes.
-    """
-    match = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    unit = match.group(2).lower() if match else None
-    if not match or unit not in _BYTES or int(match.group(1)) == 0:
-        raise ValueError(f"Vector must be a size such as 128KiB, not {text!r}")
-    return int(match.group(1)) * _BYTES[unit]
-
-
-def parse_count(text: str, what: str) -> int:
-    """``"16K"``, ``"16384"``, ``"1M"`` -> an integer (binary multiples).
-
-    Raises
-    ------
-    ValueError
-        If the text is not a non-negative count.
-    """
-    match = re.fullmatch(r"\s*(\d+)\s*([kKmM]?)\s*", str(text))
-    if not match:
-        raise ValueError(f"{what} must be a count such as 64 or 16K, not {text!r}")
-    return int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20}[match.group(2).lower()]
-
-
-def parse_mesh(text: str | None) -> tuple[int, int] | None:
-    """``"2x4"`` -> ``(2, 4)``; ``None`` stays ``None``.
-
-    Raises
-    ------
-    ValueError
-        If the text is not rows x cols.
-    """
-    if text is None:
-        return None
-    parts = text.lower().split("x")
-    if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
-        raise ValueError(f"Mesh must be rows x cols such as 2x4, not {text!r}")
-    return int(parts[0]), int(parts[1])
+__all__ = ["command"]
 
 
 def _fmt_ns(value: float | None) -> str:
@@ -125,7 +46,8 @@ def _params(options: dict[str, Any]):
     from innet.gen.analysis.piuma import SystemParams
 
     return SystemParams(
-        sockets=options["sockets"], cores=options["cores"], mesh=parse_mesh(options["mesh"]),
+        sockets=options["sockets"], cores=options["cores"],
+        mesh=parse_mesh(options["core_mesh"]),
         placement=options["placement"],
         latency_core=parse_time(options["latency_core"], "--latency-core"),
         latency_socket=parse_time(options["latency_socket"], "--latency-socket"),
@@ -186,16 +108,7 @@ def command() -> None:
 
 
 @command.command("piuma")
-@click.option("--nodes", default=None,
-              help="Analyse this HyperX shape of nodes (such as 4x4) instead of the sweep.")
-@click.option("--sockets", type=int, default=16, show_default=True, help="N_S per node.")
-@click.option("--cores", type=int, default=8, show_default=True, help="N_C per socket.")
-@click.option("--mesh", default=None, help="On-chip mesh rows x cols (default: most square).")
-@click.option("--placement", type=click.Choice(["spread", "hub"]), default="spread",
-              show_default=True, help="Which switches carry socket and node links.")
-@click.option("--latency-core", default="5ns", show_default=True, help="L_C.")
-@click.option("--latency-socket", default="25ns", show_default=True, help="L_S.")
-@click.option("--latency-node", default="50ns", show_default=True, help="L_P.")
+@piuma_options
 @click.option("--bw-mem", default="51.2Gbps", show_default=True,
               help="Memory bandwidth per core.")
 @click.option("--bw-link", default="64Gbps", show_default=True,
@@ -205,27 +118,32 @@ def command() -> None:
               help="One-way latencies per host round for the flag exchange.")
 @click.option("--round-overhead", default="0ns", show_default=True,
               help="Extra cost of every host round (not in Table 1).")
-@click.option("--max-nodes", default="16K", show_default=True,
-              help="Largest node count of the sweep (a power of two).")
+@click.option("--max-nodes", type=Size(low=1), default="16K", show_default=True,
+              help=f"Largest node count of the sweep, a power of two ({SIZE_GRAMMAR}).")
 @click.option("--dims", type=int, default=2, show_default=True,
               help="HyperX dimensions of the sweep's networks.")
-@click.option("--generate-up-to", default="64", show_default=True,
-              help="Build, embed and verify the real network up to this many nodes.")
-@click.option("--vector", default="128KiB", show_default=True,
-              help="The vector of the throughput claims.")
+@click.option("--generate-up-to", type=Size(), default=64, show_default=True,
+              help=f"Build, embed and verify the real network up to this many nodes "
+                   f"({SIZE_GRAMMAR}).")
+@click.option("--vector", type=Size(low=1, unit="B"), default="128KiB", show_default=True,
+              help=f"The vector of the throughput claims, in bytes ({SIZE_GRAMMAR}).")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
               help="Write Figure 4 (latency and throughput curves) as a PNG.")
 @json_option
-def piuma_command(nodes: str | None, plot: Path | None, as_json: bool,
+@output_option("Write the --json summary to this file.")
+def piuma_command(nodes: str | None, plot: Path | None, as_json: bool, output: Path | None,
                   **options: Any) -> None:
-    """PIUMA's allreduce analysis (Eq. 1-2, Table 1, Figure 4) on generated networks."""
+    """PIUMA's allreduce analysis (Eq. 1-2, Table 1, Figure 4) on generated networks.
+
+    Without --nodes it sweeps network sizes up to --max-nodes; with --nodes it analyses that
+    one network.
+    """
     from innet.gen.analysis import piuma as analysis
     from innet.gen.topology.piuma import parse_nodes
 
     params = _params(options)
-    vector = parse_bytes(options["vector"])
-    max_nodes = parse_count(options["max_nodes"], "--max-nodes")
-    limit = parse_count(options["generate_up_to"], "--generate-up-to")
+    vector, max_nodes = options["vector"], options["max_nodes"]
+    limit = options["generate_up_to"]
     shape = parse_nodes(nodes) if nodes is not None else None
     if shape is None:
         analysis.sweep_shape(max_nodes, options["dims"])  # validate before any work
@@ -249,14 +167,16 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool,
             if shape is None else {}
         image = analysis.figure(points, vector_bytes=vector) if plot is not None else None
     written = str(write_atomic(plot, image)) if image is not None else None
+    out: dict[str, Any] = {"params": params.to_dict(), "vector_bytes": vector,
+                           "points": [p.to_dict() for p in points]}
+    if shape is None:
+        out["claims"] = [c.to_dict() for c in found]
+        out["implied_round_overhead_ns"] = implied
+    if written:
+        out["written"] = {"plot": written}
+    if output is not None:
+        write_atomic(output, json.dumps(out, indent=2, sort_keys=True) + "\n")
     if as_json:
-        out: dict[str, Any] = {"params": params.to_dict(), "vector_bytes": vector,
-                               "points": [p.to_dict() for p in points]}
-        if shape is None:
-            out["claims"] = [c.to_dict() for c in found]
-            out["implied_round_overhead_ns"] = implied
-        if written:
-            out["written"] = {"plot": written}
         print_json(out)
         return
     click.echo(f"PIUMA allreduce: {_describe(params)}")
@@ -275,6 +195,8 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool,
                        "--round-overhead; Table 1 lists none): " + ", ".join(parts))
     if written:
         click.echo(f"wrote plot: {written}")
+    if output is not None:
+        click.echo(f"wrote {output}")
 
 
 def _count(shape: tuple[int, ...]) -> int:

@@ -6,7 +6,6 @@ display on stderr and writes the report as JSON and Markdown.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from datetime import UTC, datetime
 from importlib import metadata
@@ -44,14 +43,12 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
     synth extra: pip install 'innet[synth]'.
     """
     from innet.sim import bench
-    from innet.sim.bench.report import markdown
+    from innet.sim.bench.report import markdown, targets
 
     cases = bench.select(quick=quick, only=only)
     if list_only:
         for c in cases:
-            missing = c.requires and importlib.util.find_spec(c.requires[0]) is None
-            need = f"  (needs {c.requires[0]}, {c.requires[1]})" if missing else ""
-            click.echo(f"{c.name:<28} {c.group:<11} {c.title}{need}")
+            click.echo(f"{c.name:<28} {c.group:<11} {c.title}")
         return
     if output is not None and output.exists() and not output.is_dir():
         raise ValueError(f"Output must be a directory, not the file {str(output)!r}")
@@ -75,6 +72,7 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
                     "cached": cached, "only": list(only)},
         "machine": host,
         "results": results,
+        "targets": targets(results),
     }
     text = markdown(report)
     if output is not None:

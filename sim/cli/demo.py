@@ -1,13 +1,13 @@
 """``innet demo``: the whole flow on PolarFly q=3, or the Swing-B study.
 
-    innet demo [-o DIR] [--quick] [--sizes 1,64,1024,4096] [--op add] [--dtype fp32]
+    innet demo [-o DIR] [--quick] [--sizes 1,64,1K,4K] [--op add] [--dtype int32]
                [--seed N] [--json]
-    innet demo --study swing [-o DIR] [--sizes 64,256,1024,4096] [--json]
+    innet demo --study swing [-o DIR] [--sizes 64,256,1K,4K] [--json]
 
 The demo builds the topology, the embedding, the image and the Verilog of PolarFly ER_3 (13
 switches), simulates the allreduce of every size with every algorithm (in-network, Swing-L,
 Swing-B, recursive doubling, ring) in one Verilator run with a progress display on stderr,
-prints the comparison table and the targets, and writes to DIR (default ``./innet-demo``,
+prints the comparison table, and writes to DIR (default ``./innet-demo``,
 replaced as a whole when the run completes): ``network.v`` + ``network.json`` (ports),
 ``image.bin`` / ``image.hex`` / ``image.json``, ``report.json``, ``report.md``,
 ``embedding.png`` and ``latency.png``. ``--quick`` simulates 1 and 64 elements only.
@@ -21,39 +21,26 @@ Exits 1 when any simulated result is not bit-exact (the report is still written)
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from innet.sim.cli._common import (
+    FAILED,
     console,
     err_console,
+    fail,
     json_option,
+    output_option,
     print_json,
     progress,
     wide,
 )
+from innet.sim.cli._options import dtype_option, op_option
+from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes
 
-__all__ = ["command", "parse_sizes"]
-
-
-def parse_sizes(text: str) -> list[int]:
-    """``"1,64,1024"`` -> ``[1, 64, 1024]``.
-
-    Raises
-    ------
-    ValueError
-        If an item is not a positive integer.
-    """
-    out = []
-    for item in (part.strip() for part in text.split(",")):
-        if not (item.isascii() and item.isdigit() and int(item) > 0):
-            raise ValueError(f"--sizes must be positive element counts such as 1,64,1024, "
-                             f"not {item!r}")
-        out.append(int(item))
-    return out
+__all__ = ["command"]
 
 
 class _Display:
@@ -119,15 +106,14 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 
 
 @click.command("demo")
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Output directory [default: ./innet-demo, or ./innet-swing-study with "
-                   "--study swing]; replaced as a whole when the run completes.")
+@output_option("Output directory [default: ./innet-demo, or ./innet-swing-study with "
+               "--study swing]; replaced as a whole when the run completes.")
 @click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
-@click.option("--sizes", default=None, metavar="LIST",
-              help="Vector sizes in elements [default: 1,64,1024,4096; study: "
-                   "64,256,1024,4096].")
-@click.option("--op", default="add", show_default=True, help="Reduction: add, min, max, ...")
-@click.option("--dtype", default="fp32", show_default=True, help="int32, uint32 or fp32.")
+@click.option("--sizes", type=Sizes(low=1), default=None,
+              help=f"Vector sizes in elements ({SIZE_GRAMMAR}) [default: 1,64,1K,4K; study: "
+                   f"64,256,1K,4K].")
+@op_option
+@dtype_option
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the test vectors and the random backpressure.")
 @click.option("--backpressure", type=float, default=0.25, show_default=True,
@@ -136,7 +122,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
               help="Run a study instead of the demo: swing = Swing-B against recursive "
                    "doubling-B on the ring of 8 and the 4x4 torus.")
 @json_option
-def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype: str,
+def command(output: Path | None, quick: bool, sizes: list[int] | None, op: str, dtype: str,
             seed: int, backpressure: float, study: str | None, as_json: bool) -> None:
     """Build, simulate and measure the default network (PolarFly q=3) end to end."""
     import warnings
@@ -155,14 +141,11 @@ def command(output: Path | None, quick: bool, sizes: str | None, op: str, dtype:
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:
-        chosen = parse_sizes(sizes) if sizes else list(STUDY_SIZES[:2] if quick
-                                                       else STUDY_SIZES)
+        chosen = sizes if sizes else list(STUDY_SIZES[:2] if quick else STUDY_SIZES)
         ok = _study(output or Path("innet-swing-study"), chosen, seed, backpressure, as_json)
     else:
-        chosen = parse_sizes(sizes) if sizes else list(QUICK_SIZES if quick else DEFAULT_SIZES)
+        chosen = sizes if sizes else list(QUICK_SIZES if quick else DEFAULT_SIZES)
         ok = _demo(output or Path("innet-demo"), chosen, op, dtype, seed, backpressure,
                    as_json)
     if not ok:
-        click.echo("innet: error: a simulated result is not bit-exact (see the report)",
-                   err=True)
-        sys.exit(1)
+        fail("a simulated result is not bit-exact (see the report)", code=FAILED)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from innet.sim.cli._common import console, err_console, fail, json_option, print_json
+from innet.sim.cli._common import FAILED, console, err_console, fail, json_option, print_json
 
 __all__ = ["command"]
 
@@ -37,4 +37,4 @@ def command(samples: int, as_json: bool) -> None:
             out.print(f"{'ok  ' if c.ok else 'FAIL'} {c.step}: {c.detail}")
     failed = [c for c in checks if not c.ok]
     if failed:
-        fail(f"{failed[0].step} failed: {failed[0].detail}")
+        fail(f"{failed[0].step} failed: {failed[0].detail}", code=FAILED)

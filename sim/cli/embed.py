@@ -1,10 +1,11 @@
-"""``innet embed``: PIUMA in-network collective embeddings on PolarFly, HyperX and torus.
+"""``innet embed``: PIUMA in-network collective embeddings on PolarFly, HyperX, torus and PIUMA.
 
 ``innet embed polarfly --q 7 [--participants 0,3,5] [--root auto|N] [--collective-id K]
-[--op add --dtype int32] [--kind allreduce] [--fail-links u-v,...] [--fail-switches a,b]
-[--trees T] [--json] [-o DIR]`` (and ``hyperx --shape 4x4``, ``torus --shape 4x4 [--mesh]``,
-``piuma --nodes 2x2 [--sockets 16 --cores 8 ...]``: PIUMA's multi-level network, whose links
-cost their level's latency, ``L_C``/``L_S``/``L_P`` ns at ``--clock-mhz``, default 1 GHz).
+[--op add --dtype int32] [--collective-kind allreduce] [--fail-links u-v,...]
+[--fail-switches a,b] [--trees T] [--json] [-o DIR]`` (and ``hyperx --shape 4x4``,
+``torus --shape 4x4 [--mesh]``, ``piuma --nodes 2x2 [--sockets 16 --cores 8 ...]``: PIUMA's
+multi-level network, whose links cost their level's latency, ``L_C``/``L_S``/``L_P`` ns at
+``--clock-mhz``, default 1 GHz).
 
 ``--json`` prints ``root``, ``depth``, ``collective_id``, ``switches`` (a list of
 ``{"node", "req_in", "req_out", "resp_in", "resp_out"}`` in the topology's port numbering, the
@@ -17,7 +18,7 @@ such object per tree), ``link_load`` (``[node, port, fraction of the vector]`` p
 channel), ``max_link_load``, ``predicted_gain`` and the striped ``predicted`` /
 ``predicted_latency_cycles``.
 
-``--compare [--sizes 1,64,1024 | 1..1M]`` prices the in-network allreduce against every
+``--compare [--sizes 1,64,1K | 1..1M]`` prices the in-network allreduce against every
 host-style algorithm (Swing, recursive doubling, ring, bucket) on the same network with the same
 cost model (:mod:`innet.gen.compare`, cycles and elements) and prints which wins at which size;
 with ``--json`` the summary gets a ``compare`` member (:meth:`Comparison.to_dict`).
@@ -31,55 +32,26 @@ from typing import Any
 import click
 
 from innet.gen.cost import CostModel
-from innet.sim.cli._common import (
-    json_option,
-    output_option,
-    piuma_from_options,
-    piuma_options,
-    print_json,
-    write_atomic,
+from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
+from innet.sim.cli._options import (
+    decorate,
+    dtype_option,
+    op_option,
+    topology_from_args,
+    topology_options,
+)
+from innet.sim.cli._parse import (
+    SIZE_GRAMMAR,
+    Size,
+    Sizes,
+    format_count,
+    parse_links,
+    parse_node_ids,
 )
 
-__all__ = ["command", "parse_links", "parse_nodes"]
+__all__ = ["command"]
 
 _DEFAULT = CostModel()
-
-
-def parse_nodes(text: str, what: str) -> list[int]:
-    """``"0,3,5"`` or ranges ``"0-7,9"`` -> node ids.
-
-    Raises
-    ------
-    ValueError
-        If an item is not a non-negative integer or an ascending ``a-b`` range.
-    """
-    out: list[int] = []
-    for item in (part.strip() for part in text.split(",")):
-        lo, sep, hi = item.partition("-")
-        if lo.isdigit() and (not sep or hi.isdigit()) and lo.isascii() and hi.isascii():
-            a, b = int(lo), int(hi) if sep else int(lo)
-            if b >= a:
-                out.extend(range(a, b + 1))
-                continue
-        raise ValueError(f"{what} must be node ids such as 0,3,5 or 0-7, not {item!r}")
-    return out
-
-
-def parse_links(text: str) -> list[tuple[int, int]]:
-    """``"0-1,2-7"`` -> ``[(0, 1), (2, 7)]``.
-
-    Raises
-    ------
-    ValueError
-        If an item is not ``u-v`` with non-negative integers.
-    """
-    out = []
-    for item in (part.strip() for part in text.split(",")):
-        u, sep, v = item.partition("-")
-        if not (sep and u.isdigit() and v.isdigit() and u.isascii() and v.isascii()):
-            raise ValueError(f"--fail-links must be links u-v separated by commas, not {item!r}")
-        out.append((int(u), int(v)))
-    return out
 
 
 def _root(text: str) -> int | str:
@@ -91,34 +63,32 @@ def _root(text: str) -> int | str:
 
 
 def _options(func):
-    options = [
+    return decorate(func, [
         click.option("--participants", default=None, metavar="LIST",
                      help="Participating nodes, e.g. 0,3,5 or 0-15 [default: all]."),
         click.option("--root", default="auto", show_default=True, metavar="auto|N",
                      help="Root switch; auto = minimum-eccentricity participant."),
-        click.option("--kind", type=click.Choice(["allreduce", "reduce", "broadcast",
-                                                  "barrier"]),
-                     default="allreduce", show_default=True, help="Collective."),
+        click.option("--collective-kind", type=click.Choice(["allreduce", "reduce",
+                                                             "broadcast", "barrier"]),
+                     default="allreduce", show_default=True, help="The collective."),
         click.option("--collective-id", type=int, default=0, show_default=True,
                      help="Collective id (first one with --trees)."),
-        click.option("--op", default="add", show_default=True,
-                     help="add, min, max, and, or, xor, nor, mul."),
-        click.option("--dtype", default="int32", show_default=True,
-                     help="int32, uint32, fp32."),
+        op_option,
+        dtype_option,
         click.option("--fail-links", default=None, metavar="u-v,...",
                      help="Failed links to embed around."),
         click.option("--fail-switches", default=None, metavar="LIST",
                      help="Failed switches to embed around."),
         click.option("--trees", type=int, default=1, show_default=True,
                      help="Stripe the vector over this many trees (different roots and ids)."),
-        click.option("--elements", type=int, default=1, show_default=True,
-                     help="Vector length for the predicted latency."),
+        click.option("--elements", type=Size(), default=1, show_default=True,
+                     help=f"Vector length for the predicted latency ({SIZE_GRAMMAR})."),
         click.option("--compare", is_flag=True,
                      help="Predict which allreduce wins at which size: in-network against "
                           "Swing, recursive doubling, ring and bucket on this network."),
-        click.option("--sizes", default=None, metavar="LIST|LO..HI",
-                     help="Vector sizes in elements for --compare, e.g. 1,64,1024 or 1..1M "
-                          "(x4 steps) [default: 1..1M]."),
+        click.option("--sizes", type=Sizes(), default=None,
+                     help=f"Vector sizes in elements for --compare, e.g. 1,64,1K or 1..1M "
+                          f"(x4 steps; {SIZE_GRAMMAR}) [default: 1..1M]."),
         click.option("--link-latency", type=click.FloatRange(min=0),
                      default=_DEFAULT.link_latency, show_default=True,
                      help="Cost model: cycles a link adds per hop."),
@@ -150,10 +120,7 @@ def _options(func):
                      help="Also write the p2p routing table as a BookSim2 routing file."),
         json_option,
         output_option("Write embedding.json (the --json summary) into this directory."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    ])
 
 
 def _summary(embedding, topo, model, elements: int) -> dict[str, Any]:
@@ -174,8 +141,6 @@ def _run(topo, description: str, opts: dict[str, Any],
 
     if opts["trees"] < 1:
         raise ValueError(f"--trees must be at least 1, not {opts['trees']}")
-    if opts["elements"] < 0:
-        raise ValueError(f"--elements must be at least 0, not {opts['elements']}")
     model = CostModel(link_latency=opts["link_latency"], switch_latency=opts["switch_latency"],
                       local_latency=opts["local_latency"],
                       reduce_latency=opts["reduce_latency"],
@@ -187,19 +152,19 @@ def _run(topo, description: str, opts: dict[str, Any],
                       clock_hz=None if opts["clock_mhz"] is None else opts["clock_mhz"] * 1e6)
     sizes = None
     if opts["compare"]:
-        from innet.gen.compare import DEFAULT_SIZES, parse_counts
+        from innet.gen.compare import DEFAULT_SIZES
 
-        sizes = parse_counts(opts["sizes"]) if opts["sizes"] is not None else DEFAULT_SIZES
+        sizes = opts["sizes"] if opts["sizes"] is not None else DEFAULT_SIZES
         _check_compare(opts)
     elif opts["sizes"] is not None:
         raise ValueError("--sizes applies to --compare; add --compare")
-    participants = (parse_nodes(opts["participants"], "--participants")
+    participants = (parse_node_ids(opts["participants"], "--participants")
                     if opts["participants"] is not None else None)
     links = parse_links(opts["fail_links"]) if opts["fail_links"] else None
-    dead = parse_nodes(opts["fail_switches"], "--fail-switches") if opts["fail_switches"] \
+    dead = parse_node_ids(opts["fail_switches"], "--fail-switches") if opts["fail_switches"] \
         else None
     root = _root(opts["root"])
-    common = {"kind": opts["kind"], "op": opts["op"], "dtype": opts["dtype"],
+    common = {"kind": opts["collective_kind"], "op": opts["op"], "dtype": opts["dtype"],
               "failed_links": links, "failed_switches": dead}
     head = {"kind": topo.kind, "params": {k: (list(v) if isinstance(v, tuple) else v)
                                           for k, v in topo.params.items()},
@@ -255,8 +220,9 @@ def _run(topo, description: str, opts: dict[str, Any],
 
 def _check_compare(opts: dict[str, Any]) -> None:
     """--compare prices full-system allreduces: host-style schedules run on every node."""
-    if opts["kind"] != "allreduce":
-        raise ValueError(f"--compare prices allreduces, not --kind {opts['kind']}")
+    if opts["collective_kind"] != "allreduce":
+        raise ValueError(f"--compare prices allreduces, not --collective-kind "
+                         f"{opts['collective_kind']}")
     if opts["participants"] is not None:
         raise ValueError("--compare cannot be combined with --participants: host-style "
                          "schedules run on every node")
@@ -275,14 +241,10 @@ def _cycles(value: float) -> str:
 
 
 def _size(value: float) -> str:
-    from innet.gen.compare import format_count
-
     return format_count(value) if value == int(value) else f"{value:.3g}"
 
 
 def _print_compare(comparison) -> None:
-    from innet.gen.compare import format_count
-
     echo = click.echo
     model = comparison.model
     local = "unlimited" if model.local_bandwidth is None else f"{model.local_bandwidth:g}"
@@ -372,13 +334,20 @@ def _print(description, topo, trees, data, striping, opts) -> None:
         echo(f"wrote {opts['booksim_routing']} (BookSim2 routing table)")
 
 
-@click.group("embed")
-def command() -> None:
-    """Embed an in-network collective (PIUMA's dynamic embedding) and predict its latency.
+@click.command("embed")
+@topology_options
+@_options
+def command(kind: str, **opts: Any) -> None:
+    """Embed an in-network collective (PIUMA's dynamic embedding) on the network of KIND
+    (polarfly, hyperx, torus, piuma) and predict its latency.
 
     The root is the minimum-eccentricity participant unless --root names one; every
     participant's input takes its minimal path to the root, reductions happen where paths
     meet, and the result returns on the inverse tree.
+
+    On piuma, routing and trees are PIUMA's (dimension order between nodes, latency-shortest
+    inside them; PIUMA "Allreduce Embedding"); every link costs its level's latency in cycles
+    at --clock-mhz (default 1000: one cycle per ns) instead of --link-latency.
 
     --compare prices the in-network allreduce against the host-style algorithms (swing-l,
     swing-b, recdoub-l, recdoub-b, ring, bucket) on the same network and routing, with one
@@ -387,67 +356,32 @@ def command() -> None:
 
     \b
     innet embed polarfly --q 3 --compare
-    innet embed torus --shape 4x4 --compare --sizes 1,64,1024 --json
+    innet embed torus --shape 4x4 --compare --sizes 1,64,1K --json
     """
-
-
-@command.command("polarfly")
-@click.option("--q", "q", type=int, required=True, help="Prime power q (N = q^2 + q + 1).")
-@click.option("--r0", type=int, default=0, show_default=True,
-              help="Quadric-cluster replications (Section VI-A).")
-@click.option("--r1", type=int, default=0, show_default=True,
-              help="Non-quadric clusters replicated, at most q (Section VI-B; odd q).")
-@_options
-def polarfly_cmd(q: int, r0: int, r1: int, **opts: Any) -> None:
-    """PolarFly ER_q, optionally expanded."""
-    from innet.gen.topology import polarfly
-
-    name = f"PolarFly q={q}" + (f" (r0={r0}, r1={r1})" if r0 or r1 else "")
-    _run(polarfly(q, r0=r0, r1=r1), name, opts)
-
-
-@command.command("hyperx")
-@click.option("--shape", required=True, help="Sizes joined by x, e.g. 4x4.")
-@_options
-def hyperx_cmd(shape: str, **opts: Any) -> None:
-    """HyperX (all-to-all in every dimension)."""
-    from innet.gen.topology import hyperx, parse_shape
-
-    dims = parse_shape(shape)
-    _run(hyperx(dims), f"HyperX {'x'.join(map(str, dims))}", opts)
-
-
-@command.command("torus")
-@click.option("--shape", required=True, help="Sizes joined by x, e.g. 4x4.")
-@click.option("--mesh", is_flag=True, help="No wrap-around links.")
-@_options
-def torus_cmd(shape: str, mesh: bool, **opts: Any) -> None:
-    """Torus (or mesh)."""
-    from innet.gen.topology import parse_shape, torus
-
-    dims = parse_shape(shape)
-    name = "Mesh" if mesh else "Torus"
-    _run(torus(dims, mesh=mesh), f"{name} {'x'.join(map(str, dims))}", opts)
-
-
-@command.command("piuma")
-@piuma_options()
-@_options
-def piuma_cmd(**opts: Any) -> None:
-    """PIUMA multi-level network (HyperX of nodes x all-to-all sockets x core meshes).
-
-    Routing and trees are PIUMA's (dimension order between nodes, latency-shortest inside
-    them; PIUMA "Allreduce Embedding"); every link costs its level's latency in cycles at
-    --clock-mhz (default 1000: one cycle per ns) instead of --link-latency.
-    """
+    topo = topology_from_args(kind, opts).topology
+    if kind != "piuma":
+        _run(topo, _describe(topo), opts)
+        return
     from innet.gen.topology import link_latencies
 
-    topo = piuma_from_options(opts)
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
     per_ns = opts["clock_mhz"] / 1000.0
-    p = topo.params
-    name = (f"PIUMA {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
-            f"{p['cores']} cores")
-    _run(topo, name, opts,
+    _run(topo, _describe(topo), opts,
          link_latencies={key: ns * per_ns for key, ns in link_latencies(topo).items()})
+
+
+def _describe(topo) -> str:
+    """``PolarFly q=3 (r0=1, r1=0)``, ``HyperX 4x4``, ``Torus 4x4``, ``Mesh 4x4``, ``PIUMA
+    2x2 nodes x 16 sockets x 8 cores``."""
+    p = topo.params
+    if topo.kind == "polarfly":
+        r0, r1 = p.get("r0", 0), p.get("r1", 0)
+        return f"PolarFly q={p['q']}" + (f" (r0={r0}, r1={r1})" if r0 or r1 else "")
+    if topo.kind == "piuma":
+        return (f"PIUMA {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
+                f"{p['cores']} cores")
+    dims = "x".join(map(str, p["shape"]))
+    if topo.kind == "torus":
+        return f"{'Mesh' if p.get('mesh') else 'Torus'} {dims}"
+    return f"HyperX {dims}"

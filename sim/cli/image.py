@@ -2,6 +2,7 @@
 
     innet image build polarfly --q 3 [--embed SPEC ...] [--swing ALGO|FILE] -o net.img
     innet image build torus --shape 4x4 [--mesh] ...     innet image build hyperx --shape 3x3 ...
+    innet image build piuma --nodes 2 --sockets 2 --cores 4 ...
     innet image inspect net.img [--steps] [--routes] [--force] [--json]
     innet image validate net.img [--json]
 
@@ -11,9 +12,8 @@ keys ``root`` (``auto`` or a node), ``participants`` (``0-7,9``), ``id``, ``op``
 or the path of an embedding JSON written by ``innet embed -o DIR`` (``DIR/embedding.json``).
 ``--swing`` fills the endpoints' step tables from ``swing-b``, ``swing-l``, ``recdoub-b``,
 ``recdoub-l``, ``ring`` or ``bucket`` (ranks laid out on the torus or HyperX shape, or as a
-ring of all nodes on PolarFly), or from a schedule JSON written by ``innet swing -o DIR``.
-The topology arguments are parsed here (``sim/cli/topo.py`` defines its options inline and
-exports no parser).
+ring of all nodes on PolarFly and PIUMA), or from a schedule JSON written by ``innet swing -o
+DIR``.
 """
 
 from __future__ import annotations
@@ -24,43 +24,27 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import console, fail, json_option, print_json, write_atomic
+from innet.sim.cli._common import (
+    FAILED,
+    console,
+    fail,
+    json_option,
+    output_option,
+    print_json,
+    write_atomic,
+)
+from innet.sim.cli._options import (
+    dtype_option,
+    fitted_option,
+    op_option,
+    topology_from_args,
+    topology_options,
+)
+from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_links, parse_node_ids
 
-__all__ = ["command", "parse_embed", "topology_from_args"]
+__all__ = ["command", "parse_embed"]
 
-_KINDS = ("polarfly", "hyperx", "torus")
 _EMBED_KEYS = ("root", "participants", "id", "op", "dtype")
-
-
-def topology_from_args(kind: str, q: int | None, r0: int, r1: int, shape: str | None,
-                       mesh: bool) -> tuple[Any, tuple[int, ...], str]:
-    """The topology, the rank layout a schedule runs on, and a short name.
-
-    Raises
-    ------
-    ValueError
-        If an option is missing or does not apply to the kind.
-    """
-    from innet.gen import topology
-
-    if kind == "polarfly":
-        if q is None:
-            raise ValueError("polarfly needs --q")
-        if shape is not None or mesh:
-            raise ValueError("--shape and --mesh do not apply to polarfly")
-        topo = topology.polarfly(q, r0=r0, r1=r1)
-        extra = "".join(f" {k}={v}" for k, v in (("r0", r0), ("r1", r1)) if v)
-        return topo, (topo.nodes,), f"polarfly q={q}{extra}"
-    if q is not None or r0 or r1:
-        raise ValueError(f"--q, --r0 and --r1 apply to polarfly, not {kind}")
-    if shape is None:
-        raise ValueError(f"{kind} needs --shape, such as 4x4")
-    if mesh and kind != "torus":
-        raise ValueError("--mesh applies to torus only")
-    dims = topology.parse_shape(shape)
-    topo = topology.torus(dims, mesh=mesh) if kind == "torus" else topology.hyperx(dims)
-    name = "mesh" if mesh else kind
-    return topo, dims, f"{name} {'x'.join(map(str, dims))}"
 
 
 def parse_embed(text: str) -> dict[str, Any]:
@@ -72,7 +56,6 @@ def parse_embed(text: str) -> dict[str, Any]:
         On an unknown kind or key, or a malformed value.
     """
     from innet.gen.embed import KINDS
-    from innet.sim.cli.embed import parse_nodes
 
     kind, *items = text.split(":")
     if kind not in KINDS:
@@ -85,7 +68,7 @@ def parse_embed(text: str) -> dict[str, Any]:
             raise ValueError(f"--embed items must be key=value with a key of "
                              f"{', '.join(_EMBED_KEYS)}, not {item!r}")
         if key == "participants":
-            spec[key] = parse_nodes(value, "--embed participants")
+            spec[key] = parse_node_ids(value, "--embed participants")
         elif key in ("id", "root") and not (key == "root" and value == "auto"):
             if not (value.isdigit() and value.isascii()):
                 raise ValueError(f"--embed {key} must be a non-negative integer"
@@ -150,26 +133,17 @@ def command() -> None:
 
 
 @command.command("build")
-@click.argument("kind", type=click.Choice(_KINDS))
-@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
-@click.option("--r0", type=int, default=0, show_default=True,
-              help="PolarFly: quadric-cluster replications.")
-@click.option("--r1", type=int, default=0, show_default=True,
-              help="PolarFly: non-quadric clusters replicated.")
-@click.option("--shape", default=None, metavar="AxB...", help="HyperX or torus shape.")
-@click.option("--mesh", is_flag=True, help="Torus: no wrap-around links.")
+@topology_options
 @click.option("--embed", "embed_specs", multiple=True, metavar="SPEC|FILE",
               help="An in-network collective, e.g. allreduce or reduce:root=4:participants=0-5"
                    ":id=1 (repeatable), or an embedding JSON from `innet embed -o`.")
 @click.option("--swing", "swing", default=None, metavar="ALGO|FILE",
               help="Endpoint step tables from a schedule: swing-b, swing-l, recdoub-b, "
                    "recdoub-l, ring, bucket, or a schedule JSON from `innet swing -o`.")
-@click.option("--elements", type=click.IntRange(min=0), default=1024, show_default=True,
-              help="Vector length of every endpoint.")
-@click.option("--op", default="add", show_default=True,
-              help="Operation of the step engine and of --embed without op=.")
-@click.option("--dtype", default="int32", show_default=True,
-              help="Data type of the step engine and of --embed without dtype=.")
+@click.option("--elements", type=Size(), default=1024, show_default=True,
+              help=f"Vector length of every endpoint ({SIZE_GRAMMAR}).")
+@op_option
+@dtype_option
 @click.option("--routes/--no-routes", default=True, show_default=True,
               help="Program the p2p routing tables (innet.gen.routing).")
 @click.option("--fail-links", default=None, metavar="u-v,...",
@@ -177,38 +151,40 @@ def command() -> None:
 @click.option("--fail-switches", default=None, metavar="LIST",
               help="Failed switches, as --fail-links.")
 @click.option("--radix", type=int, default=None, help="Switch radix [topology's].")
-@click.option("--collective-ids", type=int, default=None,
-              help="Collective ids [the fewest that hold the content].")
-@click.option("--routing-depth", type=int, default=None, help="Routing entries [nodes].")
-@click.option("--step-depth", type=int, default=None,
-              help="Step-table entries [the longest table].")
-@click.option("--vector-depth", type=int, default=None,
-              help="Elements of an endpoint's memory [--elements].")
+@fitted_option("collective_ids", "the fewest that hold the content")
+@fitted_option("routing_depth", "the nodes")
+@fitted_option("step_depth", "the longest table")
+@click.option("--vector-depth", type=Size(), default=None,
+              help=f"Endpoint: elements (32-bit) of the vector memory ({SIZE_GRAMMAR}) "
+                   f"[--elements].")
 @click.option("--node-id-width", type=int, default=16, show_default=True,
               help="Bits of a node id.")
 @click.option("--format", "fmt", type=click.Choice(["bin", "hex", "json"]), default=None,
               help="Encoding [from the -o suffix: .img/.bin, .hex/.mem, .json; else bin].")
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="Write the image to this file.")
+@output_option("Write the image to this file.", required=True)
 @json_option
-def build_command(kind: str, q: int | None, r0: int, r1: int, shape: str | None, mesh: bool,
-                  embed_specs: tuple[str, ...], swing: str | None, elements: int, op: str,
-                  dtype: str, routes: bool, fail_links: str | None, fail_switches: str | None,
-                  radix: int | None, collective_ids: int | None,
-                  routing_depth: int | None, step_depth: int | None,
-                  vector_depth: int | None, node_id_width: int, fmt: str | None,
-                  output: Path, as_json: bool) -> None:
-    """Build the configuration image of a network: every switch and endpoint's registers."""
+def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, elements: int,
+                  op: str, dtype: str, routes: bool, fail_links: str | None,
+                  fail_switches: str | None, radix: int | None, collective_ids: int | None,
+                  routing_depth: int | None, step_depth: int | None, vector_depth: int | None,
+                  node_id_width: int, fmt: str | None, output: Path, as_json: bool,
+                  **options: Any) -> None:
+    """Build the configuration image of the network of KIND (polarfly, hyperx, torus, piuma):
+    every switch and endpoint's registers.
+
+    --op and --dtype are the step engine's and those of every --embed without op= or dtype=.
+    """
+    from innet.gen.compare import host_shape
     from innet.gen.image import encode, format_for
     from innet.gen.image.build import build_image
-    from innet.sim.cli.embed import parse_links, parse_nodes
 
-    topo, layout, name = topology_from_args(kind, q, r0, r1, shape, mesh)
+    network = topology_from_args(kind, options)
+    topo, name = network.topology, network.name
     failures = {"failed_links": parse_links(fail_links) if fail_links else [],
-                "failed_switches": parse_nodes(fail_switches, "--fail-switches")
+                "failed_switches": parse_node_ids(fail_switches, "--fail-switches")
                 if fail_switches else []}
     made = _embeddings(topo, embed_specs, op, dtype, failures)
-    schedule = _schedule(swing, layout)
+    schedule = _schedule(swing, host_shape(topo))
     plan = None
     if routes:
         from innet.gen.routing import routing
@@ -474,7 +450,7 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
                 table.add_row(str(s["step"]), str(s["cid"]), *cells, then)
             out.print(table)
     if problem:
-        fail(f"{path}: {problem}")
+        fail(f"{path}: {problem}", code=FAILED)
 
 
 def _list(ports: list[int | str]) -> str:
@@ -496,8 +472,8 @@ def validate_command(path: Path, as_json: bool) -> None:
         if as_json:
             print_json({"path": str(path), "format": fmt, "valid": False,
                         "error": str(error)})
-            raise SystemExit(1) from None
-        fail(f"{path}: {error}")
+            raise SystemExit(FAILED) from None
+        fail(f"{path}: {error}", code=FAILED)
     used: set[int] = set()
     for t in image.switches():
         used.update(int(name[5:name.index("]")]) for name, fields in image.values(t).items()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from innet.sim.cli._common import fail, output_option, write_atomic
+from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
+from innet.sim.cli._options import flit_option, step_depth_option, vector_depth_option
 
 __all__ = ["command"]
 
@@ -21,27 +22,25 @@ _ONLY = {
 @click.option("--target", type=click.Choice(["switch", "endpoint"]), default="switch",
               show_default=True, help="Which register map.")
 @click.option("--radix", type=int, default=None, help="Switch: network ports (required).")
-@click.option("--collective-ids", type=int, default=4, show_default=True,
-              help="Collective identifiers.")
-@click.option("--routing-depth", type=int, default=64, show_default=True,
-              help="Switch: routing-table entries (destination node ids).")
-@click.option("--step-depth", type=int, default=32, show_default=True,
-              help="Endpoint: step-table entries.")
-@click.option("--vector-depth", type=int, default=1024, show_default=True,
-              help="Endpoint: elements of the local vector memory.")
+@flit_option("collective_ids")
+@flit_option("routing_depth")
+@step_depth_option
+@vector_depth_option()
 @click.option("--node-id-width", type=int, default=16, show_default=True,
               help="Bits of a node id.")
 @click.option("--format", "fmt", type=click.Choice(sorted(_FORMATS)), default=None,
               help="Output format [default: from the -o suffix (.json, .h, .md), else md].")
 @output_option("Write the register map to this file instead of standard output.")
+@json_option
 @click.pass_context
 def command(ctx: click.Context, target: str, radix: int | None, collective_ids: int,
             routing_depth: int, step_depth: int, vector_depth: int, node_id_width: int,
-            fmt: str | None, output: Path | None) -> None:
+            fmt: str | None, output: Path | None, as_json: bool) -> None:
     """Generate the register map of a switch or an endpoint.
 
     Addresses count 32-bit words on the configuration bus. The same parameters always give
-    the same bytes.
+    the same bytes. With --json and no -o the map is printed as JSON (as --format json); with
+    -o, --json prints the summary of the file written as JSON.
     """
     from innet.gen import regmap
 
@@ -50,15 +49,20 @@ def command(ctx: click.Context, target: str, radix: int | None, collective_ids: 
             continue
         for name in names:
             if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
-                fail(f"--{name.replace('_', '-')} applies only to --target {other}")
+                raise ValueError(f"--{name.replace('_', '-')} applies only to --target {other}")
+    if as_json and output is None and fmt not in (None, "json"):
+        raise ValueError(f"--json prints the map as JSON; it cannot be combined with "
+                         f"--format {fmt} without -o")
     if target == "switch":
         if radix is None:
-            fail("--radix is required for --target switch")
+            raise ValueError("--radix is required for --target switch")
         regs = regmap.switch_map(radix, collective_ids, routing_depth,
                                  node_id_width=node_id_width)
     else:
         regs = regmap.endpoint_map(collective_ids, step_depth, vector_depth,
                                    node_id_width=node_id_width)
+    if fmt is None and as_json and output is None:
+        fmt = "json"
     if fmt is None:
         suffix = output.suffix.lower() if output is not None else ""
         fmt = next((f for f, s in _FORMATS.items() if s == suffix), "md")
@@ -67,5 +71,9 @@ def command(ctx: click.Context, target: str, radix: int | None, collective_ids: 
         click.echo(text, nl=False)
         return
     write_atomic(output, text)
+    if as_json:
+        print_json({"output": str(output), "format": fmt, "target": target,
+                    "registers": len(regs), "words": regs.size, "digest": regs.digest})
+        return
     click.echo(f"wrote {output}: {target} register map, {len(regs)} registers in {regs.size} "
                f"words, digest {regs.digest[:16]}")

@@ -1,9 +1,9 @@
 """``innet sim``: cycle-accurate simulations of a whole network.
 
-    innet sim allreduce polarfly --q 3 --elements 1024 --op add --dtype fp32 \\
+    innet sim allreduce polarfly --q 3 --elements 1K --op add --dtype fp32 \\
         --algo innet|swing-l|swing-b|recdoub|ring|all [--background 0.5] \\
-        [--pattern uniform|permutation] [--waves] [--json]
-    innet sim allreduce piuma [--nodes 2 --sockets 2 --cores 4] [--clock-mhz 200] ...
+        [--pattern uniform|permutation] [--waves] [--json] [-o result.json]
+    innet sim allreduce piuma --nodes 2 --sockets 2 --cores 4 [--clock-mhz 200] ...
 
 Builds the network's Verilog (one switch and one endpoint per node), its configuration image,
 runs every chosen algorithm in one Verilator simulation (:func:`innet.sim.network.simulate`)
@@ -19,25 +19,29 @@ the cycle :func:`innet.sim.golden.idle_latency` predicts with those per-link lat
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import click
 
 from innet.sim.cli._common import (
+    FAILED,
     console,
     fail,
     json_option,
-    piuma_from_options,
-    piuma_options,
+    output_option,
     print_json,
     progress,
     wide,
+    write_atomic,
 )
+from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
+from innet.sim.cli._parse import SIZE_GRAMMAR, Size
 
 __all__ = ["command"]
 
 _ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
-#: The options of a PIUMA network (:func:`piuma_options`).
-_PIUMA = ("nodes", "sockets", "cores", "mesh", "placement", "latency_core", "latency_socket",
-          "latency_node", "clock_mhz")
 
 
 @click.group("sim")
@@ -46,13 +50,11 @@ def command() -> None:
 
 
 @command.command("allreduce")
-@click.argument("kind", type=click.Choice(["polarfly", "hyperx", "torus", "piuma"]))
-@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
-@click.option("--shape", default=None, help="HyperX or torus shape, such as 4x4.")
-@click.option("--elements", type=int, default=1024, show_default=True,
-              help="Vector length per node.")
-@click.option("--op", default="add", show_default=True, help="Reduction operation.")
-@click.option("--dtype", default="int32", show_default=True, help="int32, uint32 or fp32.")
+@topology_options
+@click.option("--elements", type=Size(low=0), default=1024, show_default=True,
+              help=f"Vector length per node ({SIZE_GRAMMAR}).")
+@op_option
+@dtype_option
 @click.option("--algo", default="all", show_default=True,
               help=f"One of {', '.join(_ALGOS)} or all.")
 @click.option("--background", type=float, default=0.0, show_default=True,
@@ -63,40 +65,32 @@ def command() -> None:
               help="Probability a local-link credit is held back in a cycle.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--waves", is_flag=True, help="Record a VCD in ./innet-sim-waves/.")
-@piuma_options(nodes="2", sockets=2, cores=4)
 @click.option("--clock-mhz", type=float, default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
 @json_option
+@output_option("Write the --json summary to this file.")
 @click.pass_context
-def allreduce(ctx, kind, q, shape, elements, op, dtype, algo, background, pattern,
-              backpressure, seed, waves, as_json, **piuma) -> None:
+def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str, algo: str,
+              background: float, pattern: str, backpressure: float, seed: int, waves: bool,
+              clock_mhz: float, as_json: bool, output: Path | None, **options: Any) -> None:
     """Allreduce on the simulated network of KIND (polarfly, hyperx, torus, piuma)."""
-    from innet.sim.cli.image import topology_from_args
     from innet.sim.network import Scenario, simulate
 
     link_stages: dict | int = 0
+    if kind != "piuma" and ctx.get_parameter_source("clock_mhz") is not \
+            click.core.ParameterSource.DEFAULT:
+        raise ValueError(f"--clock-mhz applies to piuma, not {kind}")
+    network = topology_from_args(kind, options)
+    topo, name = network.topology, network.name
     if kind == "piuma":
         from innet.gen.topology.piuma import link_cycles
 
-        if q is not None or shape is not None:
-            fail("--q and --shape do not apply to piuma (--nodes, --sockets, --cores do)")
-        clock = piuma.pop("clock_mhz")
-        if not clock > 0:
-            fail(f"--clock-mhz must be above 0, not {clock:g}")
-        topo = piuma_from_options(piuma)
-        link_stages = link_cycles(topo, 1000.0 / clock)
-        p = topo.params
-        name = (f"piuma {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
-                f"{p['cores']} cores")
-    else:
-        given = [f"--{key.replace('_', '-')}" for key in _PIUMA
-                 if ctx.get_parameter_source(key) is not click.core.ParameterSource.DEFAULT]
-        if given:
-            fail(f"{', '.join(given)}: for piuma networks, not {kind}")
-        topo, _dims, name = topology_from_args(kind, q, 0, 0, shape, False)
+        if not clock_mhz > 0:
+            raise ValueError(f"--clock-mhz must be above 0, not {clock_mhz:g}")
+        link_stages = link_cycles(topo, 1000.0 / clock_mhz)
     algos = list(_ALGOS) if algo == "all" else [algo]
     if algo != "all" and algo not in _ALGOS:
-        fail(f"--algo must be one of {', '.join(_ALGOS)} or all, not {algo!r}")
+        raise ValueError(f"--algo must be one of {', '.join(_ALGOS)} or all, not {algo!r}")
     runs = [Scenario(a, elements, op=op, dtype=dtype, background=background, pattern=pattern,
                      name=a) for a in algos]
     with progress() as bar:
@@ -105,11 +99,14 @@ def allreduce(ctx, kind, q, shape, elements, op, dtype, algo, background, patter
                             workdir="innet-sim-waves" if waves else None,
                             link_stages=link_stages,
                             progress=lambda done, _total: bar.update(task, completed=done))
+    summary = {"topology": name, "nodes": topo.nodes, "elements": elements, "op": op,
+               "dtype": dtype, "background": background, "pattern": pattern,
+               "link_stages": _stage_counts(link_stages),
+               "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}}
+    if output is not None:
+        write_atomic(output, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     if as_json:
-        print_json({"topology": name, "nodes": topo.nodes, "elements": elements, "op": op,
-                    "dtype": dtype, "background": background, "pattern": pattern,
-                    "link_stages": _stage_counts(link_stages),
-                    "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}})
+        print_json(summary)
     else:
         out = wide(console())
         load = f"{background:g} ({pattern})" if background else "0"
@@ -134,7 +131,7 @@ def allreduce(ctx, kind, q, shape, elements, op, dtype, algo, background, patter
                           f"request)")
     if not all(o.correct for o in outcomes):
         bad = next(o for o in outcomes if not o.correct)
-        fail(f"{bad.scenario.algo}: {bad.detail}")
+        fail(f"{bad.scenario.algo}: {bad.detail}", code=FAILED)
 
 
 def _stage_counts(link_stages: dict | int) -> dict[int, int]:

@@ -8,36 +8,24 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import console, fail, json_option, output_option, write_atomic
+from innet.sim.cli._common import (
+    FAILED,
+    console,
+    fail,
+    json_option,
+    output_option,
+    write_atomic,
+)
+from innet.sim.cli._options import topology_from_args, topology_options
+from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes, format_bytes
 
 __all__ = ["command"]
 
-_TOPOLOGIES = ("torus", "hyperx", "polarfly")
 _ALGORITHMS = ("swing-b", "swing-l", "recdoub-b", "recdoub-l", "ring", "bucket")
 _NAMES = {"swing-b": "Swing, bandwidth-optimal", "swing-l": "Swing, latency-optimal",
           "recdoub-b": "recursive doubling, bandwidth-optimal (Rabenseifner)",
           "recdoub-l": "recursive doubling, latency-optimal", "ring": "ring",
           "bucket": "bucket"}
-
-
-def _network(kind: str, shape_text: str | None, q: int | None):
-    """The topology and the rank layout (torus shape) the schedule runs on."""
-    from innet.gen import topology
-
-    if kind == "polarfly":
-        if q is None:
-            raise ValueError("--topology polarfly needs --q")
-        if shape_text is not None:
-            raise ValueError("--shape does not apply to --topology polarfly (use --q)")
-        topo = topology.polarfly(q)
-        return topo, (topo.nodes,), f"polarfly q={q}"
-    if shape_text is None:
-        raise ValueError(f"--topology {kind} needs --shape, such as 8x8")
-    if q is not None:
-        raise ValueError(f"--q applies to --topology polarfly, not {kind}")
-    shape = topology.parse_shape(shape_text)
-    topo = topology.torus(shape) if kind == "torus" else topology.hyperx(shape)
-    return topo, shape, f"{kind} {'x'.join(str(d) for d in shape)}"
 
 
 def _model(schedule, topo):
@@ -87,11 +75,7 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
 
 
 @click.command("swing")
-@click.option("--topology", "kind", type=click.Choice(_TOPOLOGIES), default="torus",
-              show_default=True, help="The network; rank r runs on node r.")
-@click.option("--shape", "shape_text", metavar="AxB...", default=None,
-              help="Torus or HyperX shape, such as 8x8 or 4x4x4.")
-@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
+@topology_options
 @click.option("--algo", "algorithm", type=click.Choice(_ALGORITHMS), default="swing-b",
               show_default=True, help="The allreduce algorithm.")
 @click.option("--multiport/--single-port", default=None,
@@ -100,9 +84,10 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
               show_default=True, help="Sides that are not powers of two (Swing, rec. doubling).")
 @click.option("--verify", is_flag=True,
               help="Run the schedule on random data on every rank; exit 1 unless exact.")
-@click.option("--model-sizes", "sizes_text", metavar="LO..HI|A,B", default=None,
-              help="Predict every algorithm's time in µs at these vector sizes in bytes "
-                   "(32B..128MiB); for the RTL network in cycles see innet embed --compare.")
+@click.option("--model-sizes", type=Sizes(low=1, unit="B"), default=None,
+              help=f"Predict every algorithm's time in µs at these vector sizes in bytes, e.g. "
+                   f"32B..128MiB or 1Ki,1Mi ({SIZE_GRAMMAR}); for the RTL network in cycles "
+                   f"see innet embed --compare.")
 @click.option("--alpha", type=click.FloatRange(min=0), default=None,
               help="Per-message overhead in seconds [1e-6].")
 @click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=400.0,
@@ -111,34 +96,32 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
               help="Latency of one hop (link and switch) in seconds [4e-7].")
 @json_option
 @output_option("Write schedule.json (every entry) and summary.json to this directory.")
-def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
-            multiport: bool | None, nonpow2: str, verify: bool, sizes_text: str | None,
-            alpha: float | None, bandwidth: float, hop_latency: float | None, as_json: bool,
-            output: Path | None) -> None:
-    """Generate a Swing, recursive-doubling, ring or bucket allreduce schedule on a network,
-    with its congestion on the network's routing, and optionally check it and predict which
-    algorithm wins at which size.
+def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, verify: bool,
+            model_sizes: list[int] | None, alpha: float | None, bandwidth: float,
+            hop_latency: float | None, as_json: bool, output: Path | None,
+            **options: Any) -> None:
+    """Generate a Swing, recursive-doubling, ring or bucket allreduce schedule on the network
+    of KIND (polarfly, hyperx, torus, piuma), with its congestion on the network's routing,
+    and optionally check it and predict which algorithm wins at which size.
+
+    Rank r runs on node r: ranks are laid out on the torus or HyperX shape, as a ring of all
+    nodes on PolarFly and PIUMA.
 
     \b
-    innet swing --shape 8x8 --algo swing-b --verify
-    innet swing --topology hyperx --shape 16x16 --model-sizes 32B..128MiB
+    innet swing torus --shape 8x8 --algo swing-b --verify
+    innet swing hyperx --shape 16x16 --model-sizes 32B..128MiB
     """
+    from innet.gen.compare import host_shape
     from innet.gen.cost import CostModel
     from innet.gen.swing import build_schedule
     from innet.gen.swing import verify as verify_schedule
-    from innet.gen.swing.cost import (
-        DEFAULT_ALPHA,
-        DEFAULT_HOP_LATENCY,
-        format_size,
-        model_table,
-        parse_sizes,
-    )
+    from innet.gen.swing.cost import DEFAULT_ALPHA, DEFAULT_HOP_LATENCY, model_table
 
     alpha = DEFAULT_ALPHA if alpha is None else alpha
     hop_latency = DEFAULT_HOP_LATENCY if hop_latency is None else hop_latency
     beta = 8 / (bandwidth * 1e9)
-    sizes = parse_sizes(sizes_text) if sizes_text is not None else None
-    topo, shape, network = _network(kind, shape_text, q)
+    chosen = topology_from_args(kind, options)
+    topo, network, shape = chosen.topology, chosen.name, host_shape(chosen.topology)
     schedule = build_schedule(algorithm, shape, multiport=multiport, nonpow2=nonpow2)
     model = _model(schedule, topo)
     summary = _summary(schedule, model, network, peers=as_json or output is not None)
@@ -149,7 +132,7 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
         summary["verify"] = {"exact": verdict.exact, "message": verdict.message,
                              "elements": verdict.elements}
     table = None
-    if sizes is not None:
+    if model_sizes is not None:
         models = {}
         for name in _ALGORITHMS:
             if name == algorithm:
@@ -160,7 +143,7 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
             except ValueError:  # e.g. a ring too large for a step table: left out
                 continue
             models[name] = _model(other, topo)
-        table = model_table(models, sizes, alpha, beta, hop_latency)
+        table = model_table(models, model_sizes, alpha, beta, hop_latency)
         cost_model = CostModel.from_seconds(alpha, beta, hop_latency)
         for row in table:
             row["cycles"] = {name: time * cost_model.clock_hz
@@ -179,11 +162,11 @@ def command(kind: str, shape_text: str | None, q: int | None, algorithm: str,
     if as_json:
         click.echo(_compact(summary))
     else:
-        _print(summary, network, table, format_size, (alpha, bandwidth, hop_latency))
+        _print(summary, network, table, format_bytes, (alpha, bandwidth, hop_latency))
         if output is not None:
             console().print(f"wrote {output / 'schedule.json'} and {output / 'summary.json'}")
     if verdict is not None and not verdict.exact:
-        fail(f"verify: {verdict.message}")
+        fail(f"verify: {verdict.message}", code=FAILED)
 
 
 def _print(summary: dict, network: str, table, format_size, params) -> None:

@@ -23,9 +23,18 @@ from innet.sim.cli._common import (
     print_json,
     write_atomic,
 )
-from innet.sim.cli.verilog import switch_options
+from innet.sim.cli._options import (
+    decorate,
+    flit_option,
+    mul_option,
+    switch_options,
+    topology_from_args,
+    topology_options,
+)
+from innet.sim.cli._parse import SIZE_GRAMMAR, Size
 
 __all__ = ["command", "flow_options", "print_result", "run"]
+
 
 def flow_options(func: Callable) -> Callable:
     """The options every ``innet synth`` component shares."""
@@ -47,9 +56,7 @@ def flow_options(func: Callable) -> Callable:
                       "write synth.json into it."),
         json_option,
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return decorate(func, options)
 
 
 def run(component: Any, name: str, params: dict[str, Any], *, target: str, seed: int,
@@ -141,8 +148,7 @@ def command() -> None:
               show_default=True,
               help="Collective path: the engine (in-network reduction), the pass-through, or "
                    "none (the p2p cost: nothing on the collective VCs).")
-@click.option("--mul/--no-mul", default=True, show_default=True,
-              help="The engine's ALUs with multipliers (four DSP blocks each on ECP5).")
+@mul_option
 @flow_options
 def switch(collective: str, mul: bool, target: str, seed: int, no_pnr: bool, timeout: float,
            no_cache: bool, output: Path | None, as_json: bool, **params: Any) -> None:
@@ -157,10 +163,9 @@ def switch(collective: str, mul: bool, target: str, seed: int, no_pnr: bool, tim
 
 
 @command.command("alu")
-@click.option("--mul/--no-mul", default=True, show_default=True,
-              help="Build the multiplier (int and fp32 mul; four DSP blocks on ECP5).")
-@click.option("--tag-width", type=int, default=0, show_default=True,
-              help="Bits of the side-band tag carried with the operands.")
+@mul_option
+@click.option("--operand-tag-width", "tag_width", type=int, default=0, show_default=True,
+              help="Bits of the side-band tag carried with the operands (not a flit's tag).")
 @flow_options
 def alu(mul: bool, tag_width: int, target: str, seed: int, no_pnr: bool, timeout: float,
         no_cache: bool, output: Path | None, as_json: bool) -> None:
@@ -188,10 +193,8 @@ def muladd(width: int, target: str, seed: int, no_pnr: bool, timeout: float, no_
 @command.command("ceng")
 @click.option("--radix", type=int, default=8, show_default=True,
               help="Network ports of the switch it sits in (the local port is extra).")
-@click.option("--collective-ids", type=int, default=4, show_default=True,
-              help="Collective ids (request VCs).")
-@click.option("--mul/--no-mul", default=True, show_default=True,
-              help="Build the ALUs with their multiplier.")
+@flit_option("collective_ids")
+@mul_option
 @flow_options
 def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_pnr: bool,
          timeout: float, no_cache: bool, output: Path | None, as_json: bool) -> None:
@@ -209,24 +212,22 @@ def ceng(radix: int, collective_ids: int, mul: bool, target: str, seed: int, no_
 
 
 @command.command("network")
-@click.argument("kind", type=click.Choice(["polarfly", "hyperx", "torus"]))
-@click.option("--q", type=int, default=None, help="PolarFly: the prime power q.")
-@click.option("--shape", default=None, help="HyperX or torus shape, such as 4x4.")
-@click.option("--max-elements", type=click.IntRange(min=1), default=1024, show_default=True,
-              help="Each endpoint's vector memory (elements).")
+@topology_options
+@click.option("--max-elements", type=Size(low=1), default=1024, show_default=True,
+              help=f"Each endpoint's vector memory in elements ({SIZE_GRAMMAR}).")
 @flow_options
-def network(kind: str, q: int | None, shape: str | None, max_elements: int, target: str,
-            seed: int, no_pnr: bool, timeout: float, no_cache: bool, output: Path | None,
-            as_json: bool) -> None:
-    """The whole network of a topology (innet.hw.network: a switch and an endpoint per node),
-    as `innet sim allreduce` simulates it."""
-    from innet.sim.cli.image import topology_from_args
+def network(kind: str, max_elements: int, target: str, seed: int, no_pnr: bool,
+            timeout: float, no_cache: bool, output: Path | None, as_json: bool,
+            **options: Any) -> None:
+    """The whole network of KIND (polarfly, hyperx, torus, piuma): innet.hw.network's
+    Network, a switch and an endpoint per node, sized as `innet sim allreduce` sizes it."""
+    from innet.hw.network import emit_network
+    from innet.sim.network import network_sizes
 
-    topo, _dims, label = topology_from_args(kind, q, 0, 0, shape, False)
-    from innet.sim.network import network_design, network_sizes
-
+    chosen = topology_from_args(kind, options)
+    topo, label = chosen.topology, chosen.name
     with err_console().status(f"emitting the {label} network"):
-        design = network_design(topo, max_elements=max_elements)
+        design, _top = emit_network(topo, **network_sizes(topo, max_elements))
     run(design, design.toplevel, {"component": "network", "topology": label,
                                   "nodes": topo.nodes, **network_sizes(topo, max_elements)},
         target=target, seed=seed, no_pnr=no_pnr, timeout=timeout, no_cache=no_cache,

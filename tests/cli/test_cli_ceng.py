@@ -3,8 +3,6 @@
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 from amaranth.sim import Simulator
@@ -14,12 +12,7 @@ from innet.hw.ceng.top import EngineTop
 from innet.hw.flit import Flit, FlitParams
 
 
-def innet(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True, check=False, cwd=cwd)
-
-
-def test_ceng_writes_verilog_metadata_and_facts(tmp_path):
+def test_ceng_writes_verilog_metadata_and_facts(innet, tmp_path):
     out = tmp_path / "ceng.v"
     done = innet("verilog", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
                  "--name", "ce2", "-o", str(out), "--json")
@@ -41,7 +34,7 @@ def test_ceng_writes_verilog_metadata_and_facts(tmp_path):
         assert re.search(rf"^\s*(input|output)\s+(\[\d+:0\]\s+)?{name};", text, re.M), name
 
 
-def test_ceng_readable_summary(tmp_path):
+def test_ceng_readable_summary(innet, tmp_path):
     done = innet("verilog", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
                  "--registered", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -59,14 +52,14 @@ def test_ceng_readable_summary(tmp_path):
     (["switch", "--radix", "2", "--payload-width", "16"],
      "The collective engine reduces 32-bit payloads, not 16-bit ones (use --collective pass)"),
 ])
-def test_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+def test_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     done = innet("verilog", *args, "--collective-ids", "1", cwd=tmp_path)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
 
 
-def test_switch_with_pass_through(tmp_path):
+def test_switch_with_pass_through(innet, tmp_path):
     done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1", "--routing-depth",
                  "4", "--payload-width", "16", "--collective", "pass", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -1,8 +1,6 @@
 """`innet embed`: the JSON contract, output files, and one-line errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -18,9 +16,6 @@ def run(*args):
     return done.exit_code, done.output
 
 
-def innet(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", "embed", *args],
-                          capture_output=True, text=True, cwd=cwd)
 
 
 def test_json_contract_polarfly():
@@ -53,9 +48,9 @@ def test_json_contract_polarfly():
 
 def test_json_options_hyperx_and_torus():
     code, out = run("hyperx", "--shape", "4x4", "--participants", "0-3,9", "--root", "2",
-                    "--collective-id", "5", "--op", "max", "--dtype", "fp32", "--kind",
-                    "reduce", "--elements", "100", "--link-latency", "2", "--switch-latency",
-                    "3", "--local-latency", "0", "--json")
+                    "--collective-id", "5", "--op", "max", "--dtype", "fp32",
+                    "--collective-kind", "reduce", "--elements", "100", "--link-latency", "2",
+                    "--switch-latency", "3", "--local-latency", "0", "--json")
     assert code == 0, out
     data = json.loads(out)
     topo = hyperx((4, 4))
@@ -97,8 +92,8 @@ def test_trees_json():
     assert json.loads(out)["predicted_gain"] == pytest.approx(1.0)  # one local port
 
 
-def test_readable_summary_and_files(tmp_path):
-    done = innet("polarfly", "--q", "2", "-o", "out", "--booksim-routing", "pf2.route",
+def test_readable_summary_and_files(innet, tmp_path):
+    done = innet("embed", "polarfly", "--q", "2", "-o", "out", "--booksim-routing", "pf2.route",
                  cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -125,7 +120,8 @@ def test_readable_summary_and_files(tmp_path):
      "--fail-links must be links u-v separated by commas, not '0:1'"),
     (["polarfly", "--q", "3", "--root", "x"], "--root must be auto or a node id, not 'x'"),
     (["polarfly", "--q", "3", "--trees", "0"], "--trees must be at least 1, not 0"),
-    (["polarfly", "--q", "3", "--elements", "-1"], "--elements must be at least 0, not -1"),
+    (["polarfly", "--q", "3", "--elements", "-1"],
+     "--elements must be a size such as 64, 4K or 1Mi, not '-1'"),
     (["polarfly", "--q", "3", "--root", "1", "--trees", "2"],
      "--root and --trees > 1 cannot be combined: each tree has its own root"),
     (["polarfly", "--q", "3", "--participants", "0,20"], "Participant 20 is outside 0..12"),
@@ -138,9 +134,9 @@ def test_readable_summary_and_files(tmp_path):
       "--booksim-routing", "t.route"],
      "Node 4 cannot be reached from node 0; the table has no register form"),
 ])
-def test_errors_are_one_line_and_write_nothing(tmp_path, args, message):
-    done = innet(*args, "-o", "out", cwd=tmp_path)
-    assert done.returncode == 1
+def test_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
+    done = innet("embed", *args, "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []

@@ -2,8 +2,6 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -11,12 +9,7 @@ from innet.gen.analysis.piuma import SystemParams, closed_form
 from innet.gen.topology import piuma
 
 
-def innet(*args):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True)
-
-
-def test_topo_piuma_json():
+def test_topo_piuma_json(innet):
     done = innet("topo", "piuma", "--nodes", "3x2", "--sockets", "3", "--cores", "4",
                  "--latency-core", "2ns", "--latency-socket", "0.01us", "--json")
     assert done.returncode == 0, done.stderr
@@ -33,7 +26,7 @@ def test_topo_piuma_json():
     assert p["level_diameters"] == {"core": 2, "socket": 1, "node": 2}
 
 
-def test_topo_piuma_text_and_export(tmp_path):
+def test_topo_piuma_text_and_export(innet, tmp_path):
     out = tmp_path / "p.json"
     done = innet("topo", "piuma", "--nodes", "2", "--sockets", "2", "--cores", "2",
                  "--placement", "hub", "-o", str(out))
@@ -44,7 +37,7 @@ def test_topo_piuma_text_and_export(tmp_path):
     assert json.loads(out.read_text())["kind"] == "piuma"
 
 
-def test_embed_piuma_compare_prices_host_routes_by_level():
+def test_embed_piuma_compare_prices_host_routes_by_level(innet):
     """innet embed piuma --compare: the host-style schedules are priced route by route with
     every link's level latency, as innet.gen.compare.compare does with the same model."""
     from innet.gen.compare import compare
@@ -68,7 +61,7 @@ def test_embed_piuma_compare_prices_host_routes_by_level():
 
 
 @pytest.mark.parametrize("clock_mhz", [None, "2500"])
-def test_embed_piuma_prices_links_by_level(clock_mhz, tmp_path):
+def test_embed_piuma_prices_links_by_level(innet, clock_mhz, tmp_path):
     """innet embed piuma: the library's tree (PIUMA's Fig. 2/3 embedding), each link costing its
     level's latency at the clock; with switches, endpoints and reductions free its alpha is
     twice the longest leaf-to-root latency, the analysis' alpha (Eq. 1's quantity)."""
@@ -101,11 +94,12 @@ def test_embed_piuma_prices_links_by_level(clock_mhz, tmp_path):
     assert json.loads((tmp_path / "embedding.json").read_text()) == s
 
 
-def test_analyze_one_network_json():
+def test_analyze_one_network_json(innet, tmp_path):
     done = innet("analyze", "piuma", "--nodes", "2x2", "--sockets", "2", "--cores", "4",
-                 "--json")
+                 "--json", "-o", str(tmp_path / "a.json"))
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)
+    assert json.loads((tmp_path / "a.json").read_text()) == s
     (point,) = s["points"]
     closed = closed_form((2, 2), SystemParams(sockets=2, cores=4))
     assert point["source"] == "generated"
@@ -115,7 +109,7 @@ def test_analyze_one_network_json():
     assert "claims" not in s
 
 
-def test_analyze_sweep_text_json_and_plot(tmp_path):
+def test_analyze_sweep_text_json_and_plot(innet, tmp_path):
     plot = tmp_path / "fig4.png"
     args = ("analyze", "piuma", "--sockets", "2", "--cores", "2", "--max-nodes", "16",
             "--generate-up-to", "4")
@@ -139,25 +133,27 @@ def test_analyze_sweep_text_json_and_plot(tmp_path):
                                           "not '4y4'")),
     (["topo", "piuma", "--nodes", "2", "--latency-node", "fast"],
      "--latency-node must be a time such as 5ns or 0.5us, not 'fast'"),
-    (["topo", "piuma", "--nodes", "2", "--mesh", "2by4"],
-     "Mesh must be rows x cols such as 2x4, not '2by4'"),
+    (["topo", "piuma", "--nodes", "2", "--core-mesh", "2by4"],
+     "Core mesh must be rows x cols such as 2x4, not '2by4'"),
     (["analyze", "piuma", "--max-nodes", "12"], "Node count must be a power of two, not 12"),
     (["analyze", "piuma", "--bw-mem", "51.2GB"],
      "--bw-mem must be a bandwidth such as 51.2Gbps, not '51.2GB'"),
-    (["analyze", "piuma", "--vector", "0"], "Vector must be a size such as 128KiB, not '0'"),
+    (["analyze", "piuma", "--vector", "0"], "--vector must be at least 1, not '0'"),
     (["analyze", "piuma", "--generate-up-to", "many"],
-     "--generate-up-to must be a count such as 64 or 16K, not 'many'"),
+     "--generate-up-to must be a size such as 64, 4K or 1Mi, not 'many'"),
+    (["analyze", "piuma", "--max-nodes", "16KiB"],
+     "--max-nodes must be a size such as 64, 4K or 1Mi, not '16KiB'"),
     (["analyze", "piuma", "--nodes", "2", "--latency-core", "0ns"],
      "Latency of the core level must be finite and > 0 ns, not 0.0"),
-    (["analyze", "piuma", "--nodes", "2", "--cores", "8", "--mesh", "3x3"],
+    (["analyze", "piuma", "--nodes", "2", "--cores", "8", "--core-mesh", "3x3"],
      "Mesh 3x3 must have 8 cores (one per core), not 9"),
     (["embed", "piuma", "--nodes", "2", "--latency-socket", "-1ns"],
      "--latency-socket must be a time such as 5ns or 0.5us, not '-1ns'"),
 ])
-def test_errors_are_one_line(args, message, tmp_path):
+def test_errors_are_one_line(innet, args, message, tmp_path):
     plot = tmp_path / "never.png"
     done = innet(*args, "--plot", str(plot)) if args[0] == "analyze" else innet(*args)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"innet: error: {message}\n"
     assert not plot.exists()

@@ -1,19 +1,12 @@
 """`innet regmap`: formats, output files, and one-line errors for bad parameters."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
 
 from innet.gen.regmap import endpoint_map, switch_map, to_c_header, to_json, to_markdown
 from innet.sim.cli import main
-
-
-def innet(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True, cwd=cwd)
 
 
 @pytest.mark.parametrize(("fmt", "export"), [("json", to_json), ("c", to_c_header),
@@ -39,7 +32,7 @@ def test_defaults_and_endpoint():
 
 @pytest.mark.parametrize(("name", "export"), [("regs.json", to_json), ("regs.h", to_c_header),
                                               ("regs.md", to_markdown), ("regs.txt", to_markdown)])
-def test_output_file_format_follows_the_suffix(tmp_path, name, export):
+def test_output_file_format_follows_the_suffix(innet, tmp_path, name, export):
     done = innet("regmap", "--radix", "4", "--collective-ids", "2", "-o", name, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     regs = switch_map(4, 2, 64)
@@ -48,7 +41,7 @@ def test_output_file_format_follows_the_suffix(tmp_path, name, export):
                            f"{regs.size} words, digest {regs.digest[:16]}\n")
 
 
-def test_explicit_format_wins_over_the_suffix(tmp_path):
+def test_explicit_format_wins_over_the_suffix(innet, tmp_path):
     done = innet("regmap", "--radix", "4", "--format", "json", "-o", "x.h", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     json.loads((tmp_path / "x.h").read_text())
@@ -69,15 +62,15 @@ def test_explicit_format_wins_over_the_suffix(tmp_path):
      "--routing-depth applies only to --target switch"),
     (["--radix", "8", "--step-depth", "8"], "--step-depth applies only to --target endpoint"),
 ])
-def test_bad_parameters_are_one_line_errors(tmp_path, args, message):
+def test_bad_parameters_are_one_line_errors(innet, tmp_path, args, message):
     done = innet("regmap", *args, "-o", "out.json", cwd=tmp_path)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []
 
 
-def test_usage_errors_exit_2():
+def test_usage_errors_exit_2(innet):
     done = innet("regmap", "--radix", "x")
     assert done.returncode == 2
     assert done.stderr == ("innet: error: Invalid value for '--radix': 'x' is not a valid "
@@ -87,22 +80,18 @@ def test_usage_errors_exit_2():
     assert done.stderr.startswith("innet: error: Invalid value for '--format': 'yaml' is not one")
 
 
-def test_readme_section_is_real_output(tmp_path):
-    """The README's "Register map" commands and Python session produce what it shows."""
-    import doctest
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Register map", 1)[1].split("\n## ", 1)[0]
-    console = section.split("```console\n", 1)[1].split("```", 1)[0]
-    table = console.split("\n$ ", 1)[0].splitlines()[1:]
-    done = innet("regmap", "--radix", "2", "--collective-ids", "2", "--routing-depth", "4",
-                 "--format", "md")
-    assert done.stdout.splitlines()[8:22] == table
-    wrote = innet("regmap", "--target", "endpoint", "--collective-ids", "2", "--step-depth",
-                  "2", "--vector-depth", "64", "-o", "endpoint.h", cwd=tmp_path)
-    assert wrote.stdout == console.rstrip("\n").splitlines()[-1] + "\n"
-    session = section.split("```pycon\n", 1)[1].split("```", 1)[0]
-    test = doctest.DocTestParser().get_doctest(session, {}, "README", "README.md", 0)
-    result = doctest.DocTestRunner(verbose=False).run(test)
-    assert (result.failed, result.attempted) == (0, 5)
+def test_json(innet, tmp_path):
+    done = CliRunner().invoke(main, ["regmap", "--radix", "2", "--json"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout == to_json(switch_map(2, 4, 64))
+    done = innet("regmap", "--target", "endpoint", "-o", "ep.h", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    regs = endpoint_map(4, 16, 1024)  # the defaults: FlitParams' and the Endpoint's
+    assert (tmp_path / "ep.h").read_text() == to_c_header(regs)
+    assert json.loads(done.stdout) == {"output": "ep.h", "format": "c", "target": "endpoint",
+                                       "registers": len(regs), "words": regs.size,
+                                       "digest": regs.digest}
+    done = CliRunner().invoke(main, ["regmap", "--radix", "2", "--json", "--format", "md"])
+    assert done.exit_code == 2
+    assert done.stderr == ("innet: error: --json prints the map as JSON; it cannot be combined "
+                           "with --format md without -o\n")

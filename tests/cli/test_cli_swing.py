@@ -1,8 +1,6 @@
 """``innet swing``: summary, JSON, --verify, --model-sizes, -o and errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -11,13 +9,8 @@ from innet.gen.swing import Schedule, Verdict, build_schedule
 from innet.sim.cli import main
 
 
-def innet(*args):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True)
-
-
-def test_json_summary_and_verify():
-    done = innet("swing", "--topology", "torus", "--shape", "8x8", "--algo", "swing-b",
+def test_json_summary_and_verify(innet):
+    done = innet("swing", "torus", "--shape", "8x8", "--algo", "swing-b",
                  "--json", "--verify")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -35,15 +28,15 @@ def test_json_summary_and_verify():
                                 "elements": schedule.collectives * (2 * 64 + 1)}
 
 
-def test_readable_summary():
-    done = innet("swing", "--shape", "4x4", "--algo", "ring", "--verify")
+def test_readable_summary(innet):
+    done = innet("swing", "torus", "--shape", "4x4", "--algo", "ring", "--verify")
     assert done.returncode == 0, done.stderr
     assert "ring on torus 4x4" in done.stdout
     assert "verify: exact, every block once (16 ranks" in done.stdout
 
 
-def test_model_sizes_table():
-    done = innet("swing", "--topology", "hyperx", "--shape", "8x8", "--model-sizes",
+def test_model_sizes_table(innet):
+    done = innet("swing", "hyperx", "--shape", "8x8", "--model-sizes",
                  "32B..128MiB", "--json")
     assert done.returncode == 0, done.stderr
     model = json.loads(done.stdout)["model"]
@@ -60,13 +53,13 @@ def test_model_sizes_table():
     assert model["cost_model"]["step_overhead"] == pytest.approx(model["alpha"] * 1e9)
     for row in model["sizes"]:
         assert row["cycles"] == pytest.approx({n: t * 1e9 for n, t in row["times"].items()})
-    readable = innet("swing", "--shape", "8x8", "--model-sizes", "32B,1MiB")
+    readable = innet("swing", "torus", "--shape", "8x8", "--model-sizes", "32B,1Mi")
     assert "predicted allreduce time in µs (1 µs/step, 400 ns/hop, 400 Gb/s)" in readable.stdout
     assert "1MiB" in readable.stdout
 
 
-def test_polarfly():
-    done = innet("swing", "--topology", "polarfly", "--q", "3", "--algo", "swing-b", "--json",
+def test_polarfly(innet):
+    done = innet("swing", "polarfly", "--q", "3", "--algo", "swing-b", "--json",
                  "--verify")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -75,8 +68,9 @@ def test_polarfly():
     assert report["verify"]["exact"]
 
 
-def test_output_directory(tmp_path):
-    done = innet("swing", "--shape", "2x4", "--algo", "bucket", "-o", str(tmp_path / "out"))
+def test_output_directory(innet, tmp_path):
+    done = innet("swing", "torus", "--shape", "2x4", "--algo", "bucket", "-o",
+                 str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     schedule = Schedule.from_json((tmp_path / "out" / "schedule.json").read_text())
     assert list(schedule) == list(build_schedule("bucket", (2, 4)))
@@ -90,26 +84,28 @@ def test_verify_failure_exits_non_zero(monkeypatch):
     import innet.gen.swing as swing
 
     monkeypatch.setattr(swing, "verify", lambda schedule: Verdict(False, 9, "rank 1 is off"))
-    result = CliRunner().invoke(main, ["swing", "--shape", "4", "--verify"])
+    result = CliRunner().invoke(main, ["swing", "torus", "--shape", "4", "--verify"])
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "innet: error: verify: rank 1 is off"
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--topology", "polarfly"], "innet: error: --topology polarfly needs --q"),
-    (["--topology", "polarfly", "--q", "3", "--shape", "4x4"],
-     "innet: error: --shape does not apply to --topology polarfly (use --q)"),
-    (["--shape", "4x4", "--q", "3"], "innet: error: --q applies to --topology polarfly, not torus"),
-    ([], "innet: error: --topology torus needs --shape, such as 8x8"),
-    (["--shape", "4x4", "--model-sizes", "12 apples"],
-     ("innet: error: Size must be a positive number of bytes such as 32B, 4KiB or 128MiB, "
-     "not '12 apples'")),
-    (["--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
+    (["polarfly"], "innet: error: polarfly needs --q"),
+    (["polarfly", "--q", "3", "--shape", "4x4"],
+     "innet: error: --shape does not apply to polarfly, which takes --q, --r0, --r1"),
+    (["torus", "--shape", "4x4", "--q", "3"],
+     "innet: error: --q does not apply to torus, which takes --shape, --mesh"),
+    (["torus"], "innet: error: torus needs --shape, such as 4x4"),
+    (["torus", "--shape", "4x4", "--model-sizes", "12 apples"],
+     "innet: error: --model-sizes must be a size such as 64, 4Ki or 1MiB, not '12 apples'"),
+    (["torus", "--shape", "4x4", "--model-sizes", "0..1KiB"],
+     "innet: error: --model-sizes must be at least 1, not '0'"),
+    (["torus", "--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
      ("innet: error: nonpow2='paper' (Swing Appendix A.2 and Section 3.2) needs "
      "bandwidth-optimal Swing on a ring of at most 1024 ranks")),
 ])
-def test_errors_are_one_line(args, message):
+def test_errors_are_one_line(innet, args, message):
     done = innet("swing", *args)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == message + "\n"
     assert done.stdout == ""

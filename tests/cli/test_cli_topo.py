@@ -1,8 +1,6 @@
 """``innet topo``: summaries, JSON fields, exports, plots and one-line errors."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -10,13 +8,8 @@ from innet.gen import export
 from innet.gen.topology import Topology, polarfly, torus
 
 
-def innet(*args):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", "topo", *args],
-                          capture_output=True, text=True)
-
-
-def test_polarfly_json_follows_the_formulas():
-    done = innet("polarfly", "--q", "9", "--json")
+def test_polarfly_json_follows_the_formulas(innet):
+    done = innet("topo", "polarfly", "--q", "9", "--json")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     s = json.loads(done.stdout)
@@ -35,8 +28,8 @@ def test_polarfly_json_follows_the_formulas():
     assert s["fingerprint"] == polarfly(9).fingerprint
 
 
-def test_expanded_polarfly_and_analyses():
-    done = innet("polarfly", "--q", "5", "--r0", "1", "--r1", "2", "--json", "--bisection",
+def test_expanded_polarfly_and_analyses(innet):
+    done = innet("topo", "polarfly", "--q", "5", "--r0", "1", "--r1", "2", "--json", "--bisection",
                  "--failures", "--runs", "3")
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)
@@ -54,17 +47,17 @@ def test_expanded_polarfly_and_analyses():
     (["torus", "--shape", "6"], 6, 3, 2),
     (["hyperx", "--shape", "4x4x4"], 64, 3, 9),
 ])
-def test_grids(args, nodes, diameter, radix):
-    done = innet(*args, "--json")
+def test_grids(innet, args, nodes, diameter, radix):
+    done = innet("topo", *args, "--json")
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)
     assert (s["nodes"], s["diameter"], s["radix"]) == (nodes, diameter, radix)
     assert "quadrics" not in s
 
 
-def test_readable_summary_agrees_with_json():
-    text = innet("polarfly", "--q", "7").stdout.splitlines()
-    s = json.loads(innet("polarfly", "--q", "7", "--json").stdout)
+def test_readable_summary_agrees_with_json(innet):
+    text = innet("topo", "polarfly", "--q", "7").stdout.splitlines()
+    s = json.loads(innet("topo", "polarfly", "--q", "7", "--json").stdout)
     assert text[0] == "PolarFly ER_7"
     rows = {line.split()[0]: line.split(None, 1)[1] for line in text[1:]}
     assert rows["nodes"] == str(s["nodes"])
@@ -74,20 +67,20 @@ def test_readable_summary_agrees_with_json():
     assert rows["clusters"] == f"C0: 8, C1-C7: 7 (starter quadric {s['starter']})"
 
 
-def test_exports_and_plot(tmp_path):
+def test_exports_and_plot(innet, tmp_path):
     target = tmp_path / "out" / "pf.json"
     plot = tmp_path / "pf.png"
-    done = innet("polarfly", "--q", "5", "--export", "json", "-o", str(target),
+    done = innet("topo", "polarfly", "--q", "5", "--export", "json", "-o", str(target),
                  "--plot", str(plot))
     assert done.returncode == 0, done.stderr
     assert Topology.from_json(target.read_text()) == polarfly(5)
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert f"wrote export: {target}" in done.stdout
     graphml = tmp_path / "t.graphml"
-    assert innet("torus", "--shape", "3x3", "-o", str(graphml)).returncode == 0
+    assert innet("topo", "torus", "--shape", "3x3", "-o", str(graphml)).returncode == 0
     assert export.from_graphml(graphml.read_text()) == torus((3, 3))
     anynet = tmp_path / "t.txt"
-    done = innet("torus", "--shape", "3x3", "--export", "anynet", "--endpoints", "2", "-o",
+    done = innet("topo", "torus", "--shape", "3x3", "--export", "anynet", "--endpoints", "2", "-o",
                  str(anynet), "--json")
     assert json.loads(done.stdout)["written"] == {"export": str(anynet)}
     assert anynet.read_text() == export.anynet(torus((3, 3)), 2)
@@ -101,12 +94,15 @@ def test_exports_and_plot(tmp_path):
      "Non-quadric cluster replication needs odd q (Proposition V.4), not q=8"),
     (["torus", "--shape", "4x0"], "Dimension 1 of shape 4x0 must be at least 1, not 0"),
     (["hyperx", "--shape", "abc"], "Shape must be sizes joined by 'x' such as 4x4x4, not 'abc'"),
+    (["hyperx", "--q", "3"], "--q does not apply to hyperx, which takes --shape"),
+    (["piuma", "--sockets", "2"], "piuma needs --nodes, such as 2x2"),
+    (["torus", "--shape", "4", "--starter", "1"], "--starter applies to polarfly, not torus"),
 ])
-def test_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+def test_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     out = tmp_path / "x.json"
     extra = ["--plot", str(tmp_path / "x.png")] if args[0] == "polarfly" else []
-    done = innet(*args, "-o", str(out), *extra)
-    assert done.returncode == 1
+    done = innet("topo", *args, "-o", str(out), *extra)
+    assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []
@@ -117,9 +113,8 @@ def test_errors_are_one_line_and_write_nothing(tmp_path, args, message):
     (["torus", "--shape", "4", "-o", "x.foo"],
      "Cannot tell the export format from 'x.foo'; name it with --export"),
 ])
-def test_usage_errors(tmp_path, args, message):
-    done = subprocess.run([sys.executable, "-m", "innet.sim.cli", "topo", *args],
-                          capture_output=True, text=True, cwd=tmp_path)
+def test_usage_errors(innet, tmp_path, args, message):
+    done = innet("topo", *args, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []

@@ -2,20 +2,13 @@
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from innet.hw.flit import FlitParams
 
 
-def innet(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "innet.sim.cli", *args], capture_output=True,
-                          text=True, check=False, cwd=cwd)
-
-
-def test_switch_writes_verilog_and_port_metadata(tmp_path):
+def test_switch_writes_verilog_and_port_metadata(innet, tmp_path):
     out = tmp_path / "rtl" / "sw.v"
     done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1",
                  "--routing-depth", "4", "--name", "sw2", "-o", str(out), "--json")
@@ -40,7 +33,7 @@ def test_switch_writes_verilog_and_port_metadata(tmp_path):
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["rtl", "sw.json", "sw.v"]
 
 
-def test_switch_readable_summary_and_default_name(tmp_path):
+def test_switch_readable_summary_and_default_name(innet, tmp_path):
     done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1",
                  "--routing-depth", "4", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -57,9 +50,9 @@ def test_switch_readable_summary_and_default_name(tmp_path):
     (["--radix", "2", "--name", "9x"], "Top module name must be a Verilog identifier, not '9x'"),
     (["--radix", "2", "-o", "sw.txt"], "The output must be a .v file, not 'sw.txt'"),
 ])
-def test_switch_errors_are_one_line_and_write_nothing(tmp_path, args, message):
+def test_switch_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     done = innet("verilog", "switch", "--routing-depth", "4", "--collective-ids", "1", *args,
                  cwd=tmp_path)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []

@@ -13,16 +13,15 @@ from innet.gen.compare import (
     ALGORITHMS,
     HOST_ALGORITHMS,
     compare,
-    format_count,
     host_prediction,
     host_shape,
-    parse_counts,
 )
 from innet.gen.cost import Cost, CostModel
 from innet.gen.embed import embed, embedding_cost, stripe
 from innet.gen.swing import build_schedule
 from innet.gen.topology import hyperx, polarfly, torus
 from innet.sim.cli import main
+from innet.sim.cli._parse import format_count, parse_sizes
 
 MODEL = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10)
 
@@ -242,23 +241,6 @@ def test_compare_errors():
         compare(topo, [1], innet=3)
 
 
-def test_parse_counts():
-    assert parse_counts("1,64,1024") == [1, 64, 1024]
-    assert parse_counts("1..1M") == [4**k for k in range(11)]
-    assert parse_counts("0..16") == [0, 1, 4, 16]
-    assert parse_counts("2..10") == [2, 8, 10]
-    assert parse_counts("4Ki,1mi, 2G") == [4096, 1 << 20, 2 << 30]
-    assert parse_counts("5..5") == [5]
-    for bad in ("", "1.5", "x", "1,,2", "-1"):
-        with pytest.raises(ValueError, match=r"^Sizes must be element counts such as "
-                                             r"1,64,1024 or 1..1M, not "):
-            parse_counts(bad)
-    with pytest.raises(ValueError, match=r"^Size range '1M..1K' is empty: 1K is below 1M$"):
-        parse_counts("1M..1K")
-    assert [format_count(c) for c in (0, 64, 1024, 1536, 1 << 20, 2.5)] == [
-        "0", "64", "1K", "1536", "1M", "2.5"]
-
-
 def run(*args):
     done = CliRunner().invoke(main, ["embed", *args])
     return done.exit_code, done.output
@@ -286,7 +268,7 @@ def test_cli_compare_json():
     assert code == 0, out
     data = json.loads(out)
     model = CostModel(step_overhead=40, link_latency=1, clock_hz=500e6)
-    expected = compare(polarfly(3), parse_counts("1..1K"), model).to_dict()
+    expected = compare(polarfly(3), parse_sizes("1..1K"), model).to_dict()
     assert data["compare"] == json.loads(json.dumps(expected))
     assert data["compare"]["sizes"][0]["seconds"]["innet"] == pytest.approx(
         data["compare"]["sizes"][0]["cycles"]["innet"] * 2e-9)
@@ -303,7 +285,8 @@ def test_cli_compare_striped():
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--compare", "--kind", "reduce"], "--compare prices allreduces, not --kind reduce"),
+    (["--compare", "--collective-kind", "reduce"],
+     "--compare prices allreduces, not --collective-kind reduce"),
     (["--compare", "--participants", "0-3"],
      ("--compare cannot be combined with --participants: host-style schedules run on every "
       "node")),
@@ -311,12 +294,11 @@ def test_cli_compare_striped():
      ("--compare cannot be combined with --fail-switches: host-style schedules run on every "
       "node")),
     (["--sizes", "1,2"], "--sizes applies to --compare; add --compare"),
-    (["--compare", "--sizes", "1,x"],
-     "Sizes must be element counts such as 1,64,1024 or 1..1M, not '1,x'"),
+    (["--compare", "--sizes", "1,x"], "--sizes must be a size such as 64, 4K or 1Mi, not 'x'"),
 ])
 def test_cli_compare_errors(args, message):
     code, out = run("torus", "--shape", "4x4", *args)
-    assert code == 1
+    assert code == 2
     assert out.strip().splitlines()[-1] == f"innet: error: {message}"
 
 

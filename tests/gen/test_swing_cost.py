@@ -1,4 +1,4 @@
-"""The congestion model's bookkeeping, Eq. 1 times and the size parser.
+"""The congestion model's bookkeeping and Eq. 1 times.
 
 The Figure 1 check routes on a bare ring with a next-hop function written here (shortest way
 round, the only minimal route for distances below p/2); the deficiencies on real networks,
@@ -18,10 +18,7 @@ from innet.gen.swing.cost import (
     DEFAULT_HOP_LATENCY,
     Congestion,
     congestion,
-    format_size,
     model_table,
-    parse_size,
-    parse_sizes,
 )
 
 
@@ -106,37 +103,6 @@ def test_a_port_past_the_degree_is_refused():
     peer = np.concatenate([peer, np.full((4, 1), -1)], axis=1)
     with pytest.raises(ValueError, match=r"chose port 2, which the node does not have$"):
         congestion(build_schedule("swing-l", 4), peer, lambda u, d: np.full(len(u), 2))
-
-
-@pytest.mark.parametrize(("text", "size"), [("32B", 32), ("32", 32), ("4KiB", 4096),
-                                            ("4k", 4096), ("128MiB", 128 << 20),
-                                            (" 2 GiB ", 2 << 30), ("3MB", 3 << 20)])
-def test_parse_size(text, size):
-    assert parse_size(text) == size
-
-
-@pytest.mark.parametrize("text", ["", "0B", "1.5KiB", "12 apples", "-3"])
-def test_parse_size_rejects(text):
-    with pytest.raises(ValueError, match=r"^Size must be a positive number of bytes such as "
-                                         rf"32B, 4KiB or 128MiB, not {text!r}$"):
-        parse_size(text)
-
-
-def test_parse_sizes():
-    assert parse_sizes("32B..128MiB") == [32 * 4**k for k in range(12)]
-    assert parse_sizes("1KiB..5KiB") == [1024, 4096, 5120]
-    assert parse_sizes("8..8") == [8]
-    assert parse_sizes("1KiB,1MiB") == [1024, 1 << 20]
-    with pytest.raises(ValueError, match=r"^Size range '1MiB..1KiB' is empty: 1KiB is below "
-                                         r"1MiB$"):
-        parse_sizes("1MiB..1KiB")
-
-
-@pytest.mark.parametrize(("size", "text"), [(32, "32B"), (4096, "4KiB"), (1536, "1536B"),
-                                            (128 << 20, "128MiB"), (1 << 30, "1GiB")])
-def test_format_size(size, text):
-    assert format_size(size) == text
-    assert parse_size(text) == size
 
 
 def test_local_port_loads_and_cycle_cost():

@@ -1,0 +1,26 @@
+"""``innet sim allreduce``: the options are checked before anything is built or simulated."""
+
+import pytest
+from click.testing import CliRunner
+
+from innet.sim.cli import main
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["polarfly", "--q", "2", "--algo", "tree"],
+     "--algo must be one of innet, swing-l, swing-b, recdoub, ring or all, not 'tree'"),
+    (["polarfly", "--q", "2", "--clock-mhz", "100"], "--clock-mhz applies to piuma, not polarfly"),
+    (["polarfly", "--q", "2", "--sockets", "4"],
+     "--sockets does not apply to polarfly, which takes --q, --r0, --r1"),
+    (["piuma", "--clock-mhz", "100"], "piuma needs --nodes, such as 2x2"),
+    (["piuma", "--nodes", "2", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
+    (["piuma", "--nodes", "2", "--sockets", "0"], "Sockets must be at least 1, not 0"),
+    (["torus", "--shape", "4", "--elements", "1.5K"],
+     "--elements must be a size such as 64, 4K or 1Mi, not '1.5K'"),
+])
+def test_option_errors_are_one_line_user_errors(args, message, tmp_path):
+    out = tmp_path / "result.json"
+    done = CliRunner().invoke(main, ["sim", "allreduce", *args, "-o", str(out)])
+    assert done.exit_code == 2
+    assert done.stderr == f"innet: error: {message}\n"
+    assert not out.exists()
