@@ -12,6 +12,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+
 __all__ = ["CreditCounter", "CreditModel"]
 
 
@@ -45,11 +47,7 @@ class CreditCounter(wiring.Component):
     """
 
     def __init__(self, depth: int) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, int):
-            raise TypeError(f"Credit depth must be an integer, not {depth!r}")
-        if depth < 1:
-            raise ValueError(f"Credit depth must be at least 1, not {depth}")
-        self._depth = depth
+        self._depth = check_int("Credit depth", depth, low=1)
         super().__init__({
             "take": In(1),
             "give": In(1),

@@ -3,19 +3,25 @@
 PIUMA, "Network Overview": every node is a switch with a port to its core's local memory (here
 an :class:`~innet.hw.endpoint.Endpoint`); switches are joined by the topology's links. This
 module generates that network for any :class:`~innet.gen.topology.Topology` and emits it to
-Verilog built for fast simulation:
+Verilog:
 
-- :class:`NetworkNode` is one node: a :class:`~innet.hw.switch.Switch`, its endpoint and (with
-  ``throttle``) a :class:`~innet.hw.credit.CreditThrottle` on each direction of the
-  local link, for random backpressure at the endpoint. Everything node-specific (node id,
-  routes, trees, step tables) is in registers, so all nodes are the same module.
-- :class:`Network` instantiates ``innet_node`` once per node (an Amaranth ``Instance``), wires
-  the links by the topology's port map with optional pipeline registers per link, and gives
-  one configuration bus with a target select, per-node commands and status.
-- :func:`network_design` emits both: the node module once, marked as a Verilator
-  ``hier_block`` (hierarchical verilation: the node becomes a model of its own, compiled once
-  and called by every instance; without it Verilator specialises the node's code per
-  instance, and a 16-node network compiled to about 110 MB of C++), then the top.
+- :class:`NetworkNode` is one node: a :class:`~innet.hw.switch.Switch` and its endpoint, joined
+  by the local link. Everything node-specific (node id, routes, trees, step tables) is in
+  registers, so all nodes are the same module.
+- :class:`Network` instantiates the node module (:data:`NODE_MODULE`) once per node (an
+  Amaranth ``Instance``), wires the links by the topology's port map with optional pipeline
+  registers per link, and gives one configuration bus with a target select, per-node commands
+  and status.
+- :func:`emit_network` emits both: the node module once, then the top. A simulator may compile
+  the node module once as a unit of its own however many nodes instantiate it
+  (:func:`innet.sim.runner.build`'s ``hier_blocks``).
+
+The network has the ports of a real one only. Simulation wrappers
+(:mod:`innet.sim.tb.networkbench`) derive from :class:`NetworkNode` and :class:`Network`: a node
+wires its local link in :meth:`NetworkNode._local_link` and declares its ports in
+:meth:`NetworkNode._members`; the top declares its own in :meth:`Network._members`, builds its
+node in :meth:`Network._make_node` and wires each node's further ports in
+:meth:`Network._wire_node`.
 
 Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; targets as in
 :mod:`innet.gen.image`: ``t < N`` is switch ``t``, ``N + n`` is endpoint ``n``)
@@ -35,10 +41,6 @@ Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; tar
 ``engine_status``        out 3N     ... of each step engine
 ``host_tx_*``            N, NW, N   host p2p flits into endpoint ``n`` (valid, payload, ready)
 ``host_rx_*``            N, NW, N   host p2p flits out of endpoint ``n`` (valid, payload, ready)
-``mon_tx_*``, ``mon_rx`` out        each endpoint's link to and from its switch (valid, payload)
-``stall_rate``           in 8       with ``throttle``: a local-link credit is held back in a cycle
-                                    with probability ``stall_rate / 256``
-``rng_seed``, ``rng_load``  in      LFSR seed of the throttles, loaded while ``rng_load`` is high
 ``quiet``                out N      node ``n`` holds nothing, every credit is home, nothing runs
 ``errors``               out N      any sticky error flag of node ``n``'s switch or endpoint
 =======================  =========  ==========================================================
@@ -46,20 +48,19 @@ Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; tar
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
-from innet.hw.testing import CreditThrottle, xorshift32
 
-__all__ = ["NODE_MODULE", "Network", "NetworkNode", "image_sizes", "link_stage_map",
-           "network_design", "topology_diameter"]
+__all__ = ["NODE_MODULE", "Network", "NetworkNode", "emit_network", "image_sizes",
+           "link_stage_map", "local_quiet", "network_verilog", "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -86,16 +87,9 @@ def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 
     ValueError
         If a count is negative, a pair is not a link of ``topology`` or is named twice.
     """
-    def count(value, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"Link stages{where} must be an integer, not {value!r:.60}")
-        if value < 0:
-            raise ValueError(f"Link stages{where} must be at least 0, not {value}")
-        return value
-
     links = {(min(link.u, link.v), max(link.u, link.v)) for link in topology.links()}
     if not isinstance(link_stages, Mapping):
-        every = count(link_stages, "")
+        every = check_int("Link stages", link_stages, low=0)
         return dict.fromkeys(sorted(links), every)
     out = dict.fromkeys(sorted(links), 0)
     named = set()
@@ -109,7 +103,7 @@ def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 
         if pair in named:
             raise ValueError(f"Link stages name the link {pair} twice")
         named.add(pair)
-        out[pair] = count(value, f" of link {key}")
+        out[pair] = check_int(f"Link stages of link {key}", value, low=0)
     return out
 
 
@@ -123,53 +117,18 @@ def image_sizes(topology, *, vector_depth: int, step_depth: int,
             "vector_depth": vector_depth, "node_id_width": bits_for(topology.nodes)}
 
 
-def local_link(m: Module, sw: Switch, ep: Endpoint, *, throttle: bool, stall_rate: Value,
-               rng_seed: Value, rng_load: Value, salts: tuple[int, int], name: str = "") -> Value:
-    """Wire endpoint ``ep`` to the local port of switch ``sw`` and return the node's quiet flag.
-
-    With ``throttle``, flits pass straight through and a
-    :class:`~innet.hw.credit.CreditThrottle` on each direction holds the returning credits back
-    in a cycle with probability ``stall_rate / 256``, from its own xorshift32 LFSR. The LFSRs
-    load ``rng_seed`` mixed with their ``salts`` (toward the switch, toward the endpoint) while
-    ``rng_load`` is high, so every throttle of a network runs its own sequence. ``name`` tells
-    the throttles of several nodes in one module apart.
-
-    The flag is high when the endpoint and both throttles hold nothing and every credit of the
-    switch is home (a drained node).
-    """
+def local_quiet(sw: Switch, ep: Endpoint) -> Value:
+    """High when endpoint ``ep`` holds nothing and every credit of switch ``sw`` is home (a
+    drained node)."""
     radix = sw.radix
-    quiet = [ep.quiet]
-    if throttle:
-        up = CreditThrottle(sw.params.vcs, sw.buffer_depth)
-        down = CreditThrottle(sw.params.vcs, ep.local_depth)
-        m.submodules[f"up{name}"], m.submodules[f"down{name}"] = up, down
-        up_link, down_link = sw.i[radix], ep.rx
-        m.d.comb += [
-            up_link.valid.eq(ep.tx.valid), up_link.payload.eq(ep.tx.payload),
-            up.credit_in.eq(up_link.credit), ep.tx.credit.eq(up.credit_out),
-            down_link.valid.eq(sw.o[radix].valid), down_link.payload.eq(sw.o[radix].payload),
-            down.credit_in.eq(down_link.credit), sw.o[radix].credit.eq(down.credit_out),
-        ]
-        for unit, salt in zip((up, down), salts, strict=True):
-            state = Signal(32, init=salt, name=f"lfsr{name}_{salt}")
-            with m.If(rng_load):
-                mix = Const(0x9E3779B9 * salt & 0xFFFF_FFFF, 32)
-                m.d.sync += state.eq((rng_seed ^ mix) | 1)
-            with m.Else():
-                m.d.sync += state.eq(xorshift32(state))
-            m.d.comb += unit.go.eq(state[8:16] >= stall_rate)
-            quiet.append(unit.quiet)
-    else:
-        wiring.connect(m, ep.tx, sw.i[radix])
-        wiring.connect(m, sw.o[radix], ep.rx)
     credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
                                                   else sw.buffer_depth)
                        for o in range(radix + 1) for v in range(sw.params.vcs)).all()
-    return Cat(*quiet).all() & credits_home
+    return ep.quiet & credits_home
 
 
 class NetworkNode(wiring.Component):
-    """One node: switch, endpoint, and credit throttles on the local link.
+    """One node: a switch and its endpoint, joined by the local link.
 
     Parameters
     ----------
@@ -177,8 +136,6 @@ class NetworkNode(wiring.Component):
         Network ports (the topology's maximum degree).
     vector_depth, step_depth : int
         Endpoint sizes.
-    throttle : bool
-        Random backpressure on the local link (:class:`CreditThrottle`).
     **switch_args
         :class:`~innet.hw.switch.Switch` parameters.
 
@@ -192,30 +149,43 @@ class NetworkNode(wiring.Component):
     sw_r_data, ep_r_data : Out(32)
     coll_start, engine_start : In(1)
         Commands (write the start register of the endpoint).
+    host_tx_*, host_rx_* : host p2p flits into and out of the endpoint
+    coll_status, engine_status : Out(3)
+    quiet : Out(1)
+        The node is drained (:func:`local_quiet` and whatever sits on the local link).
+    errors : Out(1)
+        Any sticky error flag of the switch or the endpoint.
     """
 
-    def __init__(self, radix: int, *, vector_depth: int, step_depth: int, throttle: bool = True,
+    def __init__(self, radix: int, *, vector_depth: int, step_depth: int,
                  **switch_args) -> None:
         self.switch = Switch(radix, **switch_args)
         self.endpoint = Endpoint.for_switch(self.switch, vector_depth=vector_depth,
                                             step_depth=step_depth)
         self.radix = radix
-        self.throttle = throttle
-        p = self.params = self.switch.params
+        self.params = self.switch.params
         self.addr_width = max(self.switch.regmap.address_width, self.endpoint.address_width)
-        w = p.width
-        super().__init__({
+        super().__init__(self._members())
+
+    def _members(self) -> dict:
+        """The node's signature members; a wrapper adds its own."""
+        p, radix, w = self.params, self.radix, self.params.width
+        return {
             "i": In(link_signature(p)).array(radix), "o": Out(link_signature(p)).array(radix),
             "cfg_addr": In(self.addr_width), "cfg_w_data": In(32),
             "sw_w_en": In(1), "ep_w_en": In(1), "sw_r_data": Out(32), "ep_r_data": Out(32),
             "coll_start": In(1), "engine_start": In(1),
-            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
             "host_tx_valid": In(1), "host_tx_payload": In(w), "host_tx_ready": Out(1),
             "host_rx_valid": Out(1), "host_rx_payload": Out(w), "host_rx_ready": In(1),
-            "mon_tx_valid": Out(1), "mon_tx_payload": Out(w),
-            "mon_rx_valid": Out(1), "mon_rx_payload": Out(w),
             "coll_status": Out(3), "engine_status": Out(3), "quiet": Out(1), "errors": Out(1),
-        })
+        }
+
+    def _local_link(self, m: Module) -> Value:
+        """Wire the endpoint to the switch's local port; return the quiet flag of whatever sits
+        between them (here nothing: a constant 1)."""
+        wiring.connect(m, self.endpoint.tx, self.switch.i[self.radix])
+        wiring.connect(m, self.switch.o[self.radix], self.endpoint.rx)
+        return Const(1, 1)
 
     def elaborate(self, platform):
         m = Module()
@@ -239,17 +209,14 @@ class NetworkNode(wiring.Component):
         for q in range(radix):
             wiring.connect(m, wiring.flipped(self.i[q]), sw.i[q])
             wiring.connect(m, sw.o[q], wiring.flipped(self.o[q]))
-        quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
-                           rng_seed=self.rng_seed, rng_load=self.rng_load, salts=(1, 2))
+        link_quiet = self._local_link(m)
         m.d.comb += [
             ep.p2p_tx.valid.eq(self.host_tx_valid), ep.p2p_tx.payload.eq(self.host_tx_payload),
             self.host_tx_ready.eq(ep.p2p_tx.ready),
             self.host_rx_valid.eq(ep.p2p_rx.valid), self.host_rx_payload.eq(ep.p2p_rx.payload),
             ep.p2p_rx.ready.eq(self.host_rx_ready),
-            self.mon_tx_valid.eq(ep.tx.valid), self.mon_tx_payload.eq(ep.tx.payload),
-            self.mon_rx_valid.eq(ep.rx.valid), self.mon_rx_payload.eq(ep.rx.payload),
             self.coll_status.eq(ep.coll_status), self.engine_status.eq(ep.engine_status),
-            self.quiet.eq(quiet),
+            self.quiet.eq(link_quiet & local_quiet(sw, ep)),
             self.errors.eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
         ]
         return m
@@ -286,10 +253,13 @@ class Network(wiring.Component):
     buffer_depth : int, optional
         Input buffer per port and VC; default the credit round trip of the longest link
         (``4 + 2 * stages``), the least for full throughput on every link.
-    throttle : bool
-        Random backpressure on every local link (``stall_rate``).
     tag_width : int
         Bits of a p2p flit's tag.
+
+    Members
+    -------
+    node : NetworkNode
+        The node every instance is (its switch, endpoint and parameters).
 
     Raises
     ------
@@ -300,11 +270,13 @@ class Network(wiring.Component):
         names a pair of nodes that is not a link or a negative count.
     """
 
+    #: Verilog name of the module :meth:`_make_node` builds.
+    node_module = NODE_MODULE
+
     def __init__(self, topology, *, vector_depth: int, step_depth: int,
                  collective_ids: int = 2, p2p_vcs: int | None = None,
                  link_stages: int | Mapping[tuple[int, int], int] = 0,
-                 buffer_depth: int | None = None, throttle: bool = True,
-                 tag_width: int = 8) -> None:
+                 buffer_depth: int | None = None, tag_width: int = 8) -> None:
         self.link_stages = stages = link_stage_map(topology, link_stages)
         diameter = topology_diameter(topology)
         if p2p_vcs is None:
@@ -318,27 +290,35 @@ class Network(wiring.Component):
         self.nodes = n = topology.nodes
         self.radix = topology.radix
         index_width = max(1, (max(vector_depth, step_depth) - 1).bit_length())
-        self.node = NetworkNode(
+        self.node = self._make_node(
             topology.radix, vector_depth=vector_depth, step_depth=step_depth,
-            throttle=throttle, routing_depth=n, collective_ids=collective_ids,
-            p2p_vcs=p2p_vcs, buffer_depth=buffer_depth, index_width=index_width,
-            tag_width=tag_width)
-        self.params = p = self.node.params
-        self.addr_width = aw = self.node.addr_width
+            routing_depth=n, collective_ids=collective_ids, p2p_vcs=p2p_vcs,
+            buffer_depth=buffer_depth, index_width=index_width, tag_width=tag_width)
+        self.params = self.node.params
+        self.addr_width = self.node.addr_width
         self.sel_width = (2 * n + 1).bit_length()
-        w = p.width
-        super().__init__({
-            "cfg_sel": In(self.sel_width), "cfg_addr": In(aw), "cfg_w_data": In(32),
+        super().__init__(self._members())
+
+    def _make_node(self, radix: int, **node_args) -> NetworkNode:
+        """The node every instance is (:data:`node_module`); a wrapper builds its own."""
+        return NetworkNode(radix, **node_args)
+
+    def _members(self) -> dict:
+        """The top level's signature members; a wrapper adds its own."""
+        n, w = self.nodes, self.params.width
+        return {
+            "cfg_sel": In(self.sel_width), "cfg_addr": In(self.addr_width), "cfg_w_data": In(32),
             "cfg_w_en": In(1), "cfg_r_data": Out(32),
             "cmd_coll_start": In(n), "cmd_engine_start": In(n),
             "coll_status": Out(3 * n), "engine_status": Out(3 * n),
-            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
             "host_tx_valid": In(n), "host_tx_payload": In(n * w), "host_tx_ready": Out(n),
             "host_rx_valid": Out(n), "host_rx_payload": Out(n * w), "host_rx_ready": In(n),
-            "mon_tx_valid": Out(n), "mon_tx_payload": Out(n * w),
-            "mon_rx_valid": Out(n), "mon_rx_payload": Out(n * w),
             "quiet": Out(n), "errors": Out(n),
-        })
+        }
+
+    def _wire_node(self, m: Module, k: int, net: dict[str, Signal]) -> None:
+        """Wire the ports of node ``k`` (``net``: its port signals by Verilog name) that the
+        network does not know; a wrapper with a node of its own wires them here."""
 
     @property
     def endpoint(self) -> Endpoint:
@@ -373,7 +353,7 @@ class Network(wiring.Component):
         for k in range(n):
             net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
             args = {f"{d}_{name}": net[name] for name, d, _w in ports}
-            m.submodules[f"node{k}"] = Instance(NODE_MODULE, i_clk=ClockSignal(),
+            m.submodules[f"node{k}"] = Instance(self.node_module, i_clk=ClockSignal(),
                                                 i_rst=ResetSignal(), **args)
             nets.append(net)
         used = set()
@@ -406,46 +386,42 @@ class Network(wiring.Component):
                 net["ep_w_en"].eq(self.cfg_w_en & ((sel == n + k) | (sel == 2 * n + 1))),
                 net["coll_start"].eq(self.cmd_coll_start[k]),
                 net["engine_start"].eq(self.cmd_engine_start[k]),
-                net["stall_rate"].eq(self.stall_rate), net["rng_load"].eq(self.rng_load),
-                net["rng_seed"].eq(self.rng_seed ^ Const((0x6D2B79F5 * (k + 1)) & 0xFFFF_FFFF,
-                                                         32)),
                 net["host_tx_valid"].eq(self.host_tx_valid[k]),
                 net["host_tx_payload"].eq(self.host_tx_payload.word_select(k, w)),
                 self.host_tx_ready[k].eq(net["host_tx_ready"]),
                 self.host_rx_valid[k].eq(net["host_rx_valid"]),
                 self.host_rx_payload.word_select(k, w).eq(net["host_rx_payload"]),
                 net["host_rx_ready"].eq(self.host_rx_ready[k]),
-                self.mon_tx_valid[k].eq(net["mon_tx_valid"]),
-                self.mon_tx_payload.word_select(k, w).eq(net["mon_tx_payload"]),
-                self.mon_rx_valid[k].eq(net["mon_rx_valid"]),
-                self.mon_rx_payload.word_select(k, w).eq(net["mon_rx_payload"]),
                 self.coll_status.word_select(k, 3).eq(net["coll_status"]),
                 self.engine_status.word_select(k, 3).eq(net["engine_status"]),
                 self.quiet[k].eq(net["quiet"]), self.errors[k].eq(net["errors"]),
             ]
+            self._wire_node(m, k, net)
             r_data = Mux(read_sel == k, net["sw_r_data"],
                          Mux(read_sel == n + k, net["ep_r_data"], r_data))
         m.d.comb += self.cfg_r_data.eq(r_data)
         return m
 
 
-def network_design(topology, *, vector_depth: int, step_depth: int, name: str | None = None,
-                   **network_args):
-    """The Verilog of the whole network: ``(Design, Network)``.
-
-    The node module is emitted once, marked ``hier_block`` for Verilator (built as a model of
-    its own, once however many nodes instantiate it; :func:`innet.sim.runner.build` passes
-    ``--hierarchical``), followed by the top level, whose name defaults to
-    ``innet_network_<kind><nodes>``. The design's port metadata is the top's.
-    """
+def network_verilog(top: Network, name: str):
+    """The Verilog of ``top`` (a :class:`Network` or a wrapper of it) as a
+    :class:`~innet.hw.verilog.Design` named ``name``: the node module (``top.node_module``)
+    once, then the top level, whose port metadata the design carries."""
     from innet.hw.verilog import Design, emit
 
-    top = Network(topology, vector_depth=vector_depth, step_depth=step_depth, **network_args)
-    node = emit(top.node, NODE_MODULE).verilog
-    header = re.search(rf"^module {NODE_MODULE}\(.*?\);\n", node, re.M | re.S)
-    if header is None:
-        raise RuntimeError(f"Emitted Verilog has no module {NODE_MODULE}")
-    node = (node[:header.end()] + "  /*verilator hier_block*/\n" + node[header.end():])
-    name = name or f"innet_network_{topology.kind}{topology.nodes}"
+    node = emit(top.node, top.node_module).verilog
     top_design = emit(top, name)
-    return Design(node + top_design.verilog, name, top_design.ports), top
+    return Design(node + top_design.verilog, name, top_design.ports)
+
+
+def emit_network(topology, *, vector_depth: int, step_depth: int, name: str | None = None,
+                 **network_args):
+    """The Verilog of the :class:`Network` of ``topology``: ``(Design, Network)``.
+
+    ``network_args`` are the further :class:`Network` parameters; the top level's name defaults
+    to ``innet_network_<kind><nodes>``. The design holds the node module (:data:`NODE_MODULE`)
+    once, then the top (:func:`network_verilog`).
+    """
+    top = Network(topology, vector_depth=vector_depth, step_depth=step_depth, **network_args)
+    name = name or f"innet_network_{topology.kind}{topology.nodes}"
+    return network_verilog(top, name), top

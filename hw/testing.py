@@ -11,6 +11,8 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+
 __all__ = ["CreditThrottle", "MulAdd", "muladd_model", "xorshift32"]
 
 
@@ -32,12 +34,15 @@ class MulAdd(wiring.Component):
         The result for the operands sampled on the previous edge.
     o_valid : Out(1)
         ``i_valid`` delayed by one cycle; reset to 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``width`` is not a positive integer.
     """
 
     def __init__(self, width: int = 32) -> None:
-        if not isinstance(width, int) or width <= 0:
-            raise ValueError(f"Width must be a positive integer, not {width!r}")
-        self._width = width
+        self._width = check_int("Width", width, low=1)
         super().__init__({
             "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
             "o": Out(width), "o_valid": Out(1),
@@ -82,12 +87,26 @@ class CreditThrottle(wiring.Component):
     go : In(1)
     quiet : Out(1)
         No credit is held back.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``vcs`` or ``depth`` is not a positive integer.
     """
 
     def __init__(self, vcs: int, depth: int) -> None:
-        self._vcs, self._depth = vcs, depth
+        self._vcs = check_int("Throttle VCs", vcs, low=1)
+        self._depth = check_int("Throttle depth", depth, low=1)
         super().__init__({"credit_in": In(vcs), "credit_out": Out(vcs), "go": In(1),
                           "quiet": Out(1)})
+
+    @property
+    def vcs(self) -> int:
+        return self._vcs
+
+    @property
+    def depth(self) -> int:
+        return self._depth
 
     def elaborate(self, platform):
         m = Module()

@@ -1,6 +1,7 @@
 """Whole-network simulation: scenarios in, checked outcomes out.
 
-The Python API over :mod:`innet.hw.network` (the Verilog of a whole network),
+The Python API over :mod:`innet.sim.tb.networkbench` (the Verilog of a whole network,
+:mod:`innet.hw.network`, with credit throttles and monitors on its local links),
 :mod:`innet.sim.tb.loader` (the image loader) and :mod:`innet.sim.tb.tb_network` (the cocotb
 testbench). A :class:`Scenario` says what to run (an in-network collective, or a host schedule
 through the endpoints' step tables, with optional background p2p traffic); :func:`simulate`
@@ -27,7 +28,6 @@ __all__ = [
     "Scenario",
     "built_network",
     "check_backpressure",
-    "network_design",
     "network_sizes",
     "simulate",
 ]
@@ -165,28 +165,22 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 @functools.lru_cache(maxsize=8)
 def _built(topology, vector_depth: int, step_depth: int, collective_ids: int,
            link_stages: tuple[tuple[tuple[int, int], int], ...]):
-    from innet.hw.network import network_design as emit_network
+    from innet.sim.tb.networkbench import bench_design
 
-    return emit_network(topology, vector_depth=vector_depth, step_depth=step_depth,
+    return bench_design(topology, vector_depth=vector_depth, step_depth=step_depth,
                         collective_ids=collective_ids, link_stages=dict(link_stages))
 
 
 def built_network(topology, max_elements: int = 1024,
                   link_stages: int | Mapping[tuple[int, int], int] = 0):
-    """``(Design, Network)``: the network :func:`simulate` runs for ``topology``
-    (:func:`innet.hw.network.network_design` with :func:`network_sizes` and
+    """``(Design, NetworkBench)``: the network :func:`simulate` runs for ``topology``
+    (:func:`innet.sim.tb.networkbench.bench_design` with :func:`network_sizes` and
     ``link_stages``), emitted once per process; the Verilator build is cached by the design's
     digest."""
     from innet.hw.network import link_stage_map
 
     stages = tuple(sorted(link_stage_map(topology, link_stages).items()))
     return _built(topology, **network_sizes(topology, max_elements), link_stages=stages)
-
-
-def network_design(topology, *, max_elements: int = 1024,
-                   link_stages: int | Mapping[tuple[int, int], int] = 0):
-    """The Verilog of the whole network :func:`simulate` runs for ``topology``."""
-    return built_network(topology, max_elements, link_stages)[0]
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
@@ -383,7 +377,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         "switch_digest": top.switch.regmap.digest,
     }
     result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,
-                 workdir=workdir, internals=False)
+                 workdir=workdir, internals=False, hier_blocks=(top.node_module,))
     reported = result.output["runs"]
     outcomes, at = [], 0
     for g, stall, preds, models in zip(groups, stalls, predicted, modelled, strict=True):

@@ -42,6 +42,7 @@ __all__ = [
     "ToolchainError",
     "build",
     "cache_dir",
+    "mark_hier_blocks",
     "prepare_verilator",
     "run",
     "waves_requested",
@@ -220,8 +221,33 @@ def _tail(path: Path, lines: int = 15) -> str:
     return "\n".join((errors or text)[-lines:])
 
 
+def mark_hier_blocks(verilog: str, modules: Sequence[str]) -> str:
+    """``verilog`` with each module of ``modules`` marked ``/*verilator hier_block*/`` (after
+    its header), for :func:`build`'s ``hier_blocks``.
+
+    Raises
+    ------
+    TypeError
+        If ``modules`` is not a sequence of strings.
+    ValueError
+        If ``verilog`` has no module of one of the names.
+    """
+    if (isinstance(modules, str) or not isinstance(modules, Sequence)
+            or not all(isinstance(name, str) for name in modules)):
+        raise TypeError(f"Hierarchical blocks must be a sequence of module names, not "
+                        f"{modules!r:.60}")
+    for name in modules:
+        header = re.search(rf"^module {re.escape(name)}\b.*?;\n", verilog, re.M | re.S)
+        if header is None:
+            raise ValueError(f"The design has no module {name!r} to build as a hierarchical "
+                             f"block")
+        verilog = (verilog[:header.end()] + "  /*verilator hier_block*/\n"
+                   + verilog[header.end():])
+    return verilog
+
+
 def build(design: Design, *, waves: bool = False, internals: bool = True,
-          optimize: bool = True) -> Path:
+          optimize: bool = True, hier_blocks: Sequence[str] = ()) -> Path:
     """Build ``design`` with Verilator once and return its build directory.
 
     The directory is keyed by the design's digest, the Verilator and cocotb installations,
@@ -237,23 +263,35 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     three times less compile time, a slower model. For large designs whose build outweighs
     their simulation (whole networks); part of the cache key.
 
-    A design that marks a module ``/*verilator hier_block*/`` is built with ``--hierarchical``:
-    that module becomes a Verilated model of its own, compiled once however many instances
-    use it (:func:`innet.hw.network.network_design` marks its node module so). With ``waves``
-    the build is flat instead, since Verilator traces a hierarchical block at its ports only.
+    ``hier_blocks`` names modules of the design to build as Verilator hierarchical blocks: each
+    is marked ``/*verilator hier_block*/`` in the Verilog Verilator reads and the design is
+    built with ``--hierarchical``, so that the module becomes a Verilated model of its own,
+    compiled once however many instances use it (the node module of a whole network: without
+    it Verilator specialises the node's code per instance, and a 16-node network compiles to
+    about 110 MB of C++). With ``waves`` the build is flat instead, since Verilator traces a
+    hierarchical block at its ports only. Part of the cache key.
 
     Raises
     ------
+    TypeError
+        If ``hier_blocks`` is not a sequence of module names.
+    ValueError
+        If the design has no module of a name in ``hier_blocks``.
     ToolchainError
         See :func:`prepare_verilator`.
     BuildError
         If Verilator rejects the design or the C++ build fails.
     """
+    marked = mark_hier_blocks(design.verilog, hier_blocks)
+    # A hierarchical block is traced at its ports only: a build with waves is flat.
+    hierarchical = bool(hier_blocks) and not waves
+    verilog = marked if hierarchical else design.verilog
     version = prepare_verilator()
     key = hashlib.sha256("\0".join([
         design.digest, version, str(_cocotb_libs()), sys.executable, f"waves={int(waves)}",
         *([] if internals else ["internals=top-module-only"]),
         *([] if optimize else ["c++=-O0"]),
+        *([f"hier_blocks={','.join(sorted(hier_blocks))}"] if hierarchical else []),
     ]).encode()).hexdigest()[:16]
     build_dir = cache_dir() / "verilator" / f"{design.toplevel}-{key}"
     marker = build_dir / ".built"
@@ -263,7 +301,7 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
         shutil.rmtree(build_dir, ignore_errors=True)
         build_dir.mkdir(parents=True)
         source = build_dir / f"{design.toplevel}.v"
-        source.write_text(design.verilog)
+        source.write_text(verilog)
         if design.ports is not None:
             (build_dir / f"{design.toplevel}.json").write_text(
                 json.dumps(design.ports, indent=2, sort_keys=True))
@@ -276,8 +314,6 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
             sources.append(control)
         from cocotb_tools.runner import get_runner
 
-        # A hierarchical block is traced at its ports only: a build with waves is flat.
-        hierarchical = "verilator hier_block" in design.verilog and not waves
         log = build_dir / "build.log"
         # The model's C++ at -O0 (make's OPT_FAST through MAKEFLAGS, which the runner's make
         # inherits): about 3x less compile time for a large design, a slower model.
@@ -317,7 +353,7 @@ def _failures(results: Path) -> list[tuple[str, str]]:
 def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | None = None,
         params: Mapping | None = None, seed: int | None = None, waves: bool | None = None,
         workdir: str | os.PathLike | None = None, internals: bool = True,
-        optimize: bool = True) -> SimResult:
+        optimize: bool = True, hier_blocks: Sequence[str] = ()) -> SimResult:
     """Build ``design`` (cached) and run the cocotb tests of ``test_module`` on it.
 
     Parameters
@@ -341,6 +377,8 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
         Whether cocotb may access signals below the top level (see :func:`build`).
     optimize : bool
         Compile the model's C++ optimised (see :func:`build`).
+    hier_blocks : sequence of str
+        Modules to build as Verilator hierarchical blocks (see :func:`build`).
 
     Returns
     -------
@@ -348,14 +386,15 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
 
     Raises
     ------
-    ToolchainError, BuildError
+    TypeError, ValueError, ToolchainError, BuildError
         See :func:`build`.
     SimulationError
         If any test failed, no test ran, or the simulator ended without results; the message
         names the failed tests and the log file.
     """
     waves = waves_requested(waves)
-    build_dir = build(design, waves=waves, internals=internals, optimize=optimize)
+    build_dir = build(design, waves=waves, internals=internals, optimize=optimize,
+                      hier_blocks=hier_blocks)
     keep = workdir is not None or waves
     if workdir is None:
         runs = cache_dir() / "runs"

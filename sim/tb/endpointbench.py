@@ -3,9 +3,10 @@
 A test fixture, not the network generator (that is ``hw.network``): :class:`EndpointBench` puts
 one :class:`~innet.hw.switch.Switch` and one :class:`~innet.hw.endpoint.Endpoint` on every node
 of a :class:`~innet.gen.topology.Topology`, wires the switches by the topology's port map, and
-(optionally) puts a :class:`CreditThrottle` on both links between each switch and its endpoint,
-so that a testbench can apply random backpressure in both directions from on-chip LFSRs
-without touching the design every cycle.
+(optionally) puts a :class:`~innet.hw.testing.CreditThrottle` on both links between each switch
+and its endpoint (:func:`innet.sim.tb.networkbench.local_link`), so that a testbench can apply
+random backpressure in both directions from on-chip LFSRs without touching the design every
+cycle.
 
 Ports (``N`` nodes, ``W`` flit bits, ``A`` bus address bits; target ``t < N`` is switch ``t``,
 target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
@@ -42,13 +43,11 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
-from innet.hw.network import local_link
+from innet.hw.network import local_quiet
 from innet.hw.switch import Switch
-from innet.hw.testing import CreditThrottle
+from innet.sim.tb.networkbench import local_link
 
-__all__ = ["CreditThrottle", "EndpointBench", "bench_design"]
-
-# CreditThrottle is re-exported: it lives with the other credit blocks in innet.hw.credit.
+__all__ = ["EndpointBench", "bench_design"]
 
 
 class EndpointBench(wiring.Component):
@@ -60,7 +59,8 @@ class EndpointBench(wiring.Component):
     vector_depth, step_depth : int
         Endpoint sizes.
     throttle : bool
-        Put a :class:`CreditThrottle` on each link between a switch and its endpoint.
+        Put a :class:`~innet.hw.testing.CreditThrottle` on each link between a switch and
+        its endpoint (:func:`innet.sim.tb.networkbench.local_link`).
     **switch_args
         :class:`~innet.hw.switch.Switch` parameters (besides the radix, taken from the
         topology).
@@ -116,7 +116,7 @@ class EndpointBench(wiring.Component):
                     m.d.comb += [sw.i[q].valid.eq(0), sw.o[q].credit.eq(0)]
             quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
                                rng_seed=self.rng_seed, rng_load=self.rng_load,
-                               salts=(2 * k + 1, 2 * k + 2), name=str(k))
+                               salts=(2 * k + 1, 2 * k + 2), name=str(k)) & local_quiet(sw, ep)
             m.d.comb += [
                 ep.p2p_tx.valid.eq(self.host_tx_valid[k]),
                 ep.p2p_tx.payload.eq(self.host_tx_payload.word_select(k, w)),

@@ -1,8 +1,9 @@
 """Helpers for cocotb testbenches run by :mod:`innet.sim.runner`.
 
-Testbench modules (``sim/tb_*.py``) run inside the simulator process. They read their parameters
+Testbench modules (``sim/tb/tb_*.py``) run inside the simulator process. They read their parameters
 with :func:`params`, bind ports by name with :func:`port` (from the design's port metadata) and
-hand measurements back to the caller with :func:`report`.
+hand measurements back to the caller with :func:`report`; :func:`random_bits` draws their input
+vectors.
 """
 
 from __future__ import annotations
@@ -12,7 +13,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["params", "port", "port_names", "report", "reset"]
+import numpy as np
+
+from innet.gen import ops
+
+__all__ = ["params", "port", "port_names", "random_bits", "report", "reset"]
 
 
 def params() -> dict[str, Any]:
@@ -74,3 +79,18 @@ async def reset(dut, clk_name: str = "clk", rst_name: str = "rst", cycles: int =
         await RisingEdge(clk)
     rst.value = 0
     await RisingEdge(clk)
+
+
+def random_bits(rng: np.random.Generator, dtype: ops.DType, shape) -> np.ndarray:
+    """Random input words (``uint32``) of ``dtype``: any pattern for integers; for fp32 mostly
+    moderate values and some specials (signed zeros, subnormals, infinities, NaNs, the largest
+    finite value)."""
+    bits = rng.integers(0, 2**32, size=shape, dtype=np.uint64).astype(np.uint32)
+    if dtype is not ops.DType.FP32:
+        return bits
+    out = ops.to_bits(rng.uniform(-4, 4, size=shape).astype(np.float32), dtype)
+    special = rng.random(shape) < 0.08
+    pool = np.array([0x0, 0x80000000, 0x1, 0x807FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001,
+                     0x7F7FFFFF], dtype=np.uint32)
+    out[special] = pool[rng.integers(0, len(pool), size=int(special.sum()))]
+    return out

@@ -1,4 +1,4 @@
-"""cocotb testbench for :class:`innet.sim.doctor.MulAdd`.
+"""cocotb testbench for :class:`innet.hw.testing.MulAdd` (the design of ``innet doctor``).
 
 Parameters (:func:`innet.sim.tb.kit.params`): ``samples`` (random operand sets, default 1000),
 ``wrong_model`` (compare against a deliberately wrong model; used to prove that failures are

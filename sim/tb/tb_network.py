@@ -1,4 +1,5 @@
-"""cocotb testbench of a whole network (:class:`innet.hw.network.Network`).
+"""cocotb testbench of a whole network (:class:`innet.sim.tb.networkbench.NetworkBench`: the
+:class:`innet.hw.network.Network` with throttles and monitors on its local links).
 
 Driven by :func:`innet.sim.network.simulate`, which prepares every run (its image, its
 embeddings or schedule) and passes them as parameters. For each run the testbench
@@ -23,8 +24,8 @@ embeddings or schedule) and passes them as parameters. For each run the testbenc
 A monitor on every endpoint's local link matches flits in a scoreboard: every p2p flit (host,
 DATA, CTS) exactly once at its destination, in order per source and destination; every
 in-network response exactly once per element at every endpoint the tree delivers to, with the
-golden value. Random backpressure: the credit throttles on the local links (``stall_rate``)
-and random host receive readiness.
+golden value. Random backpressure: the bench's credit throttles on the local links
+(``stall_rate``) and random host receive readiness.
 
 Parameters: ``topology`` (JSON), ``flit``, ``memory_base``, ``endpoint_digest``,
 ``switch_digest``, ``seed``, ``stall_rate``, ``runs`` (see :func:`innet.sim.network.simulate`).
@@ -53,25 +54,11 @@ from innet.sim.tb.hosttraffic import HostTraffic
 from innet.sim.tb.links import Scoreboard
 from innet.sim.tb.loader import Loader, NetworkBus
 
-__all__ = ["HOST_QUEUE", "TB", "random_bits", "test_runs"]
+__all__ = ["HOST_QUEUE", "TB", "test_runs"]
 
 #: Host flits a node's source queue holds (offered load beyond what the network takes is
 #: dropped at the source, as a host that stops generating when its queue is full).
 HOST_QUEUE = 8
-
-
-def random_bits(rng: np.random.Generator, dtype: ops.DType, shape) -> np.ndarray:
-    """Any pattern for integers; for fp32 mostly moderate values and some specials
-    (signed zeros, subnormals, infinities, NaNs, the largest finite value)."""
-    bits = rng.integers(0, 2**32, size=shape, dtype=np.uint64).astype(np.uint32)
-    if dtype is not ops.DType.FP32:
-        return bits
-    out = ops.to_bits(rng.uniform(-4, 4, size=shape).astype(np.float32), dtype)
-    special = rng.random(shape) < 0.08
-    pool = np.array([0x0, 0x80000000, 0x1, 0x807FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001,
-                     0x7F7FFFFF], dtype=np.uint32)
-    out[special] = pool[rng.integers(0, len(pool), size=int(special.sum()))]
-    return out
 
 
 class TB:
@@ -222,7 +209,7 @@ class TB:
             schedule = build_schedule(algorithm, tuple(shape))
         embeddings = [Embedding.from_dict(e) for e in spec.get("embeddings", [])]
         count = max(elements, 1)
-        inputs = random_bits(self.np_rng, dtype, (self.n, count))
+        inputs = kit.random_bits(self.np_rng, dtype, (self.n, count))
         writes_vec = {k: inputs[k].tolist() for k in range(self.n)}
         await self.write_vectors(writes_vec)
         self.responses, self.golden_resp = {}, {}

@@ -1,5 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""Buffers, credit counters and arbiters against their Python models (seeded random traffic)."""
+"""Buffers, credit counters, credit throttles and arbiters against their Python models (seeded
+random traffic)."""
 
 import random
 
@@ -10,6 +11,7 @@ from amaranth.sim import Simulator
 from innet.hw.arbiter import ConflictArbiter, ConflictArbiterModel, RoundRobin, RoundRobinModel
 from innet.hw.buffer import Buffer, BufferModel
 from innet.hw.credit import CreditCounter, CreditModel
+from innet.hw.testing import CreditThrottle, MulAdd
 
 
 def simulate(dut, bench):
@@ -100,6 +102,36 @@ def test_credit_counter_matches_model(depth):
 
     simulate(dut, bench)
     assert model.error  # the violations at the end were seen by both
+
+
+@pytest.mark.parametrize("vcs", [1, 3])
+def test_credit_throttle_holds_credits_back_only_while_stopped(vcs):
+    rng = random.Random(vcs)
+    depth = 4
+    dut = CreditThrottle(vcs, depth)
+    owed = [0] * vcs
+
+    async def bench(ctx):
+        given = passed = 0
+        for cycle in range(1500):
+            go = cycle >= 1400 or rng.random() < 0.4
+            credit_in = [owed[v] + 1 <= depth and rng.random() < 0.5 and cycle < 1400
+                         for v in range(vcs)]
+            ctx.set(dut.go, go)
+            ctx.set(dut.credit_in, sum(c << v for v, c in enumerate(credit_in)))
+            out = ctx.get(dut.credit_out)
+            assert ctx.get(dut.quiet) == (owed == [0] * vcs)
+            for v in range(vcs):
+                # Straight through while go is high, one owed credit per cycle after a stop.
+                release = go and (owed[v] > 0 or credit_in[v])
+                assert (out >> v) & 1 == release
+                owed[v] += credit_in[v] - release
+                given += credit_in[v]
+                passed += release
+            await ctx.tick()
+        assert given == passed > 0
+
+    simulate(dut, bench)
 
 
 @pytest.mark.parametrize("count", [1, 2, 5, 9])
@@ -198,6 +230,12 @@ def test_conflict_arbiter_never_starves():
     (lambda: Buffer(8, 2.0), TypeError, "Buffer depth must be an integer, not 2.0"),
     (lambda: CreditCounter(0), ValueError, "Credit depth must be at least 1, not 0"),
     (lambda: CreditCounter("4"), TypeError, "Credit depth must be an integer, not '4'"),
+    (lambda: CreditThrottle(0, 4), ValueError, "Throttle VCs must be at least 1, not 0"),
+    (lambda: CreditThrottle(2.0, 4), TypeError, "Throttle VCs must be an integer, not 2.0"),
+    (lambda: CreditThrottle(2, 0), ValueError, "Throttle depth must be at least 1, not 0"),
+    (lambda: CreditThrottle(2, None), TypeError, "Throttle depth must be an integer, not None"),
+    (lambda: MulAdd(0), ValueError, "Width must be at least 1, not 0"),
+    (lambda: MulAdd("8"), TypeError, "Width must be an integer, not '8'"),
     (lambda: RoundRobin(0), ValueError, "Arbiter size must be at least 1, not 0"),
     (lambda: RoundRobin(None), TypeError, "Arbiter size must be an integer, not None"),
     (lambda: ConflictArbiter(2, 0), ValueError, "Target count must be at least 1, not 0"),

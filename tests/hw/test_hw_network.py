@@ -1,11 +1,18 @@
-"""innet.hw.network: per-link pipeline stages and parameter checks (no elaboration)."""
+# amaranth: UnusedElaboratable=no
+"""innet.hw.network: per-link pipeline stages, parameter checks and the ports of the emitted
+network."""
 
 from __future__ import annotations
 
 import pytest
+from amaranth.hdl import Fragment
 
 from innet.gen.topology import torus
-from innet.hw.network import link_stage_map
+from innet.hw.endpoint import Endpoint
+from innet.hw.network import NODE_MODULE, Network, link_stage_map
+from innet.hw.switch import Switch
+from innet.hw.testing import CreditThrottle
+from innet.hw.verilog import emit
 
 RING = torus((4,))  # links (0, 1), (1, 2), (2, 3), (0, 3)
 
@@ -34,3 +41,48 @@ def test_counts_per_link_in_either_order_and_missing_links_have_none():
 def test_errors(stages, error, message):
     with pytest.raises(error, match=message):
         link_stage_map(RING, stages)
+
+
+def _port_names(members) -> set[str]:
+    """Every port name of a design's metadata members (as ``emit`` names them)."""
+    names = set()
+    for info in members.values() if isinstance(members, dict) else members:
+        if isinstance(info, list):
+            names |= _port_names(info)
+        elif info["type"] == "port":
+            names.add(info["name"])
+        else:
+            names |= _port_names(info["members"])
+    return names
+
+
+def test_emitted_network_has_the_ports_of_a_real_network_only():
+    # The top alone (its nodes are instances of the node module, emitted separately by
+    # emit_network): the port list of its metadata, and the node's.
+    top = Network(torus((3,)), vector_depth=4, step_depth=2)
+    design = emit(top, "innet_network_torus3")
+    assert _port_names(design.ports["interface"]["members"]) == {
+        "cfg_sel", "cfg_addr", "cfg_w_data", "cfg_w_en", "cfg_r_data",
+        "cmd_coll_start", "cmd_engine_start", "coll_status", "engine_status",
+        "host_tx_valid", "host_tx_payload", "host_tx_ready",
+        "host_rx_valid", "host_rx_payload", "host_rx_ready", "quiet", "errors"}
+    node = _port_names(top.node.metadata.as_json()["interface"]["members"])
+    assert {name.split("__")[0] for name in node} == {
+        "i", "o", "cfg_addr", "cfg_w_data", "sw_w_en", "ep_w_en", "sw_r_data", "ep_r_data",
+        "coll_start", "engine_start", "host_tx_valid", "host_tx_payload", "host_tx_ready",
+        "host_rx_valid", "host_rx_payload", "host_rx_ready", "coll_status", "engine_status",
+        "quiet", "errors"}
+    assert f"{NODE_MODULE} node0 (" in design.verilog
+    for test_only in ("mon_", "stall_rate", "rng_", "lfsr", "hier_block"):
+        assert test_only not in design.verilog
+    # No throttle anywhere in the node's hierarchy.
+    blocks = {type(origin) for fragment in _fragments(Fragment.get(top.node, None))
+              for origin in fragment.origins or ()}
+    assert {Switch, Endpoint} <= blocks
+    assert CreditThrottle not in blocks
+
+
+def _fragments(fragment):
+    yield fragment
+    for sub, _name, _loc in fragment.subfragments:
+        yield from _fragments(sub)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pytest
+from amaranth import Shape
 
 from innet.gen.topology import hyperx, polarfly, torus
 from innet.sim.network import Scenario, simulate
@@ -98,6 +99,26 @@ def test_cli_json():
     assert got["latency_cycles"] > 0
     assert set(got) >= {"correct", "latency_cycles", "throughput_elems_per_cycle",
                         "predicted_cycles"}
+
+
+def test_bench_is_the_network_with_test_ports():
+    from innet.hw.network import Network
+    from innet.sim.tb.networkbench import BenchNode, NetworkBench
+
+    topo = torus((3,))
+    bench = NetworkBench(topo, vector_depth=4, step_depth=2)
+    product = Network(topo, vector_depth=4, step_depth=2)
+    assert isinstance(bench.node, BenchNode)
+    assert bench.node_module != product.node_module
+    extra = set(bench.signature.members) - set(product.signature.members)
+    assert extra == {"stall_rate", "rng_seed", "rng_load", "mon_tx_valid", "mon_tx_payload",
+                     "mon_rx_valid", "mon_rx_payload"}
+    assert set(bench.node.signature.members) - set(product.node.signature.members) == extra
+    width = Shape.cast(bench.signature.members["mon_tx_payload"].shape).width
+    assert width == 3 * bench.params.width
+    for top in (bench, product):  # built for their ports only: not to be elaborated
+        for block in (top, top.node, top.switch, top.endpoint):
+            block._MustUse__silence = True
 
 
 @pytest.mark.parametrize(("runs", "message"), [

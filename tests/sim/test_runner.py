@@ -70,9 +70,9 @@ def test_waves_are_written_on_request(muladd, tmp_path):
 
 @pytest.fixture(scope="module")
 def hierarchical():
-    """The multiply-add as a Verilator hier_block inside a wrapper with the same ports."""
-    inner = emit(MulAdd(32), "innet_test_muladd_inner").verilog.replace(
-        ");\n", ");\n  /*verilator hier_block*/\n", 1)
+    """The multiply-add inside a wrapper with the same ports (its inner module built as a
+    Verilator hier_block)."""
+    inner = emit(MulAdd(32), "innet_test_muladd_inner").verilog
     wrapper = ("module innet_test_hier(input clk, input rst, input [31:0] a, input [31:0] b,\n"
                "    input [31:0] c, input i_valid, output [31:0] o, output o_valid);\n"
                "  innet_test_muladd_inner inner(.clk(clk), .rst(rst), .a(a), .b(b), .c(c),\n"
@@ -83,13 +83,40 @@ def hierarchical():
 @pytest.mark.rtl
 def test_hier_block_is_built_hierarchically_and_flat_with_waves(hierarchical, tmp_path):
     # --hierarchical makes the block a model of its own, in a directory of its own.
-    assert (runner.build(hierarchical) / "Vinnet_test_muladd_inner").is_dir()
-    result = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 200})
+    blocks = ("innet_test_muladd_inner",)
+    built = runner.build(hierarchical, hier_blocks=blocks)
+    assert (built / "Vinnet_test_muladd_inner").is_dir()
+    assert "/*verilator hier_block*/" in (built / "innet_test_hier.v").read_text()
+    assert "hier_block" not in hierarchical.verilog
+    assert not (runner.build(hierarchical) / "Vinnet_test_muladd_inner").exists()
+    result = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 200},
+                        hier_blocks=blocks)
     assert result.output["checked"] == 200
     traced = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 20},
-                        waves=True, workdir=tmp_path / "run")
-    assert not (runner.build(hierarchical, waves=True) / "Vinnet_test_muladd_inner").exists()
+                        waves=True, workdir=tmp_path / "run", hier_blocks=blocks)
+    flat = runner.build(hierarchical, waves=True, hier_blocks=blocks)
+    assert not (flat / "Vinnet_test_muladd_inner").exists()
     assert "$scope module inner $end" in traced.waves.read_text()
+
+
+def test_hier_blocks_are_marked_after_the_module_header():
+    verilog = "module a(x);\n  input x;\nendmodule\nmodule b;\nendmodule\n"
+    assert runner.mark_hier_blocks(verilog, ["b", "a"]) == (
+        "module a(x);\n  /*verilator hier_block*/\n  input x;\nendmodule\n"
+        "module b;\n  /*verilator hier_block*/\nendmodule\n")
+    assert runner.mark_hier_blocks(verilog, ()) == verilog
+
+
+@pytest.mark.parametrize(("blocks", "error", "message"), [
+    ("a", TypeError, r"^Hierarchical blocks must be a sequence of module names, not 'a'$"),
+    ([1], TypeError, r"^Hierarchical blocks must be a sequence of module names, not \[1\]$"),
+    (["c"], ValueError, r"^The design has no module 'c' to build as a hierarchical block$"),
+])
+def test_hier_block_errors(muladd, blocks, error, message):
+    with pytest.raises(error, match=message):
+        runner.mark_hier_blocks("module a;\nendmodule\nmodule ab;\nendmodule\n", blocks)
+    with pytest.raises(error, match=message):
+        runner.build(muladd, hier_blocks=blocks)
 
 
 @pytest.mark.rtl
