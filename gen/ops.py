@@ -42,6 +42,17 @@ __all__ = [
 CANONICAL_NAN = 0x7FC0_0000
 
 
+def _parse(cls, what: str, name):
+    """The member of the enum ``cls`` named ``name`` (any case), or ``name`` if it is one."""
+    if isinstance(name, cls):
+        return name
+    try:
+        return cls[str(name).upper()]
+    except KeyError:
+        names = ", ".join(member.name.lower() for member in cls)
+        raise ValueError(f"{what} must be one of {names}, not {name!r}") from None
+
+
 class Op(enum.IntEnum):
     """Reduction operation; the value is the register encoding (4 bits)."""
 
@@ -57,13 +68,7 @@ class Op(enum.IntEnum):
     @classmethod
     def parse(cls, name: str | Op) -> Op:
         """``"add"`` -> ``Op.ADD``; a clear error for unknown names."""
-        if isinstance(name, Op):
-            return name
-        try:
-            return cls[str(name).upper()]
-        except KeyError:
-            names = ", ".join(op.name.lower() for op in cls)
-            raise ValueError(f"Operation must be one of {names}, not {name!r}") from None
+        return _parse(cls, "Operation", name)
 
 
 class DType(enum.IntEnum):
@@ -76,13 +81,7 @@ class DType(enum.IntEnum):
     @classmethod
     def parse(cls, name: str | DType) -> DType:
         """``"fp32"`` -> ``DType.FP32``; a clear error for unknown names."""
-        if isinstance(name, DType):
-            return name
-        try:
-            return cls[str(name).upper()]
-        except KeyError:
-            names = ", ".join(dtype.name.lower() for dtype in cls)
-            raise ValueError(f"Data type must be one of {names}, not {name!r}") from None
+        return _parse(cls, "Data type", name)
 
     @property
     def numpy(self) -> np.dtype:

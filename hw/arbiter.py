@@ -13,6 +13,8 @@ from amaranth import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+
 __all__ = [
     "ConflictArbiter",
     "ConflictArbiterModel",
@@ -50,14 +52,6 @@ def _or_tree(terms: list) -> Value:
     return terms[0]
 
 
-def _check_count(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, not {value}")
-    return value
-
-
 class RoundRobin(wiring.Component):
     """A round-robin arbiter: one grant among ``count`` requesters.
 
@@ -87,7 +81,7 @@ class RoundRobin(wiring.Component):
     """
 
     def __init__(self, count: int) -> None:
-        self._count = _check_count("Arbiter size", count)
+        self._count = check_int("Arbiter size", count, low=1)
         super().__init__({"requests": In(count), "grant": Out(count), "take": In(1)})
 
     @property
@@ -166,8 +160,8 @@ class ConflictArbiter(wiring.Component):
     """
 
     def __init__(self, count: int, width: int) -> None:
-        self._count = _check_count("Arbiter size", count)
-        self._width = _check_count("Target count", width)
+        self._count = check_int("Arbiter size", count, low=1)
+        self._width = check_int("Target count", width, low=1)
         super().__init__({
             "requests": In(count),
             "targets": In(width).array(count),

@@ -14,6 +14,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+
 __all__ = ["Buffer", "BufferModel"]
 
 
@@ -49,10 +51,7 @@ class Buffer(wiring.Component):
     """
 
     def __init__(self, shape, depth: int) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, int):
-            raise TypeError(f"Buffer depth must be an integer, not {depth!r}")
-        if depth < 1:
-            raise ValueError(f"Buffer depth must be at least 1, not {depth}")
+        check_int("Buffer depth", depth, low=1)
         self._shape = shape
         self._depth = depth
         Shape.cast(shape)

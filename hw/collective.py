@@ -46,6 +46,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
@@ -150,10 +151,7 @@ class CollectivePath(wiring.Component):
     def __init__(self, params: FlitParams, radix: int) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
-        if isinstance(radix, bool) or not isinstance(radix, int):
-            raise TypeError(f"Radix must be an integer, not {radix!r}")
-        if radix < 1:
-            raise ValueError(f"Radix must be at least 1, not {radix}")
+        check_int("Radix", radix, low=1)
         self._params = params
         self._radix = radix
         super().__init__(path_members(params, radix))

@@ -62,6 +62,8 @@ from amaranth import Const, Mux, Value
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+
 __all__ = [
     "Flit",
     "FlitParams",
@@ -85,12 +87,11 @@ def bits_for(count: int) -> int:
     return max(1, (count - 1).bit_length())
 
 
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low or (high is not None and value > high):
-        where = f"at least {low}" if high is None else f"between {low} and {high}"
-        raise ValueError(f"{name} must be {where}, not {value}")
+def _check_range(name: str, value, low: int, high: int) -> int:
+    """``value`` if it is an integer in ``low..high``; the range is named as "between"."""
+    check_int(name, value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
     return value
 
 
@@ -175,12 +176,12 @@ class FlitParams:
     tag_width: int = 8
 
     def __post_init__(self) -> None:
-        _check_int("Payload width", self.payload_width, 1, 1024)
-        _check_int("Routing depth", self.routing_depth, 1, 1 << 16)
-        _check_int("Collective ids", self.collective_ids, 1, 256)
-        _check_int("p2p virtual channels", self.p2p_vcs, 1, 16)
-        _check_int("Index width", self.index_width, 1, 32)
-        _check_int("Tag width", self.tag_width, 1, 32)
+        _check_range("Payload width", self.payload_width, 1, 1024)
+        _check_range("Routing depth", self.routing_depth, 1, 1 << 16)
+        _check_range("Collective ids", self.collective_ids, 1, 256)
+        _check_range("p2p virtual channels", self.p2p_vcs, 1, 16)
+        _check_range("Index width", self.index_width, 1, 32)
+        _check_range("Tag width", self.tag_width, 1, 32)
 
     # Derived widths ------------------------------------------------------------------------
 
@@ -253,7 +254,7 @@ class FlitParams:
 
     def vc_kind(self, vc: int) -> Kind:
         """The packet class carried by virtual channel ``vc``."""
-        _check_int("Virtual channel", vc, 0, self.vcs - 1)
+        _check_range("Virtual channel", vc, 0, self.vcs - 1)
         if vc < self.p2p_vcs:
             return Kind.P2P
         return Kind.REQ if vc < self.resp_vc else Kind.RESP
@@ -295,8 +296,7 @@ class FlitParams:
         word = 0
         for name, width in self.widths.items():
             value = kind.value if name == "kind" else getattr(flit, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"Flit field {name} must be an integer, not {value!r}")
+            check_int(f"Flit field {name}", value)
             if not 0 <= value < (1 << width):
                 raise ValueError(f"Flit field {name} must be between 0 and {(1 << width) - 1}, "
                                  f"not {value}")

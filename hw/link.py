@@ -20,6 +20,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.credit import CreditCounter
@@ -31,10 +32,7 @@ __all__ = ["LinkReceiver", "LinkSender"]
 def _check(params, depth, name="Depth"):
     if not isinstance(params, FlitParams):
         raise TypeError(f"Params must be a FlitParams, not {params!r}")
-    if isinstance(depth, bool) or not isinstance(depth, int):
-        raise TypeError(f"{name} must be an integer, not {depth!r}")
-    if depth < 1:
-        raise ValueError(f"{name} must be at least 1, not {depth}")
+    check_int(name, depth, low=1)
 
 
 class LinkSender(wiring.Component):

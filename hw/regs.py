@@ -2,7 +2,8 @@
 
 :class:`RegisterFile` turns any :class:`innet.gen.regmap.Map` (the switch map, the endpoint
 map) into hardware: one register per ``RW`` field, one-cycle strobes for ``WO`` fields,
-constants for ``RO`` fields and inputs for ``volatile`` ``RO`` fields, all behind the
+constants for ``RO`` fields, inputs for ``volatile`` ``RO`` fields and sticky flags for
+``RW1C`` fields (set by the hardware, cleared by writing 1), all behind the
 word-addressed configuration bus of :func:`bus_signature`. No address or field width is written
 here: every one comes from the map (PIUMA, "Configuration Registers": the registers that
 determine the connectivity of collective ports and the operation of the collective engine).
@@ -32,14 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from amaranth import Cat, Const, Module, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["WORD_BITS", "RegisterFile", "bus_signature"]
+from innet.gen.checks import check_int
+from innet.gen.regmap.model import WORD_BITS
 
-#: Bits of a configuration-bus word (the register model's word size).
-WORD_BITS = 32
+__all__ = ["RegisterFile", "bus_signature"]
 
 
 def bus_signature(addr_width: int, data_width: int = WORD_BITS) -> wiring.Signature:
@@ -50,11 +51,8 @@ def bus_signature(addr_width: int, data_width: int = WORD_BITS) -> wiring.Signat
     TypeError, ValueError
         If a width is not a positive integer.
     """
-    for name, value in (("Address width", addr_width), ("Data width", data_width)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an integer, not {value!r}")
-        if value < 1:
-            raise ValueError(f"{name} must be at least 1, not {value}")
+    check_int("Address width", addr_width, low=1)
+    check_int("Data width", data_width, low=1)
     return wiring.Signature({
         "addr": Out(addr_width),
         "w_data": Out(data_width),
@@ -148,14 +146,19 @@ class RegisterFile(wiring.Component):
     bus : In(bus_signature(regmap.address_width))
         The configuration bus (see the module docstring).
     config : Out(layout)
-        Every ``RW`` and ``WO`` field, nested like the map: ``config["coll"][2]["ctrl"]
-        ["enable"]`` for the field ``enable`` of ``coll[2].ctrl`` (:meth:`field` finds it by
-        name). ``RW`` fields are registers (reset to the field's reset value) that hold what
-        was written; a ``WO`` field holds the written value for one cycle after the write and
-        is 0 otherwise. Present only when the map has such fields.
+        Every ``RW``, ``WO`` and ``RW1C`` field, nested like the map: ``config["coll"][2]
+        ["ctrl"]["enable"]`` for the field ``enable`` of ``coll[2].ctrl`` (:meth:`field` finds
+        it by name). ``RW`` fields are registers (reset to the field's reset value) that hold
+        what was written; a ``WO`` field holds the written value for one cycle after the write
+        and is 0 otherwise; an ``RW1C`` field holds its sticky flags. Present only when the map
+        has such fields.
     status : In(layout)
         Every volatile ``RO`` field, nested the same way, driven by the hardware and read
         through the bus. Present only when the map has such fields.
+    events : In(layout)
+        Every ``RW1C`` field, nested the same way: a 1 in a cycle sets that flag from the next
+        cycle on, until the bus writes a 1 to it. A flag set and cleared in the same cycle
+        stays set (no event is lost). Present only when the map has such fields.
     """
 
     def __init__(self, regmap) -> None:
@@ -166,11 +169,14 @@ class RegisterFile(wiring.Component):
         self._map = regmap
         config = _tree(regmap, _is_config)
         status = _tree(regmap, _is_status)
+        events = _tree(regmap, _is_flag)
         members = {"bus": In(bus_signature(regmap.address_width))}
         if config.members:
             members["config"] = Out(_layout(config), init=_init(config))
         if status.members:
             members["status"] = In(_layout(status))
+        if events.members:
+            members["events"] = In(_layout(events))
         super().__init__(members)
 
     @property
@@ -178,7 +184,8 @@ class RegisterFile(wiring.Component):
         return self._map
 
     def field(self, register: str, name: str):
-        """The ``config`` (``RW``/``WO``) or ``status`` (volatile ``RO``) view of a field.
+        """The ``config`` (``RW``/``WO``/``RW1C``) or ``status`` (volatile ``RO``) view of a
+        field.
 
         Raises
         ------
@@ -198,14 +205,21 @@ class RegisterFile(wiring.Component):
         bus = self.bus
         words = []  # (address, value read)
         for reg in self._map.registers:
+            clears = {}
             for f in reg.fields:
                 if f.access.name == "WO":
                     m.d.sync += _view(self.config, reg)[f.name].eq(0)
+                if _is_flag(f):
+                    clears[f.name] = Signal(f.width, name=f"clear_{_name(reg)}_{f.name}")
             for word in range(reg.words):
                 address = reg.address + word
                 written = Signal(name=f"we_{address:x}")
                 m.d.comb += written.eq(bus.w_en & (bus.addr == address))
-                words.append((address, self._word(m, reg, word, written)))
+                words.append((address, self._word(m, reg, word, written, clears)))
+            for name, clear in clears.items():
+                flags = Value.cast(_view(self.config, reg)[name])
+                raised = Value.cast(_view(self.events, reg)[name])
+                m.d.sync += flags.eq((flags & ~clear) | raised)
         # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
             for address, value in words:
@@ -215,8 +229,9 @@ class RegisterFile(wiring.Component):
                 m.d.sync += bus.r_data.eq(0)
         return m
 
-    def _word(self, m: Module, reg, word: int, written) -> Value:
-        """Write logic of word ``word`` of ``reg`` (under ``written``); returns its read value."""
+    def _word(self, m: Module, reg, word: int, written, clears: dict) -> Value:
+        """Write logic of word ``word`` of ``reg`` (under ``written``); returns its read value.
+        The bits of an ``RW1C`` field the write clears go to ``clears[field name]``."""
         bus = self.bus
         lo_word, hi_word = word * WORD_BITS, (word + 1) * WORD_BITS
         read = Const(0, WORD_BITS)
@@ -227,7 +242,10 @@ class RegisterFile(wiring.Component):
                 continue
             bits = slice(lo - f.offset, hi - f.offset)
             data_bits = slice(lo - lo_word, hi - lo_word)
-            if _is_config(f):
+            if _is_flag(f):
+                current = Value.cast(_view(self.config, reg)[f.name])[bits]
+                m.d.comb += clears[f.name][bits].eq(Mux(written, bus.w_data[data_bits], 0))
+            elif _is_config(f):
                 value = Value.cast(_view(self.config, reg)[f.name])
                 with m.If(written):
                     m.d.sync += value[bits].eq(bus.w_data[data_bits])
@@ -250,7 +268,16 @@ class RegisterFile(wiring.Component):
 
 
 def _is_config(f) -> bool:
-    return f.access.name in ("RW", "WO")
+    return f.access.name in ("RW", "WO", "RW1C")
+
+
+def _is_flag(f) -> bool:
+    return f.access.name == "RW1C"
+
+
+def _name(reg) -> str:
+    """``reg``'s name as part of a signal name (``coll[2].ctrl`` -> ``coll_2_ctrl``)."""
+    return "".join(c if c.isalnum() else "_" for c in reg.name).strip("_").replace("__", "_")
 
 
 def _is_status(f) -> bool:

@@ -52,6 +52,8 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
+from innet.gen.regmap.switch import ERROR_FLAGS
 from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import CollectivePath, config_layout
@@ -71,18 +73,9 @@ __all__ = [
 #: Cycles from taking a credit to being able to use it again on a direct link.
 CREDIT_ROUND_TRIP = 4
 
-#: Sticky error flags of a switch, bit 0 upward.
-ERROR_FIELDS = {
-    "bad_vc": "a flit arrived whose kind, collective id or hop names no VC; it was dropped",
-    "overflow": "a flit arrived for a full buffer (the sender ignored its credits); dropped",
-    "no_route": "a p2p flit's routing-table entry names no port; it was discarded",
-    "coll_drop": "a collective flit's registers name no output; it was discarded",
-    "credit": "a credit came back beyond the downstream buffer depth",
-    "coll_index": "request flits reduced together carried different element indices; the "
-                  "element was discarded",
-    "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
-               "ALUs built without the multiplier); the element was discarded",
-}
+#: Sticky error flags of a switch, bit 0 upward: the fields of its ``errors`` register
+#: (:data:`innet.gen.regmap.switch.ERROR_FLAGS`).
+ERROR_FIELDS = ERROR_FLAGS
 
 
 def route_layout(radix: int) -> data.StructLayout:
@@ -108,14 +101,22 @@ def default_collective(params: FlitParams, radix: int):
     return CollectivePath(params, radix)
 
 
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, not {value}")
-    return value
-
-
+def _check_switch(radix, params, buffer_depth, local_depth, collective) -> int:
+    """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the local depth."""
+    check_int("Radix", radix, low=1)
+    if not isinstance(params, FlitParams):
+        raise TypeError(f"Params must be a FlitParams, not {params!r}")
+    check_int("Buffer depth", buffer_depth, low=1)
+    if buffer_depth < CREDIT_ROUND_TRIP:
+        raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
+                         f"round trip) for full throughput, not {buffer_depth}")
+    if local_depth is None:
+        local_depth = buffer_depth
+    check_int("Local depth", local_depth, low=1)
+    if not callable(collective):
+        raise TypeError(f"Collective must be a callable building the collective path, "
+                        f"not {collective!r}")
+    return local_depth
 
 
 class SwitchCore(wiring.Component):
@@ -149,11 +150,12 @@ class SwitchCore(wiring.Component):
     route : In(route_layout(radix)).array(routing_depth)
         Routing table: output port per destination node id. An entry that is not ``valid``
         or names a port above ``radix`` means "no route": such flits are discarded
-        (``errors.no_route``).
+        (``error_events.no_route``).
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers.
-    errors : Out(error_layout())
-        Sticky error flags (:data:`ERROR_FIELDS`); reset 0.
+    error_events : Out(error_layout())
+        Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle its error happens.
+        :class:`Switch` keeps them as sticky flags in its ``errors`` register.
 
     Attributes
     ----------
@@ -163,19 +165,7 @@ class SwitchCore(wiring.Component):
 
     def __init__(self, radix: int, params: FlitParams, buffer_depth: int = 4, *,
                  local_depth: int | None = None, collective=default_collective) -> None:
-        _check_int("Radix", radix, 1)
-        if not isinstance(params, FlitParams):
-            raise TypeError(f"Params must be a FlitParams, not {params!r}")
-        _check_int("Buffer depth", buffer_depth, 1)
-        if buffer_depth < CREDIT_ROUND_TRIP:
-            raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
-                             f"round trip) for full throughput, not {buffer_depth}")
-        if local_depth is None:
-            local_depth = buffer_depth
-        _check_int("Local depth", local_depth, 1)
-        if not callable(collective):
-            raise TypeError(f"Collective must be a callable building the collective path, "
-                            f"not {collective!r}")
+        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth
@@ -189,7 +179,7 @@ class SwitchCore(wiring.Component):
             "o": Out(link_signature(params)).array(ports),
             "route": In(route_layout(radix)).array(params.routing_depth),
             "collective": In(config_layout(radix)).array(params.collective_ids),
-            "errors": Out(error_layout()),
+            "error_events": Out(error_layout()),
         })
 
     def _depth(self, port: int) -> int:
@@ -361,7 +351,7 @@ class SwitchCore(wiring.Component):
         for i in range(ports):
             m.d.comb += chosen_take[i].eq(any_of(taken_by[i]))
 
-        # Sticky errors.
+        # Error events (the Switch's register file keeps them as sticky flags).
         flags = {
             "bad_vc": any_of(bad_vc), "overflow": any_of(overflow), "no_route": any_of(no_route),
             "coll_drop": coll.dropped,
@@ -370,8 +360,7 @@ class SwitchCore(wiring.Component):
             "credit": any_of(c.error for row in counters for c in row),
         }
         for name, value in flags.items():
-            with m.If(value):
-                m.d.sync += getattr(self.errors, name).eq(1)
+            m.d.comb += getattr(self.error_events, name).eq(value)
         return m
 
 
@@ -413,7 +402,9 @@ class Switch(wiring.Component):
     cfg : In(bus_signature(regmap.address_width))
         Configuration bus (:mod:`innet.hw.regs`).
     errors : Out(error_layout())
-        Sticky error flags (:data:`ERROR_FIELDS`).
+        Sticky error flags (:data:`ERROR_FIELDS`), set the cycle after their error: the
+        ``errors`` register (``RW1C``), which software reads and clears by writing 1 through
+        ``cfg``. Reset 0.
 
     Raises
     ------
@@ -428,23 +419,14 @@ class Switch(wiring.Component):
         from innet.gen.regmap import switch_map
         from innet.hw.regs import bus_signature
 
-        _check_int("Radix", radix, 1)
         params = FlitParams(payload_width=payload_width, routing_depth=routing_depth,
                             collective_ids=collective_ids, p2p_vcs=p2p_vcs,
                             index_width=index_width, tag_width=tag_width)
-        _check_int("Buffer depth", buffer_depth, 1)
-        if buffer_depth < CREDIT_ROUND_TRIP:
-            raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
-                             f"round trip) for full throughput, not {buffer_depth}")
-        if local_depth is not None:
-            _check_int("Local depth", local_depth, 1)
-        if not callable(collective):
-            raise TypeError(f"Collective must be a callable building the collective path, "
-                            f"not {collective!r}")
+        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth
-        self._local_depth = buffer_depth if local_depth is None else local_depth
+        self._local_depth = local_depth
         self._collective = collective
         self._map = switch_map(radix, collective_ids, routing_depth,
                                node_id_width=params.node_width)
@@ -512,7 +494,8 @@ class Switch(wiring.Component):
                 target.resp_in.eq(reg["resp_in"]["port"]),
                 target.resp_out.eq(reg["resp_out"]["ports"]),
             ]
-        m.d.comb += self.errors.eq(core.errors)
+        m.d.comb += [regs.events["errors"].eq(core.error_events),
+                     self.errors.eq(cfg["errors"])]
         for o, row in enumerate(self.credit_counts):
             for v, count in enumerate(row):
                 m.d.comb += count.eq(core.credit_counts[o][v])

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from innet.gen.ops import DType, Op, check_supported, combine
+from innet.gen.topology import LOCAL
 
 __all__ = [
-    "LOCAL",
     "embedding_partials",
     "embedding_results",
     "idle_latency",
@@ -43,9 +43,6 @@ __all__ = [
     "reduce_ports",
     "reduce_switch",
 ]
-
-#: The local port in generator data (:data:`innet.gen.topology.LOCAL`).
-LOCAL = -1
 
 
 def port_order(ports) -> list[int]:

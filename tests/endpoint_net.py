@@ -20,23 +20,7 @@ from innet.gen import ops
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.tb.links import LinkSource
 
-__all__ = ["ModelNet", "bus_read", "bus_write"]
-
-
-async def bus_write(ctx, ep, address: int, word: int) -> None:
-    """One configuration-bus write."""
-    ctx.set(ep.cfg.addr, address)
-    ctx.set(ep.cfg.w_data, word)
-    ctx.set(ep.cfg.w_en, 1)
-    await ctx.tick()
-    ctx.set(ep.cfg.w_en, 0)
-
-
-async def bus_read(ctx, ep, address: int) -> int:
-    """One configuration-bus read (the data comes one cycle after the address)."""
-    ctx.set(ep.cfg.addr, address)
-    await ctx.tick()
-    return ctx.get(ep.cfg.r_data)
+__all__ = ["ModelNet"]
 
 
 class ModelNet:

@@ -8,9 +8,12 @@ topology they were built for. It has three byte-stable encodings of the same con
 hex, and JSON for people. :func:`decode` is the one entry point that parses any of them and
 validates everything (:mod:`innet.gen.image.validate`), raising :class:`ImageError` with a
 one-line message naming the target, the register or field, and the reason.
+:func:`build_image` builds an image from a topology, its routes, embeddings and a schedule
+(:mod:`innet.gen.image.build`).
 """
 
 from innet.gen.image.binary import HEADER_BYTES
+from innet.gen.image.build import build_image
 from innet.gen.image.codec import FORMATS, SUFFIXES, decode, detect, encode, format_for, read
 from innet.gen.image.model import (
     IMAGE_VERSION,
@@ -36,6 +39,7 @@ __all__ = [
     "Image",
     "ImageError",
     "MapParams",
+    "build_image",
     "collective_configs",
     "decode",
     "detect",

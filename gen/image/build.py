@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from innet.gen.image.model import Image, MapParams
-from innet.gen.image.validate import LOCAL, CollectiveConfig, validate
+from innet.gen.image.validate import CollectiveConfig, validate
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import port_code, port_mask
+from innet.gen.topology import LOCAL
 
 __all__ = [
     "build_image",

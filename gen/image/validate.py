@@ -10,7 +10,8 @@ CRC are the codecs' job) and checks, in this order, stopping at the first proble
    node ids fit in the node-id width, the recorded failures name links and switches that exist;
 3. every target's writes: ascending addresses written once, port masks within ``radix + 1``
    bits, then :meth:`Map.unpack <innet.gen.regmap.Map.unpack>` (each write hits a writable
-   register, every field in range, no read-only field set), the node id;
+   register, every field in range, no read-only field set; a write to the ``RW1C`` error flags
+   can only clear them, a 1 clearing its flag), the node id;
 4. switches: a collective id's registers are all zero unless it is enabled; operation and data
    type supported (:func:`innet.gen.ops.check_supported`); port masks and port fields name only
    ports the node has (``0..degree-1`` and the local port where allowed); the root flag and an
@@ -44,6 +45,7 @@ from innet.gen.image.binary import crc32
 from innet.gen.image.model import IMAGE_VERSION, MAGIC, Header, Image, ImageError
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import Target, mask_ports
+from innet.gen.topology import LOCAL
 
 __all__ = [
     "MAX_ROUTING_DEPTH",
@@ -53,7 +55,6 @@ __all__ = [
     "validate",
 ]
 
-LOCAL = -1  # innet.gen.topology.LOCAL
 
 #: Largest routing depth an image may declare (a decoder builds the map it names).
 MAX_ROUTING_DEPTH = 1 << 20

@@ -28,6 +28,7 @@ from innet.gen.regmap.model import (
     Target,
 )
 from innet.gen.regmap.switch import (
+    ERROR_FLAGS,
     MAX_COLLECTIVE_IDS,
     mask_ports,
     port_code,
@@ -37,6 +38,7 @@ from innet.gen.regmap.switch import (
 )
 
 __all__ = [
+    "ERROR_FLAGS",
     "FORMAT_VERSION",
     "MAX_COLLECTIVE_IDS",
     "MAX_STEP_DEPTH",

@@ -34,6 +34,10 @@ __all__ = ["ArrayInfo", "Map", "MappedRegister", "c_stem"]
 
 _WORD_MASK = (1 << WORD_BITS) - 1
 
+#: Field accesses a configuration image may write: ``RW`` fields take the value, a 1 in an
+#: ``RW1C`` field clears the flag.
+_IMAGE_ACCESS = (Access.RW, Access.RW1C)
+
 
 def _words(address: int, size: int) -> str:
     return f"{address:#x}..{address + size - 1:#x}"
@@ -81,8 +85,9 @@ class MappedRegister:
 
     @cached_property
     def writable(self) -> bool:
-        """Whether the register has ``RW`` fields (a configuration image may write it)."""
-        return any(f.access is Access.RW for f in self.fields)
+        """Whether a configuration image may write the register: it has ``RW`` fields, or
+        ``RW1C`` flags an image may clear."""
+        return any(f.access in _IMAGE_ACCESS for f in self.fields)
 
     def field(self, name: str) -> Field:
         """The field called ``name``."""
@@ -329,7 +334,8 @@ class Map:
         return {r.name: r.reset for r in self.registers}
 
     def pack(self, values: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, int]]:
-        """Bus writes ``(address, word)`` setting registers' ``RW`` fields, in address order.
+        """Bus writes ``(address, word)`` setting registers' ``RW`` fields (and clearing the
+        ``RW1C`` flags given as 1), in address order.
 
         ``values`` maps a full register name to its field values (name -> value); fields not
         given keep their reset values. This is what a configuration image holds per target.
@@ -339,8 +345,8 @@ class Map:
         KeyError
             For an unknown register name.
         ValueError
-            For a register without ``RW`` fields, a field that is not ``RW``, an unknown field
-            or a value out of range (the message names the register and field).
+            For a register without ``RW`` or ``RW1C`` fields, a field that is neither, an
+            unknown field or a value out of range (the message names the register and field).
         """
         writes = []
         for name, fields in values.items():
@@ -349,7 +355,7 @@ class Map:
                 raise ValueError(f"Register {reg.name!r} is read-only")
             for fname in fields:
                 f = next((f for f in reg.fields if f.name == fname), None)
-                if f is not None and f.access is not Access.RW:
+                if f is not None and f.access not in _IMAGE_ACCESS:
                     raise ValueError(f"Field '{reg.name}.{fname}' is {f.access.name} and "
                                      "cannot be written by a configuration")
             value = reg.encode(fields)
@@ -361,7 +367,8 @@ class Map:
 
         Returns the field values of every written register, by full name, in address order.
         Each write must hit a word of a writable register, once; a multi-word register needs
-        all its words; bits outside the register's ``RW`` fields must be 0.
+        all its words; bits outside the register's ``RW`` and ``RW1C`` fields must be 0 (a 1 in
+        an ``RW1C`` field is a clear).
 
         Raises
         ------
@@ -397,7 +404,7 @@ class Map:
                     raise ValueError(f"Register {reg.name!r} ({_words(reg.address, reg.words)}) "
                                      f"is missing word {w} at {reg.address + w:#x}")
             value = reg.join(words[reg.address + w] for w in range(reg.words))
-            extra = value & ~reg.mask(Access.RW)
+            extra = value & ~reg.mask(*_IMAGE_ACCESS)
             if extra & reg.mask():
                 f = next(f for f in reg.fields if extra & f.mask)
                 raise ValueError(f"Field '{reg.name}.{f.name}' is {f.access.name} and "

@@ -27,8 +27,11 @@ Access
 ``RO`` fields are read-only: *constant* (their reset value, such as a capability register that
 reports a build parameter) unless declared ``volatile``, in which case the hardware drives them
 (status, counters). ``WO`` fields are write-only strobes (a command such as ``start``): a write
-is seen by the hardware for one cycle and reads return 0. Configuration images write only
-``RW`` fields.
+is seen by the hardware for one cycle and reads return 0. ``RW1C`` fields are sticky status
+flags (write one to clear): the hardware sets them, the bus reads them, and a write clears the
+bits written as 1 and leaves those written as 0; they reset to 0. Configuration images write
+``RW`` fields, and ``RW1C`` fields only to clear them (a 1 in an image clears the flag when the
+image is loaded). :meth:`Register.read` and :meth:`Register.write` are the behavioural model.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
+
+from innet.gen.checks import check_int
 
 __all__ = [
     "FORMAT_VERSION",
@@ -72,6 +77,7 @@ class Access(enum.Enum):
     RW = "rw"
     RO = "ro"
     WO = "wo"
+    RW1C = "rw1c"
 
 
 class Target(enum.IntEnum):
@@ -85,19 +91,9 @@ def _pow2ceil(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def _check_int(what: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an integer, not {value!r}")
-    if value < minimum:
-        raise ValueError(f"{what} must be at least {minimum}, not {value}")
-
-
 def check_param(name: str, value: Any, low: int, high: int | None = None) -> int:
     """Check a map parameter: an integer in ``low..high``; return it."""
-    _check_int(name, value, low)
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be at most {high}, not {value}")
-    return value
+    return check_int(name, value, low=low, high=high)
 
 
 def check_name(kind: str, name: Any) -> None:
@@ -134,10 +130,11 @@ class Field:
     width : int
         Width in bits, at least 1.
     access : Access or str
-        ``Access.RW`` (default), ``Access.RO`` or ``Access.WO``; ``"rw"``/``"ro"``/``"wo"`` work.
+        ``Access.RW`` (default), ``Access.RO``, ``Access.WO`` or ``Access.RW1C``;
+        ``"rw"``/``"ro"``/``"wo"``/``"rw1c"`` work.
     reset : int
-        Value after reset; for a constant ``RO`` field, the value it always reads. ``WO`` fields
-        reset to 0.
+        Value after reset; for a constant ``RO`` field, the value it always reads. ``WO`` and
+        ``RW1C`` fields reset to 0.
     offset : int or None
         Position of bit 0 in the register; ``None`` places the field right after the previous
         one (from bit 0 for the first).
@@ -171,14 +168,14 @@ class Field:
     def __post_init__(self) -> None:
         check_name("Field", self.name)
         label = f"Field {self.name!r}"
-        _check_int(f"{label} width", self.width, 1)
+        check_int(f"{label} width", self.width, low=1)
         if self.offset is not None:
-            _check_int(f"{label} offset", self.offset, 0)
+            check_int(f"{label} offset", self.offset, low=0)
         if isinstance(self.access, str):
             try:
                 object.__setattr__(self, "access", Access(self.access))
             except ValueError:
-                raise ValueError(f"{label} access must be one of rw, ro, wo, "
+                raise ValueError(f"{label} access must be one of rw, ro, wo, rw1c, "
                                  f"not {self.access!r}") from None
         if not isinstance(self.access, Access):
             raise TypeError(f"{label} access must be an Access, not {self.access!r}")
@@ -186,7 +183,7 @@ class Field:
                                           and issubclass(self.enum, enum.IntEnum)):
             raise TypeError(f"{label} enum must be an IntEnum class, not {self.enum!r}")
         if self.max is not None:
-            _check_int(f"{label} max", self.max, 0)
+            check_int(f"{label} max", self.max, low=0)
             if self.max >= 1 << self.width:
                 raise ValueError(f"{label} max {self.max} does not fit in {self.width} bits")
         if self.volatile and self.access is not Access.RO:
@@ -194,6 +191,9 @@ class Field:
         object.__setattr__(self, "reset", self.check(self.reset, f"{label} reset"))
         if self.access is Access.WO and self.reset != 0:
             raise ValueError(f"{label} is write-only; its reset must be 0, not {self.reset}")
+        if self.access is Access.RW1C and self.reset != 0:
+            raise ValueError(f"{label} is write-one-to-clear; its reset must be 0, "
+                             f"not {self.reset}")
 
     @property
     def constant(self) -> bool:
@@ -282,7 +282,7 @@ class Register:
         check_name("Register", self.name)
         label = f"register {self.name!r}"
         if self.offset is not None:
-            _check_int(f"Register {self.name!r} offset", self.offset, 0)
+            check_int(f"Register {self.name!r} offset", self.offset, low=0)
         fields = tuple(self.fields) if isinstance(self.fields, Iterable) else self.fields
         if not isinstance(fields, tuple) or not all(isinstance(f, Field) for f in fields):
             raise TypeError(f"Fields of {label} must be Field objects, not {self.fields!r}")
@@ -339,6 +339,19 @@ class Register:
             masks[access] = sum(f.mask for f in self.fields if not access or f.access in access)
         return masks[access]
 
+    def read(self, value: int) -> int:
+        """What the bus reads from the register when it holds ``value`` (``WO`` bits read 0)."""
+        return value & ~self.mask(Access.WO)
+
+    def write(self, value: int, data: int) -> int:
+        """What the register holds after the bus writes ``data`` (every word) over ``value``.
+
+        ``RW`` fields take ``data``; ``RW1C`` fields clear the bits ``data`` sets and keep the
+        others; ``RO`` fields keep ``value``; ``WO`` fields are strobes and hold nothing.
+        """
+        rw, rw1c = self.mask(Access.RW), self.mask(Access.RW1C)
+        return (value & ~rw & ~self.mask(Access.WO) & ~(data & rw1c)) | (data & rw)
+
     @cached_property
     def _masks(self) -> dict[tuple[Access, ...], int]:
         return {}
@@ -373,7 +386,7 @@ class Cluster:
     def __post_init__(self) -> None:
         check_name("Cluster", self.name)
         if self.offset is not None:
-            _check_int(f"Cluster {self.name!r} offset", self.offset, 0)
+            check_int(f"Cluster {self.name!r} offset", self.offset, low=0)
         members, size = layout(f"cluster {self.name!r}", self.members)
         object.__setattr__(self, "members", tuple(m for _, m in members))
         object.__setattr__(self, "_placed", members)
@@ -425,9 +438,9 @@ class Array:
         if not isinstance(self.element, Register | Cluster):
             raise TypeError(f"Array element must be a Register or Cluster, not {self.element!r}")
         label = f"Array {self.element.name!r}"
-        _check_int(f"{label} count", self.count, 1)
+        check_int(f"{label} count", self.count, low=1)
         if self.offset is not None:
-            _check_int(f"{label} offset", self.offset, 0)
+            check_int(f"{label} offset", self.offset, low=0)
         if self.element.offset is not None:
             raise ValueError(f"{label} element must not have an offset (the array places it)")
 

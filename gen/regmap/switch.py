@@ -31,6 +31,7 @@ from innet.gen.regmap.model import (
 )
 
 __all__ = [
+    "ERROR_FLAGS",
     "MAX_COLLECTIVE_IDS",
     "ident_register",
     "mask_ports",
@@ -43,6 +44,21 @@ __all__ = [
 
 #: Largest number of collective ids a map supports (collective-id fields are at most 16 bits).
 MAX_COLLECTIVE_IDS = 1 << 16
+
+#: The switch's sticky error flags, bit 0 upward: the fields of its ``errors`` register
+#: (``RW1C``: the switch sets a flag when the error happens, software reads it and clears it by
+#: writing 1).
+ERROR_FLAGS = {
+    "bad_vc": "a flit arrived whose kind, collective id or hop names no VC; it was dropped",
+    "overflow": "a flit arrived for a full buffer (the sender ignored its credits); dropped",
+    "no_route": "a p2p flit's routing-table entry names no port; it was discarded",
+    "coll_drop": "a collective flit's registers name no output; it was discarded",
+    "credit": "a credit came back beyond the downstream buffer depth",
+    "coll_index": "request flits reduced together carried different element indices; the "
+                  "element was discarded",
+    "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
+               "ALUs built without the multiplier); the element was discarded",
+}
 
 _LOCAL = -1  # innet.gen.topology.LOCAL; not imported so that the register model stands alone
 RO = Access.RO
@@ -127,7 +143,9 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     - ``ident`` (0), then read-only build parameters ``radix``, ``collective_ids``,
       ``routing_depth``, ``node_id_width``; then ``node_id`` (RW). The node id is writable, not
       a build parameter: every switch of a network is the same RTL, and the image tells each
-      one who it is (the image decoder checks it against the target id).
+      one who it is (the image decoder checks it against the target id). Then ``errors``
+      (``RW1C``): one sticky flag per :data:`ERROR_FLAGS` entry, set by the switch, cleared by
+      writing 1.
     - ``coll[c]`` for each collective id ``c`` ("Multiple In-network Collectives": one register
       copy per identifier): ``ctrl`` (``enable``, ``op``, ``dtype``), ``req_in`` (request input
       mask, local included), ``req_out`` (``port`` toward the root, and ``root``: this switch
@@ -192,6 +210,9 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
         Register("node_id", [Field("id", node_id_width, max=routing_depth - 1,
                                            desc="this switch's node id")],
                  desc="node id of this switch (set by the image)"),
+        Register("errors", [Field(name, 1, Access.RW1C, desc=desc)
+                            for name, desc in ERROR_FLAGS.items()],
+                 desc="sticky error flags (read; write 1 to clear)"),
         Array(coll, collective_ids, desc="one configuration per collective id"),
         Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),
     ], params={"radix": radix, "collective_ids": collective_ids,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
+from innet.gen.checks import check_int
 from innet.hw.alu import LATENCY
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
@@ -39,14 +40,6 @@ def engine_latency(count: int) -> int:
     """
     levels = levels_for(count)
     return 0 if levels == 0 else 1 + LATENCY * levels
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, not {value}")
-    return value
 
 
 def _popcount(bits) -> object:
@@ -132,7 +125,7 @@ class CollectiveEngine(wiring.Component):
                  queue_depth: int | None = None) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
-        _check_int("Radix", radix, 1)
+        check_int("Radix", radix, low=1)
         if params.payload_width != 32:
             raise ValueError(f"The collective engine reduces 32-bit payloads, not "
                              f"{params.payload_width}-bit ones")
@@ -141,7 +134,7 @@ class CollectiveEngine(wiring.Component):
         levels = levels_for(radix + 1)
         if queue_depth is None:
             queue_depth = LATENCY * levels + 2
-        _check_int("Queue depth", queue_depth, 1)
+        check_int("Queue depth", queue_depth, low=1)
         self._params = params
         self._radix = radix
         self._mul = mul

@@ -19,18 +19,11 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op
 from innet.hw.alu import ALU, LATENCY
 
 __all__ = ["ReductionTree", "exit_signature", "levels_for", "tree_shape"]
-
-
-def _check_count(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, not {value}")
-    return value
 
 
 def levels_for(count: int) -> int:
@@ -41,7 +34,7 @@ def levels_for(count: int) -> int:
     TypeError, ValueError
         If ``count`` is not a positive integer.
     """
-    return (_check_count("Operand count", count, 1) - 1).bit_length()
+    return (check_int("Operand count", count, low=1) - 1).bit_length()
 
 
 def tree_shape(count: int):
@@ -55,7 +48,7 @@ def tree_shape(count: int):
     TypeError, ValueError
         If ``count`` is not a positive integer.
     """
-    nodes: list = list(range(_check_count("Operand count", count, 1)))
+    nodes: list = list(range(check_int("Operand count", count, low=1)))
     while len(nodes) > 1:
         nodes = [(nodes[i], nodes[i + 1]) if i + 1 < len(nodes) else nodes[i]
                  for i in range(0, len(nodes), 2)]
@@ -122,8 +115,8 @@ class ReductionTree(wiring.Component):
     """
 
     def __init__(self, leaves: int, *, tag_width: int = 0, mul: bool = True) -> None:
-        _check_count("Leaves", leaves, 2)
-        _check_count("Tag width", tag_width, 0)
+        check_int("Leaves", leaves, low=2)
+        check_int("Tag width", tag_width, low=0)
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         self._leaves = leaves

@@ -13,6 +13,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
@@ -29,16 +30,6 @@ ERROR_FIELDS = {
 
 #: Bits of an element (the uint32 patterns of innet.gen.ops; the ALU is 32 bits wide).
 ELEMENT_BITS = 32
-
-
-def _check_int(name: str, value, low: int, high: int | None = None, why: str = "") -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, not {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be at most {high}{why}, not {value}")
-    return value
 
 
 class Endpoint(wiring.Component):
@@ -139,14 +130,18 @@ class Endpoint(wiring.Component):
                              f"class), not {params.tag_width}")
         limit = 1 << params.index_width
         why = f" (a {params.index_width}-bit flit index)"
-        _check_int("Vector depth", vector_depth, 1, limit, why)
-        _check_int("Step depth", step_depth, 1, min(limit, MAX_STEP_DEPTH),
-                   why if limit < MAX_STEP_DEPTH else "")
-        _check_int("Buffer depth", buffer_depth, 1)
-        _check_int("Local depth", local_depth, 1)
+        check_int("Vector depth", vector_depth, low=1)
+        if vector_depth > limit:
+            raise ValueError(f"Vector depth must be at most {limit}{why}, not {vector_depth}")
+        check_int("Step depth", step_depth, low=1,
+                  high=MAX_STEP_DEPTH if limit >= MAX_STEP_DEPTH else None)
+        if step_depth > limit:
+            raise ValueError(f"Step depth must be at most {limit}{why}, not {step_depth}")
+        check_int("Buffer depth", buffer_depth, low=1)
+        check_int("Local depth", local_depth, low=1)
         if node_id_width is None:
             node_id_width = params.node_width
-        _check_int("Node id width", node_id_width, 1, 32)
+        check_int("Node id width", node_id_width, low=1, high=32)
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         self._params = params

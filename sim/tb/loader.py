@@ -9,8 +9,8 @@ words that differ from what the loader last wrote (``full=False``), which is wha
 reprogramming a running system does; ``full=True`` writes everything again.
 
 The bus is an object with two coroutines, so the loader runs on the RTL network
-(:class:`NetworkBus`, the ``cfg_*`` ports of :class:`innet.hw.network.Network`) as well as on
-a model in unit tests:
+(:class:`NetworkBus`, the ``cfg_*`` ports of :class:`innet.hw.network.Network`; any
+:class:`innet.sim.tb.bus.ConfigBus`) as well as on a model in unit tests:
 
 - ``await bus.write(target, [(address, word), ...])``
 - ``await bus.read(target, [address, ...]) -> [word, ...]``
@@ -18,11 +18,11 @@ a model in unit tests:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from innet.gen.image import Image, validate
 from innet.gen.regmap import Access
+from innet.sim.tb.bus import ConfigBus
 
 __all__ = ["Loader", "NetworkBus", "readback_mask"]
 
@@ -124,36 +124,9 @@ class Loader:
         return sum(len(w) for w in plan.values())
 
 
-class NetworkBus:
-    """The configuration bus of an :class:`innet.hw.network.Network` top in cocotb: one word per
-    cycle, reads pipelined (data one cycle after the address)."""
+class NetworkBus(ConfigBus):
+    """The configuration bus of an :class:`innet.hw.network.Network` top in cocotb (``cfg_sel``
+    picks the target): :class:`~innet.sim.tb.bus.ConfigBus` in its *select* layout."""
 
     def __init__(self, dut) -> None:
-        self.dut = dut
-
-    async def write(self, target: int, writes: Sequence[tuple[int, int]]) -> None:
-        from cocotb.triggers import FallingEdge
-
-        dut = self.dut
-        await FallingEdge(dut.clk)
-        dut.cfg_sel.value = target
-        for address, word in writes:
-            dut.cfg_addr.value = address
-            dut.cfg_w_data.value = word
-            dut.cfg_w_en.value = 1
-            await FallingEdge(dut.clk)
-        dut.cfg_w_en.value = 0
-
-    async def read(self, target: int, addresses: Sequence[int]) -> list[int]:
-        from cocotb.triggers import FallingEdge
-
-        dut = self.dut
-        out: list[int] = []
-        await FallingEdge(dut.clk)
-        dut.cfg_sel.value = target
-        dut.cfg_w_en.value = 0
-        for address in addresses:
-            dut.cfg_addr.value = address
-            await FallingEdge(dut.clk)
-            out.append(int(dut.cfg_r_data.value))
-        return out
+        super().__init__(dut, select=True)

@@ -28,10 +28,11 @@ from cocotb.triggers import FallingEdge
 
 from innet.gen.embed import Embedding
 from innet.gen.ops import DType, Op
+from innet.gen.topology import LOCAL
 from innet.hw.ceng import engine_latency
 from innet.hw.flit import Flit, Kind
 from innet.hw.switch import ERROR_FIELDS
-from innet.sim.golden import LOCAL, embedding_results, reduce_switch
+from innet.sim.golden import embedding_results, reduce_switch
 from innet.sim.tb import kit
 from innet.sim.tb.links import Backpressure
 from innet.sim.tb.tb_switch import TB
@@ -85,17 +86,9 @@ class CengTB(TB):
         if writes is None:
             await super().configure()
             return
-        dut = self.dut
-        for n, words in enumerate(writes):
-            for address, word in words:
-                await FallingEdge(dut.clk)
-                dut.cfg_addr.value = address
-                dut.cfg_w_data.value = word
-                dut.cfg_w_en.value = 1 << n
-        await FallingEdge(dut.clk)
-        dut.cfg_w_en.value = 0
+        await self.bus.write_all({n: [tuple(w) for w in words] for n, words in enumerate(writes)})
         for _ in range(3):  # the engine registers its configuration
-            await FallingEdge(dut.clk)
+            await FallingEdge(self.dut.clk)
 
     async def pause(self) -> None:
         """End the last :meth:`step`'s cycle and drive idle links (no flit, no credit), so

@@ -5,9 +5,10 @@ tables, step tables from :func:`innet.gen.swing.build_schedule`, in-network tree
 :func:`innet.gen.embed.embed`), writes it through the configuration buses, loads random input
 vectors through the endpoints' memory windows, starts every endpoint after a random delay,
 waits for ``done`` and reads every vector back: step-table results must equal
-:func:`innet.gen.swing.golden` bit for bit, intrinsic results the root's vector (the switches
-of branch ``switch`` forward collectives without reducing). Between runs the design is not
-reset: the next image is written over the last one once everything is quiet.
+:func:`innet.gen.swing.golden` bit for bit, intrinsic runs (an in-network broadcast from a
+root through the bench's switches, the default :class:`innet.hw.switch.Switch` with its
+reducing collective engine) the root's vector. Between runs the design is not reset: the next
+image is written over the last one once everything is quiet.
 
 A monitor sees every flit an endpoint sends and every flit delivered to one, and matches them
 in a scoreboard: each p2p flit exactly once at its destination, in order per source, each
@@ -35,7 +36,7 @@ from cocotb.triggers import FallingEdge
 
 from innet.gen import ops
 from innet.gen.embed import embed
-from innet.gen.image.build import build_image
+from innet.gen.image import build_image
 from innet.gen.regmap import CollectiveMode
 from innet.gen.routing import routing
 from innet.gen.swing import ALGORITHMS, build_schedule, golden
@@ -43,25 +44,13 @@ from innet.gen.topology import torus
 from innet.hw.endpoint import Message, message_of
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.tb import kit
+from innet.sim.tb.bus import ConfigBus
 from innet.sim.tb.hosttraffic import HostTraffic
 from innet.sim.tb.links import Scoreboard
 
 __all__ = ["TB", "test_intrinsic", "test_measure", "test_random_runs", "test_schedules"]
 
 SUPPORTED = [(op, dtype) for dtype in ops.DType for op in ops.Op if ops.is_supported(op, dtype)]
-
-
-def random_bits(rng: np.random.Generator, dtype: ops.DType, shape) -> np.ndarray:
-    """Any pattern for integers; for fp32 mostly moderate values, some specials."""
-    bits = rng.integers(0, 2**32, size=shape, dtype=np.uint64).astype(np.uint32)
-    if dtype is not ops.DType.FP32:
-        return bits
-    out = ops.to_bits(rng.uniform(-4, 4, size=shape).astype(np.float32), dtype)
-    special = rng.random(shape) < 0.08
-    pool = np.array([0x0, 0x80000000, 0x1, 0x807FFFFF, 0x7F800000, 0xFF800000, 0x7FC00001,
-                     0x7F7FFFFF], dtype=np.uint32)
-    out[special] = pool[rng.integers(0, len(pool), size=int(special.sum()))]
-    return out
 
 
 class TB:
@@ -76,7 +65,7 @@ class TB:
         self.n = self.topology.nodes
         self.routes = routing(self.topology)
         self.sizes = P["sizes"]
-        self.aw = P["addr_width"]
+        self.bus = ConfigBus(dut, addr_width=P["addr_width"])
         self.rng = random.Random(P.get("seed", 1))
         self.np_rng = np.random.default_rng(P.get("seed", 1))
         self.sb = Scoreboard()
@@ -112,49 +101,6 @@ class TB:
 
     # -- configuration buses ---------------------------------------------------------------------
 
-    async def write(self, writes: dict[int, list[tuple[int, int]]]) -> None:
-        """Write ``writes[target]`` on every target's bus in parallel, one word per cycle."""
-        dut, aw = self.dut, self.aw
-        queues = {t: list(w) for t, w in writes.items() if w}
-        while queues:
-            addr = data = en = 0
-            for t in list(queues):
-                a, d = queues[t].pop(0)
-                addr |= a << (aw * t)
-                data |= d << (32 * t)
-                en |= 1 << t
-                if not queues[t]:
-                    del queues[t]
-            await FallingEdge(dut.clk)
-            dut.cfg_addr.value = addr
-            dut.cfg_w_data.value = data
-            dut.cfg_w_en.value = en
-        await FallingEdge(dut.clk)
-        dut.cfg_w_en.value = 0
-
-    async def read(self, reads: dict[int, list[int]]) -> dict[int, list[int]]:
-        """Read ``reads[target]`` (addresses) on every target's bus in parallel."""
-        dut, aw = self.dut, self.aw
-        out: dict[int, list[int]] = {t: [] for t in reads}
-        length = max((len(a) for a in reads.values()), default=0)
-        pending = None
-        for i in range(length + 1):
-            await FallingEdge(dut.clk)
-            if pending is not None:
-                word = int(dut.cfg_r_data.value)
-                for t in pending:
-                    out[t].append((word >> (32 * t)) & 0xFFFF_FFFF)
-            if i == length:
-                break
-            addr = 0
-            pending = []
-            for t, addresses in reads.items():
-                if i < len(addresses):
-                    addr |= addresses[i] << (aw * t)
-                    pending.append(t)
-            dut.cfg_addr.value = addr
-        return out
-
     def ep_address(self, name: str) -> int:
         return self.emap[name].address
 
@@ -167,7 +113,7 @@ class TB:
         for at, k in sorted((d, k) for k, d in enumerate(delays)):
             while first is not None and self.cycle - first < at:
                 await FallingEdge(self.dut.clk)
-            await self.write({self.n + k: [(address, word)]})
+            await self.bus.write_all({self.n + k: [(address, word)]})
             if first is None:
                 first = self.cycle - 1
         await FallingEdge(self.dut.clk)
@@ -252,20 +198,21 @@ class TB:
     async def load(self, image, vectors: dict[int, tuple[int, list[int]]]) -> None:
         """Write the image to every target and ``vectors[k] = (base, values)`` to endpoint k."""
         writes = {t: list(image.writes[t]) for t in range(2 * self.n)}
-        await self.write(writes)
+        await self.bus.write_all(writes)
         mem = self.P["memory_base"]
-        await self.write({self.n + k: [(mem + base + i, int(v)) for i, v in enumerate(values)]
-                          for k, (base, values) in vectors.items()})
+        await self.bus.write_all({self.n + k: [(mem + base + i, int(v))
+                                               for i, v in enumerate(values)]
+                                  for k, (base, values) in vectors.items()})
 
     async def read_vectors(self, base: int, count: int) -> list[list[int]]:
         mem = self.P["memory_base"]
-        got = await self.read({self.n + k: [mem + base + i for i in range(count)]
-                               for k in range(self.n)})
+        got = await self.bus.read_all({self.n + k: [mem + base + i for i in range(count)]
+                                       for k in range(self.n)})
         return [got[self.n + k] for k in range(self.n)]
 
     async def status(self, name: str) -> list[dict]:
         address = self.ep_address(name)
-        got = await self.read({self.n + k: [address] for k in range(self.n)})
+        got = await self.bus.read_all({self.n + k: [address] for k in range(self.n)})
         return [self.emap[name].decode(got[self.n + k][0]) for k in range(self.n)]
 
     async def finish_run(self, what: str) -> None:
@@ -281,7 +228,7 @@ class TB:
         what = f"{algorithm} {shape} {op.name.lower()} {dtype.name.lower()} n={n} base={base}"
         image = self.image(schedule=schedule, elements=n, op=op, dtype=dtype, vec_base=base)
         ranks = schedule.ranks
-        inputs = random_bits(self.np_rng, dtype, (self.n, n))
+        inputs = kit.random_bits(self.np_rng, dtype, (self.n, n))
         expected = golden(schedule, op, dtype, inputs[:ranks])
         self.dut.stall_rate.value = spec.get("stall", 0)
         await self.load(image, {k: (base, inputs[k].tolist()) for k in range(self.n)})
@@ -307,12 +254,12 @@ class TB:
                 "cts": self.flits[Message.CTS], "timeline": self.timeline}
 
     async def intrinsic_run(self, spec: dict) -> dict:
-        """One in-network broadcast from ``root`` through the pass-through switches: the root
-        sends (mode BOTH) and receives its own vector back, the others receive (RECV)."""
+        """One in-network broadcast from ``root`` through the switches' collective engines: the
+        root sends (mode BOTH) and receives its own vector back, the others receive (RECV)."""
         root, n, base = spec["root"], spec["elements"], spec.get("base", 0)
         tree = embed(self.topology, kind="broadcast", root=root, collective_id=spec["cid"])
         image = self.image(embeddings=[tree], elements=max(n, 1), vec_base=base)
-        values = random_bits(self.np_rng, ops.DType.UINT32, (self.n, n))
+        values = kit.random_bits(self.np_rng, ops.DType.UINT32, (self.n, n))
         self.dut.stall_rate.value = spec.get("stall", 0)
         await self.load(image, {k: (base, values[k].tolist()) for k in range(self.n)})
         self.deliver = {spec["cid"]: list(range(self.n))}
@@ -323,7 +270,7 @@ class TB:
                 (self.ep_address("coll.cmd"),
                  self.emap["coll.cmd"].encode({"cid": spec["cid"], "mode": mode})),
                 (self.ep_address("coll.count"), self.emap["coll.count"].encode({"count": n}))]
-        await self.write(writes)
+        await self.bus.write_all(writes)
         self.flits.clear()
         self.timeline = {}
         delay = spec.get("delay", 0)

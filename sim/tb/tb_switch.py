@@ -31,6 +31,7 @@ from innet.gen.regmap import Access, switch_map
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import ERROR_FIELDS
 from innet.sim.tb import kit
+from innet.sim.tb.bus import ConfigBus
 from innet.sim.tb.links import Backpressure, LinkSink, LinkSource, Scoreboard
 
 __all__ = [
@@ -74,6 +75,7 @@ class TB:
         self.colls = P["collectives"]
         self.regmap = switch_map(self.radix, self.p.collective_ids, self.p.routing_depth,
                                  node_id_width=self.p.node_width)
+        self.bus = ConfigBus(dut)
         self.rng = random.Random(P.get("seed", 1))
         bp = Backpressure(P.get("drain", 0.7), P.get("stall_rate", 0.02))
         E = len(self.external)
@@ -104,22 +106,10 @@ class TB:
         await kit.reset(dut)
 
     async def write(self, switch: int, name: str, **fields) -> None:
+        """Write register ``name`` of switch ``switch`` with ``fields`` (the others 0)."""
         reg = self.regmap[name]
-        dut = self.dut
-        for w, word in enumerate(reg.split(reg.encode(fields))):
-            await FallingEdge(dut.clk)
-            dut.cfg_addr.value = reg.address + w
-            dut.cfg_w_data.value = word
-            dut.cfg_w_en.value = 1 << switch
-        await FallingEdge(dut.clk)
-        dut.cfg_w_en.value = 0
-
-    async def read_word(self, switch: int, address: int) -> int:
-        dut = self.dut
-        await FallingEdge(dut.clk)
-        dut.cfg_addr.value = address
-        await FallingEdge(dut.clk)
-        return (int(dut.cfg_r_data.value) >> (32 * switch)) & 0xFFFF_FFFF
+        words = reg.split(reg.encode(fields))
+        await self.bus.write(switch, [(reg.address + w, word) for w, word in enumerate(words)])
 
     async def configure(self) -> None:
         """Write the routing tables and collective registers given in the parameters."""
@@ -319,24 +309,19 @@ async def test_registers(dut):
         for reg in tb.regmap.registers:
             value = rng.getrandbits(32 * reg.words) & reg.mask()
             written[(n, reg.name)] = value
-            for w, word in enumerate(reg.split(value)):
-                await FallingEdge(dut.clk)
-                dut.cfg_addr.value = reg.address + w
-                dut.cfg_w_data.value = word
-                dut.cfg_w_en.value = 1 << n
-        await FallingEdge(dut.clk)
-        dut.cfg_w_en.value = 0
+            await tb.bus.write(n, [(reg.address + w, word)
+                                   for w, word in enumerate(reg.split(value))])
     checked = 0
     for n in range(tb.n):
         for reg in tb.regmap.registers:
-            got = reg.join([await tb.read_word(n, reg.address + w) for w in range(reg.words)])
+            got = reg.join(await tb.bus.read(n, [reg.address + w for w in range(reg.words)]))
             rw = reg.mask(Access.RW)
             want = (written[(n, reg.name)] & rw) | (reg.reset & ~rw)
             assert got == want, f"switch {n} {reg.name}: read {got:#x}, expected {want:#x}"
             checked += 1
         holes = [a for a in range(tb.regmap.size) if tb.regmap.at(a) is None]
         for address in rng.sample(holes, min(8, len(holes))):
-            assert await tb.read_word(n, address) == 0
+            assert await tb.bus.read(n, [address]) == [0]
     kit.report(registers_checked=checked)
 
 

@@ -9,14 +9,17 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from innet.gen.image import ImageError, MapParams, collective_configs, decode, encode
-from innet.gen.image.build import (
+from innet.gen.image import (
+    ImageError,
+    MapParams,
     build_image,
-    embedding_configs,
-    endpoint_registers,
-    route_table,
+    collective_configs,
+    decode,
+    encode,
 )
+from innet.gen.image.build import embedding_configs, endpoint_registers, route_table
 from innet.gen.ops import DType, Op
+from innet.gen.regmap import Access
 from innet.gen.swing import ALGORITHMS, build_schedule
 from innet.gen.topology import LOCAL, hyperx, polarfly, torus
 
@@ -159,13 +162,14 @@ def test_switch_registers_hold_the_embeddings_and_routes(topo):
 
 
 def test_images_are_complete_configurations():
-    """Every RW register a configuration owns is written, so no reset value is relied on."""
+    """Every RW register a configuration owns is written, so no reset value is relied on (the
+    RW1C error flags are status, not configuration: an image does not clear them)."""
     topo = torus((4, 4))
     image = build_image(topo, routes=bfs_routes(topo), embeddings=[bfs_embedding(topo, 5)],
                         schedule=build_schedule("recdoub-l", (4, 4)), elements=16,
                         collective_ids=2, routing_depth=20)
     smap, emap = image.params.switch_map, image.params.endpoint_map
-    switch_regs = {r.name for r in smap if r.writable}
+    switch_regs = {r.name for r in smap if r.mask(Access.RW)}
     for t in image.switches():
         assert set(image.values(t)) == switch_regs
     steps = image.values(image.target("endpoint", 0))["engine.cfg"]["steps"]

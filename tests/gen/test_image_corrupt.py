@@ -13,7 +13,7 @@ import pytest
 from image_samples import PARAMS, mesh, reseal, sample, set_register, set_writes
 
 from innet.gen.image import HEADER_BYTES, ImageError, decode, encode
-from innet.gen.regmap import port_mask
+from innet.gen.regmap import ERROR_FLAGS, port_mask
 from innet.gen.topology import LOCAL
 
 TOPO = mesh()
@@ -165,8 +165,8 @@ CASES = {
     "writes out of order": (writes(0, lambda w: w[::-1]),
                             ("Switch 0 (target 0): writes are not in ascending address order: "
                             "0x24 after 0x25")),
-    "write to a hole": (writes(0, lambda w: sorted([*w, (6, 0)])),
-                        "Switch 0 (target 0): Address 0x6 is not a register of map 'switch'"),
+    "write to a hole": (writes(0, lambda w: sorted([*w, (7, 0)])),
+                        "Switch 0 (target 0): Address 0x7 is not a register of map 'switch'"),
     "node id not written": (writes(0, lambda w: w[1:]),
                             ("Switch 0 (target 0), node_id: not written; every target must be "
                             "told its node id")),
@@ -412,3 +412,14 @@ def test_error_names_target_and_register():
     assert error.where == "Switch 0 (target 0), coll[0].req_in.ports"
     assert isinstance(error, ValueError)
     assert "\n" not in str(error)
+
+
+def test_an_image_may_clear_the_switch_error_flags():
+    """The RW1C ``errors`` register is status: an image writes it only to clear flags (a 1
+    clears), decoded as such; a word setting a bit beyond the flags is rejected."""
+    clear = {"bad_vc": 1, "no_route": 1}
+    image = decode(edit((1, "errors", clear)))
+    assert image.values(1)["errors"] == {name: int(name in clear) for name in ERROR_FLAGS}
+    with pytest.raises(ImageError, match=r"^Switch 1 \(target 1\): Register 'errors' value "
+                                         r"0x80 sets reserved bits 0x80$"):
+        decode(edit((1, "errors", None, 0x80)))

@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 
 from innet.gen.regmap import (
+    ERROR_FLAGS,
     Array,
     Cluster,
     Field,
@@ -199,3 +200,18 @@ def test_markdown_describes_every_template(regmap):
                     i * s for i, s in zip(m.index, strides, strict=True))
         assert f"### `{display.format(*'ijklmn'[:len(counts)])}`" in text
     assert regmap.digest in text
+
+
+def test_exports_show_the_rw1c_error_flags():
+    """The switch's sticky error flags appear as RW1C in every export."""
+    m = switch_map(2, 2, 4)
+    data = json.loads(to_json(m))
+    fields = data["templates"]["errors"]["fields"]
+    assert [(f["name"], f["access"], f["reset"]) for f in fields] == [
+        (name, "rw1c", 0) for name in ERROR_FLAGS]
+    header = to_c_header(m)
+    assert "/* errors (RW1C): sticky error flags (read; write 1 to clear) */" in header
+    assert "#define INNET_SWITCH_ERRORS_NO_ROUTE_MASK 4u" in header
+    markdown = to_markdown(m)
+    assert "| `0x06` | `errors` | 1 | RW1C | `0x0` |" in markdown
+    assert f"| 2 | `no_route` | RW1C | 0 | 0..1 | {ERROR_FLAGS['no_route']} |" in markdown

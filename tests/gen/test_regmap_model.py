@@ -28,7 +28,7 @@ def reg(name="r", *fields, **kw):
     ({"name": "x", "width": 4, "offset": -1}, ValueError,
      "Field 'x' offset must be at least 0, not -1"),
     ({"name": "x", "width": 4, "access": "rx"}, ValueError,
-     "Field 'x' access must be one of rw, ro, wo, not 'rx'"),
+     "Field 'x' access must be one of rw, ro, wo, rw1c, not 'rx'"),
     ({"name": "x", "width": 4, "access": 3}, TypeError,
      "Field 'x' access must be an Access, not 3"),
     ({"name": "x", "width": 4, "enum": int}, TypeError,
@@ -46,6 +46,10 @@ def reg(name="r", *fields, **kw):
      "(add=0, min=1, max=2, and=3, or=4, xor=5, nor=6, mul=7)")),
     ({"name": "x", "width": 1, "access": "wo", "reset": 1}, ValueError,
      "Field 'x' is write-only; its reset must be 0, not 1"),
+    ({"name": "x", "width": 1, "access": "rw1c", "reset": 1}, ValueError,
+     "Field 'x' is write-one-to-clear; its reset must be 0, not 1"),
+    ({"name": "x", "width": 1, "access": "rw1c", "volatile": True}, ValueError,
+     "Field 'x' is RW1C and cannot be volatile"),
 ])
 def test_field_errors(kwargs, error, message):
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
@@ -366,6 +370,50 @@ def test_pack_unknown_register():
 def test_unpack_errors(writes, error, message):
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         codec_map().unpack(writes)
+
+
+def flags_map():
+    return Map("flags", [
+        Register("ctrl", [Field("en", 1), Field("go", 1, Access.WO),
+                          Field("st", 2, Access.RO, volatile=True)]),
+        Register("errs", [Field("a", 1, "rw1c"), Field("b", 1, "rw1c"), Field("c", 2, "rw1c"),
+                          Field("keep", 4, offset=8)]),
+        Register("ro", [Field("v", 8, Access.RO, reset=3)]),
+    ])
+
+
+def test_rw1c_reads_and_clears_by_writing_ones():
+    errs = flags_map()["errs"].register
+    assert errs.mask(Access.RW1C) == 0b1111
+    assert errs.reset == 0
+    flags = 0b1101 | 0x5 << 8  # a, c set (c = 0b11), keep = 0x5
+    assert errs.read(flags) == flags
+    # Writing ones clears exactly those flags; RW bits take the data.
+    assert errs.write(flags, 0b0001 | 0x5 << 8) == 0b1100 | 0x5 << 8
+    assert errs.write(flags, 0b0100 | 0x5 << 8) == 0b1001 | 0x5 << 8  # one bit of c
+    # Writing zeros leaves every flag as it was (and sets the RW field to 0).
+    assert errs.write(flags, 0) == 0b1101
+    assert errs.write(errs.write(flags, 0b1111), 0) == 0
+    ctrl = flags_map()["ctrl"].register
+    assert ctrl.write(0b1000, 0b11) == 0b1001  # en takes 1, go is a strobe, st is kept
+    assert ctrl.read(0b1011) == 0b1001
+    ro = flags_map()["ro"].register
+    assert ro.write(3, 0xFF) == 3
+
+
+def test_rw1c_in_images_is_a_clear():
+    """A configuration image may write an RW1C register only to clear flags: pack and unpack
+    take its fields (1 = clear), other bits stay reserved."""
+    m = flags_map()
+    assert m["errs"].writable
+    assert m.pack({"errs": {"a": 1, "c": 3}}) == [(1, 0b1101)]
+    assert m.unpack([(1, 0b1101 | 7 << 8)]) == {"errs": {"a": 1, "b": 0, "c": 3, "keep": 7}}
+    with pytest.raises(ValueError, match=r"^Register 'errs' value 0x10 sets reserved bits "
+                                         r"0x10$"):
+        m.unpack([(1, 0x10)])
+    with pytest.raises(ValueError, match=r"^Field 'ctrl.st' is RO and cannot be written by a "
+                                         r"configuration$"):
+        m.unpack([(0, 0b100)])
 
 
 def test_reset_values():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from amaranth import Module, Value
 from amaranth.sim import Simulator
-from endpoint_net import ModelNet, bus_read, bus_write
+from endpoint_net import ModelNet
 
 from innet.gen import ops
 from innet.gen.image import MapParams
@@ -25,6 +25,7 @@ from innet.gen.regmap import CollectiveMode
 from innet.gen.swing import build_schedule, golden
 from innet.hw.endpoint import Endpoint, Message, cts_flit, data_flit, message_of
 from innet.hw.flit import Flit, FlitParams
+from innet.sim.tb.bus import sim_read, sim_write
 
 PARAMS = FlitParams(routing_depth=4, collective_ids=2, p2p_vcs=1, index_width=8, tag_width=4)
 
@@ -62,22 +63,21 @@ def map_params(ep: Endpoint) -> MapParams:
 
 
 async def load_vector(ctx, ep, base: int, values) -> None:
-    for i, v in enumerate(values):
-        await bus_write(ctx, ep, ep.memory_base + base + i, int(v))
+    await sim_write(ctx, ep.cfg, ep.memory_base + base, [int(v) for v in values])
 
 
 async def read_vector(ctx, ep, base: int, n: int) -> list[int]:
-    return [await bus_read(ctx, ep, ep.memory_base + base + i) for i in range(n)]
+    return [await sim_read(ctx, ep.cfg, ep.memory_base + base + i) for i in range(n)]
 
 
 async def write_reg(ctx, ep, name: str, **fields) -> None:
     reg = ep.regmap[name]
-    await bus_write(ctx, ep, reg.address, reg.encode(fields))
+    await sim_write(ctx, ep.cfg, reg.address, [reg.encode(fields)])
 
 
 async def read_reg(ctx, ep, name: str) -> dict:
     reg = ep.regmap[name]
-    return reg.decode(await bus_read(ctx, ep, reg.address))
+    return reg.decode(await sim_read(ctx, ep.cfg, reg.address))
 
 
 async def start(ctx, ep, unit: str) -> None:
@@ -158,7 +158,7 @@ def test_registers_and_memory_window():
         for reg in regmap:
             if reg.name.startswith("step[") and reg.index[0] > 1:
                 continue
-            assert await bus_read(ctx, ep, reg.address) == (reg.reset & 0xFFFF_FFFF), reg.name
+            assert await sim_read(ctx, ep.cfg, reg.address) == (reg.reset & 0xFFFF_FFFF), reg.name
         await write_reg(ctx, ep, "vec_len", count=17)
         await write_reg(ctx, ep, "step[1].recv_first", index=9)
         assert (await read_reg(ctx, ep, "vec_len"))["count"] == 17
@@ -169,8 +169,8 @@ def test_registers_and_memory_window():
         # alias the registers.
         for address in (regmap.size + 1, ep.memory_base - 1, ep.memory_base + 20,
                         2 * ep.memory_base - 1):
-            await bus_write(ctx, ep, address, 0xFFFF_FFFF)
-            assert await bus_read(ctx, ep, address) == 0
+            await sim_write(ctx, ep.cfg, address, [0xFFFF_FFFF])
+            assert await sim_read(ctx, ep.cfg, address) == 0
         assert await read_vector(ctx, ep, 0, 20) == values
         assert (await read_reg(ctx, ep, "vec_len"))["count"] == 17
         assert ctx.get(ep.quiet) == 1
@@ -214,7 +214,7 @@ def test_intrinsic_allreduce(op, dtype, seed):
             assert await read_reg(ctx, ep, "coll.status") == {"busy": 0, "done": 1, "error": 0}
             assert (await read_reg(ctx, ep, "coll.sent"))["count"] == n
             assert (await read_reg(ctx, ep, "coll.received"))["count"] == n
-            assert await bus_read(ctx, ep, ep.memory_base + base - 1) == 0  # untouched
+            assert await sim_read(ctx, ep.cfg, ep.memory_base + base - 1) == 0  # untouched
             assert (len(net.sent[k]), len(net.delivered[k])) == (n, n)
         net.check_empty()
 
@@ -325,7 +325,7 @@ def run_schedule(algorithm, shape, op, dtype, n, seed, *, base=1, stall=0.3, ste
             values = endpoint_registers(k, params, schedule=schedule, elements=n, op=op,
                                         dtype=dtype, vec_base=base)
             for address, word in params.endpoint_map.pack(values):
-                await bus_write(ctx, ep, address, word)
+                await sim_write(ctx, ep.cfg, address, [word])
             await load_vector(ctx, ep, base, inputs[k])
         order = list(range(count))
         py.shuffle(order)
@@ -389,7 +389,7 @@ def test_step_engine_errors_and_restart():
         for k, ep in enumerate(eps):
             values = endpoint_registers(k, params, schedule=schedule, elements=3)
             for address, word in params.endpoint_map.pack(values):
-                await bus_write(ctx, ep, address, word)
+                await sim_write(ctx, ep.cfg, address, [word])
             await load_vector(ctx, ep, 0, inputs[k])
 
     async def start_all(ctx, which=eps):
@@ -432,7 +432,8 @@ def test_step_engine_errors_and_restart():
         assert (await read_reg(ctx, eps[1], "engine.status"))["error"] == 1
         assert ctx.get(eps[1].quiet) == 0  # a CTS is held
         # More steps than the table holds: refused.
-        await bus_write(ctx, eps[0], eps[0].regmap["engine.cfg"].address, 3)  # beyond its max
+        # beyond its max
+        await sim_write(ctx, eps[0].cfg, eps[0].regmap["engine.cfg"].address, [3])
         await start(ctx, eps[0], "engine")
         assert await read_reg(ctx, eps[0], "engine.status") == {"busy": 0, "done": 0,
                                                                 "error": 1}
@@ -479,7 +480,7 @@ def test_host_p2p_passes_through():
         for k, ep in enumerate(eps):
             values = endpoint_registers(k, params, schedule=schedule, elements=6)
             for address, word in params.endpoint_map.pack(values):
-                await bus_write(ctx, ep, address, word)
+                await sim_write(ctx, ep.cfg, address, [word])
             await load_vector(ctx, ep, 0, [k + 1] * 6)
         programmed.append(True)
         for ep in eps:
@@ -531,7 +532,7 @@ def test_step_engine_overlapping_ranges_with_different_peers():
         for k, ep in enumerate(eps):
             values = endpoint_registers(k, params, schedule=schedule, elements=n)
             for address, word in params.endpoint_map.pack(values):
-                await bus_write(ctx, ep, address, word)
+                await sim_write(ctx, ep.cfg, address, [word])
             await load_vector(ctx, ep, 0, inputs[k])
         for ep in eps:
             await start(ctx, ep, "engine")

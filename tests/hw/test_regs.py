@@ -7,8 +7,9 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from innet.gen.regmap import Access, endpoint_map, switch_map
+from innet.gen.regmap import Access, Field, Map, Register, endpoint_map, switch_map
 from innet.hw.regs import RegisterFile, bus_signature
+from innet.sim.tb.bus import sim_read, sim_write
 
 
 def simulate(dut, bench):
@@ -16,20 +17,6 @@ def simulate(dut, bench):
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-
-
-async def write_word(ctx, bus, address, word):
-    ctx.set(bus.addr, address)
-    ctx.set(bus.w_data, word)
-    ctx.set(bus.w_en, 1)
-    await ctx.tick()
-    ctx.set(bus.w_en, 0)
-
-
-async def read_word(ctx, bus, address):
-    ctx.set(bus.addr, address)
-    await ctx.tick()
-    return ctx.get(bus.r_data)
 
 
 MAPS = {
@@ -49,7 +36,7 @@ def test_every_register_reads_back_through_the_bus(name):
     async def bench(ctx):
         # Reset values first.
         for reg in regmap.registers:
-            words = [await read_word(ctx, dut.bus, reg.address + w) for w in range(reg.words)]
+            words = [await sim_read(ctx, dut.bus, reg.address + w) for w in range(reg.words)]
             want = reg.reset & ~reg.mask(Access.WO)
             if any(f.volatile for f in reg.fields):
                 continue  # driven by the hardware; checked below
@@ -66,10 +53,9 @@ def test_every_register_reads_back_through_the_bus(name):
         for reg in regmap.registers:
             value = rng.getrandbits(32 * reg.words)
             written[reg.name] = value
-            for w, word in enumerate(reg.split(value)):
-                await write_word(ctx, dut.bus, reg.address + w, word)
+            await sim_write(ctx, dut.bus, reg.address, reg.split(value))
         for reg in regmap.registers:
-            got = reg.join([await read_word(ctx, dut.bus, reg.address + w)
+            got = reg.join([await sim_read(ctx, dut.bus, reg.address + w)
                             for w in range(reg.words)])
             want = 0
             for f in reg.fields:
@@ -88,7 +74,7 @@ def test_every_register_reads_back_through_the_bus(name):
         # Holes read zero.
         holes = [a for a in range(regmap.size) if regmap.at(a) is None][:16]
         for address in holes:
-            assert await read_word(ctx, dut.bus, address) == 0
+            assert await sim_read(ctx, dut.bus, address) == 0
 
     simulate(dut, bench)
 
@@ -158,3 +144,38 @@ def test_bus_signature_members():
     sig = bus_signature(7)
     assert {name: (m.flow.value, m.shape) for name, m in sig.members.items()} == {
         "addr": ("Out", 7), "w_data": ("Out", 32), "w_en": ("Out", 1), "r_data": ("In", 32)}
+
+
+def test_rw1c_flags_are_set_by_events_and_cleared_by_ones():
+    regmap = Map("flags", [
+        Register("ident", [Field("v", 8, Access.RO, reset=1)]),
+        Register("errs", [Field("a", 1, Access.RW1C), Field("b", 3, Access.RW1C),
+                          Field("keep", 4, offset=8)]),
+    ])
+    dut = RegisterFile(regmap)
+    reg = regmap["errs"]
+    events = dut.events["errs"]
+
+    async def bench(ctx):
+        assert await sim_read(ctx, dut.bus, reg.address) == 0
+        ctx.set(events.a, 1)
+        ctx.set(events.b, 0b101)
+        await ctx.tick()
+        ctx.set(events.a, 0)
+        ctx.set(events.b, 0)
+        assert await sim_read(ctx, dut.bus, reg.address) == 0b1011
+        assert ctx.get(dut.config["errs"]["b"]) == 0b101
+        await sim_write(ctx, dut.bus, reg.address, [0x700])  # zeros leave the flags
+        assert await sim_read(ctx, dut.bus, reg.address) == 0x70B
+        await sim_write(ctx, dut.bus, reg.address, [0b0011])  # a and bit 0 of b
+        assert await sim_read(ctx, dut.bus, reg.address) == 0b1000
+        assert ctx.get(dut.config["errs"]["keep"]) == 0  # the last write set keep to 0
+        # A flag raised in the cycle it is cleared stays set.
+        ctx.set(events.b, 0b100)
+        await sim_write(ctx, dut.bus, reg.address, [0b1000])
+        ctx.set(events.b, 0)
+        assert await sim_read(ctx, dut.bus, reg.address) == 0b1000
+        await sim_write(ctx, dut.bus, reg.address, [0b1000])
+        assert await sim_read(ctx, dut.bus, reg.address) == 0
+
+    simulate(dut, bench)

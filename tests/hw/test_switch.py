@@ -13,7 +13,8 @@ from amaranth.sim import Simulator
 from innet.gen.regmap import port_mask
 from innet.hw.collective import CollectivePath
 from innet.hw.flit import Flit, FlitParams, Kind
-from innet.hw.switch import CREDIT_ROUND_TRIP, Switch, SwitchCore
+from innet.hw.switch import CREDIT_ROUND_TRIP, ERROR_FIELDS, Switch, SwitchCore
+from innet.sim.tb.bus import sim_read, sim_write
 from innet.sim.tb.links import Backpressure, LinkSink, LinkSource
 
 RADIX = 2
@@ -32,19 +33,11 @@ def small_switch(**kwargs):
 
 async def write(ctx, dut, name, **fields):
     reg = dut.regmap[name]
-    for word in reg.split(reg.encode(fields)):
-        ctx.set(dut.cfg.addr, reg.address)
-        ctx.set(dut.cfg.w_data, word)
-        ctx.set(dut.cfg.w_en, 1)
-        await ctx.tick()
-    ctx.set(dut.cfg.w_en, 0)
+    await sim_write(ctx, dut.cfg, reg.address, reg.split(reg.encode(fields)))
 
 
 async def read(ctx, dut, name):
-    reg = dut.regmap[name]
-    ctx.set(dut.cfg.addr, reg.address)
-    await ctx.tick()
-    return ctx.get(dut.cfg.r_data)
+    return await sim_read(ctx, dut.cfg, dut.regmap[name].address)
 
 
 def run(dut, bench):
@@ -378,3 +371,40 @@ def test_switch_reports_its_parameters():
     assert s.regmap.params == {"radix": 8, "collective_ids": 3, "routing_depth": 13,
                                "node_id_width": 4}
     assert len(s.i) == len(s.o) == 9
+
+
+def test_error_flags_read_and_clear_through_the_bus():
+    """The sticky flags are the RW1C ``errors`` register: software reads them, a 0 written
+    leaves them, a 1 clears only its flag, and a flag raised again reads back."""
+    dut = small_switch()
+    p = dut.params
+    reg = dut.regmap["errors"]
+
+    async def bench(ctx):
+        links = Links(dut, random.Random(7))
+        assert reg.decode(await read(ctx, dut, "errors")) == dict.fromkeys(ERROR_FIELDS, 0)
+        links.src[0].push(Flit.p2p(dst=2, src=0, payload=1))  # route[2] not valid
+        for _ in range(6):
+            await links.step(ctx)
+        ctx.set(dut.i[1].payload.as_value(), 3 << p.offsets["kind"])  # no VC: bad_vc
+        ctx.set(dut.i[1].valid, 1)
+        await ctx.tick()
+        ctx.set(dut.i[1].valid, 0)
+        await ctx.tick()
+        both = {**dict.fromkeys(ERROR_FIELDS, 0), "no_route": 1, "bad_vc": 1}
+        assert reg.decode(await read(ctx, dut, "errors")) == both
+        await write(ctx, dut, "errors")  # all zeros: nothing cleared
+        assert reg.decode(await read(ctx, dut, "errors")) == both
+        assert ctx.get(dut.errors.no_route) == 1
+        await write(ctx, dut, "errors", no_route=1)
+        assert reg.decode(await read(ctx, dut, "errors")) == {**both, "no_route": 0}
+        assert (ctx.get(dut.errors.no_route), ctx.get(dut.errors.bad_vc)) == (0, 1)
+        await write(ctx, dut, "errors", bad_vc=1)
+        assert await read(ctx, dut, "errors") == 0
+        assert ctx.get(dut.errors.as_value()) == 0
+        links.src[0].push(Flit.p2p(dst=3, src=0, payload=2))  # route[3] not valid either
+        for _ in range(6):
+            await links.step(ctx)
+        assert reg.decode(await read(ctx, dut, "errors"))["no_route"] == 1
+
+    run(dut, bench)

@@ -15,7 +15,7 @@ import functools
 import pytest
 
 from innet.gen.embed import embed
-from innet.gen.image.build import build_image
+from innet.gen.image import build_image
 from innet.gen.ops import DType, Op
 from innet.gen.routing import routing
 from innet.gen.topology import polarfly, torus

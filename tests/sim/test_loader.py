@@ -9,8 +9,7 @@ import re
 import pytest
 
 from innet.gen.embed import embed
-from innet.gen.image import Image, ImageError, validate
-from innet.gen.image.build import build_image
+from innet.gen.image import Image, ImageError, build_image, validate
 from innet.gen.routing import routing
 from innet.gen.topology import torus
 from innet.sim.tb.loader import Loader, readback_mask
@@ -115,3 +114,99 @@ def test_readback_mask_of_a_hole():
     image = _image(torus((4,)), elements=4)
     with pytest.raises(ValueError, match=r"^Map '\w+' has no register at address 0x\w+$"):
         readback_mask(image.params.switch_map, 1 << 20)
+
+
+# -- the cocotb configuration-bus driver on a model top level ------------------------------------
+
+class _Port:
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class ModelTop:
+    """A top level's ``cfg_*`` ports with register files behind them, in one of the three
+    layouts of :mod:`innet.sim.tb.bus`; every awaited falling edge is one clock cycle."""
+
+    def __init__(self, targets: int, layout: str, addr_width: int = 4) -> None:
+        self.targets, self.layout, self.aw = targets, layout, addr_width
+        for name in ("clk", "cfg_addr", "cfg_w_data", "cfg_w_en", "cfg_r_data", "cfg_sel"):
+            setattr(self, name, _Port())
+        self.clk.top = self
+        self.mem = [{} for _ in range(targets)]
+        self.cycles = 0
+
+    def _lane(self, value: int, t: int, bits: int) -> int:
+        return (value >> (bits * t)) & ((1 << bits) - 1)
+
+    def rising_edge(self) -> None:
+        self.cycles += 1
+        addr, data, en = self.cfg_addr.value, self.cfg_w_data.value, self.cfg_w_en.value
+        if self.layout == "select":
+            t = self.cfg_sel.value
+            self.cfg_r_data.value = self.mem[t].get(addr, 0)
+            if en:
+                self.mem[t][addr] = data
+            return
+        read = 0
+        for t in range(self.targets):
+            a = addr if self.layout == "shared" else self._lane(addr, t, self.aw)
+            d = data if self.layout == "shared" else self._lane(data, t, 32)
+            read |= self.mem[t].get(a, 0) << (32 * t)
+            if en >> t & 1:
+                self.mem[t][a] = d
+        self.cfg_r_data.value = read
+
+
+class _Edge:
+    def __init__(self, clk) -> None:
+        self.top = clk.top
+
+    def __await__(self):
+        self.top.rising_edge()
+        return iter(())
+
+
+@pytest.fixture
+def model_edges(monkeypatch):
+    import cocotb.triggers
+
+    monkeypatch.setattr(cocotb.triggers, "FallingEdge", _Edge)
+
+
+@pytest.mark.parametrize(("layout", "parallel"), [("select", False), ("shared", False),
+                                                  ("lanes", True)])
+def test_config_bus_writes_and_reads_every_layout(model_edges, layout, parallel):
+    from innet.sim.tb.bus import ConfigBus
+
+    top = ModelTop(3, layout)
+    bus = ConfigBus(top, addr_width=top.aw if layout == "lanes" else None,
+                    select=layout == "select")
+    writes = {0: [(1, 0x11), (2, 0x12), (3, 0x13)], 2: [(1, 0xFFFF_FFFF), (5, 0x25)]}
+    asyncio.run(bus.write_all(writes))
+    assert top.mem == [dict(writes[0]), {}, dict(writes[2])]
+    assert top.cycles == (3 if parallel else 5) + 1  # one word per cycle, then w_en low
+    assert top.cfg_w_en.value == 0
+    top.cycles = 0
+    got = asyncio.run(bus.read_all({0: [3, 1, 9], 2: [5, 1]}))
+    assert got == {0: [0x13, 0x11, 0], 2: [0x25, 0xFFFF_FFFF]}
+    assert top.cycles == (3 if parallel else 5) + 1  # pipelined: one cycle of latency
+    assert asyncio.run(bus.read(2, [1])) == [0xFFFF_FFFF]
+    asyncio.run(bus.write(1, [(7, 0x17)]))
+    assert top.mem[1] == {7: 0x17}
+    top.cycles = 0
+    asyncio.run(bus.write_all({0: [], 1: []}))  # nothing to write: one idle cycle
+    assert asyncio.run(bus.read_all({})) == {}
+    assert top.cycles == 2
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"addr_width": 0}, ValueError, "Address width must be at least 1, not 0"),
+    ({"addr_width": "8"}, TypeError, "Address width must be an integer, not '8'"),
+    ({"addr_width": 8, "select": True}, ValueError,
+     "A selected bus has one address, not lanes of 8 bits"),
+])
+def test_config_bus_layout_errors(kwargs, error, message):
+    from innet.sim.tb.bus import ConfigBus
+
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        ConfigBus(object(), **kwargs)
