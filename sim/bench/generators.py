@@ -243,7 +243,7 @@ def _swing_quick(options: Options) -> dict[str, Any]:
 
 def _image(q: int) -> dict[str, Any]:
     from innet.gen.embed import embed, reconstruct
-    from innet.gen.image.build import build_image
+    from innet.gen.image import build_image
     from innet.gen.routing import routing, routing_from_table
     from innet.gen.topology import polarfly
     from innet.sim.bench.reference import embedding_reference, graph_of, routing_reference

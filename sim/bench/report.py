@@ -1,4 +1,4 @@
-"""The Markdown form of an ``innet bench`` report (the README's table)."""
+"""The Markdown form of an ``innet bench`` report (the tables of docs/synthesis-bench.md)."""
 
 from __future__ import annotations
 

@@ -176,7 +176,7 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
     """
     from innet.gen.compare import host_shape
     from innet.gen.image import encode, format_for
-    from innet.gen.image.build import build_image
+    from innet.gen.image import build_image
 
     network = topology_from_args(kind, options)
     topo, name = network.topology, network.name

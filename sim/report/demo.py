@@ -6,7 +6,8 @@ On PolarFly ER_3 (13 switches of radix 4; PolarFly, SC'22, Section IV) :func:`ru
    embedding (PIUMA, "Allreduce Embedding": minimum-eccentricity root, minimal paths);
 2. builds the configuration image of that network (:mod:`innet.gen.image`: binary,
    ``$readmemh`` hex, JSON) and the Verilog of the whole network with its port metadata
-   (:func:`innet.sim.network.network_design`);
+   (:func:`innet.hw.network.emit_network`: the product network, without the simulation's
+   test ports);
 3. simulates, in one Verilator run, the allreduce of every vector size with every algorithm:
    in-network, Swing-L, Swing-B, recursive doubling and ring (:func:`innet.sim.network.simulate`,
    every result checked bit-exactly);
@@ -114,14 +115,14 @@ def build(topology: Any, max_elements: int, *, elements: int | None = None, op: 
         If the network cannot host the allreduce (from the generators).
     """
     from innet.gen.embed import embed
-    from innet.gen.image.build import build_image
+    from innet.gen.image import build_image
     from innet.gen.routing import routing
-    from innet.sim.network import built_network
+    from innet.hw.network import emit_network
+    from innet.sim.network import network_sizes
 
     embedding = embed(topology, op=op, dtype=dtype)
-    # The design simulate builds (cached), and its map parameters so that the image loads
-    # into network.v.
-    design, top = built_network(topology, max_elements)
+    # The network simulate wraps, and its map parameters so that the image loads into it.
+    design, top = emit_network(topology, **network_sizes(topology, max_elements))
     image = build_image(topology, routes=routing(topology), embeddings=[embedding],
                         elements=max_elements if elements is None else elements, op=op,
                         dtype=dtype, **top.sizes())

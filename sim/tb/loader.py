@@ -8,9 +8,9 @@ write-only fields read otherwise). Later loads into the same network write and c
 words that differ from what the loader last wrote (``full=False``), which is what a host
 reprogramming a running system does; ``full=True`` writes everything again.
 
-The bus is an object with two coroutines, so the loader runs on the RTL network
-(:class:`NetworkBus`, the ``cfg_*`` ports of :class:`innet.hw.network.Network`; any
-:class:`innet.sim.tb.bus.ConfigBus`) as well as on a model in unit tests:
+The bus is an object with two coroutines, so the loader runs on the RTL network (an
+:class:`innet.sim.tb.bus.ConfigBus` on the ``cfg_*`` ports of
+:class:`innet.hw.network.Network`) as well as on a model in unit tests:
 
 - ``await bus.write(target, [(address, word), ...])``
 - ``await bus.read(target, [address, ...]) -> [word, ...]``
@@ -22,9 +22,8 @@ from typing import Any
 
 from innet.gen.image import Image, validate
 from innet.gen.regmap import Access
-from innet.sim.tb.bus import ConfigBus
 
-__all__ = ["Loader", "NetworkBus", "readback_mask"]
+__all__ = ["Loader", "readback_mask"]
 
 
 def readback_mask(regmap: Any, address: int) -> int:
@@ -122,11 +121,3 @@ class Loader:
             self.written += len(writes)
             self.verified += len(writes)
         return sum(len(w) for w in plan.values())
-
-
-class NetworkBus(ConfigBus):
-    """The configuration bus of an :class:`innet.hw.network.Network` top in cocotb (``cfg_sel``
-    picks the target): :class:`~innet.sim.tb.bus.ConfigBus` in its *select* layout."""
-
-    def __init__(self, dut) -> None:
-        super().__init__(dut, select=True)

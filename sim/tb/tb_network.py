@@ -50,9 +50,10 @@ from innet.hw.endpoint import Message, message_of
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.golden import embedding_results
 from innet.sim.tb import kit
+from innet.sim.tb.bus import ConfigBus
 from innet.sim.tb.hosttraffic import HostTraffic
 from innet.sim.tb.links import Scoreboard
-from innet.sim.tb.loader import Loader, NetworkBus
+from innet.sim.tb.loader import Loader
 
 __all__ = ["HOST_QUEUE", "TB", "test_runs"]
 
@@ -72,7 +73,7 @@ class TB:
         self.n = self.topology.nodes
         self.rng = random.Random(P.get("seed", 1))
         self.np_rng = np.random.default_rng(P.get("seed", 1))
-        self.bus = NetworkBus(dut)
+        self.bus = ConfigBus(dut, select=True)
         self.loader = Loader(self.bus, switch_digest=P["switch_digest"],
                              endpoint_digest=P["endpoint_digest"], nodes=self.n)
         self.sb = Scoreboard()

@@ -108,7 +108,7 @@ def test_switch_fields(radix, cids, depth):
 
 
 def test_switch_small_example_addresses():
-    """The example documented in the README and the report."""
+    """The example documented in docs/regmap.md and the report."""
     m = switch_map(radix=2, collective_ids=2, routing_depth=4)
     assert [(r.name, r.address) for r in m] == [
         ("ident", 0), ("radix", 1), ("collective_ids", 2), ("routing_depth", 3),

@@ -156,34 +156,3 @@ def test_backpressure_type_and_range():
                                          r"not -0.1$"):
         simulate(polarfly(2), [S("innet", 1)], backpressure=-0.1)
 
-
-def test_cli_unknown_algo():
-    from click.testing import CliRunner
-
-    from innet.sim.cli import main
-
-    result = CliRunner().invoke(main, ["sim", "allreduce", "polarfly", "--q", "2", "--algo",
-                                       "tree"])
-    assert result.exit_code == 1
-    assert result.output.strip().splitlines()[-1] == (
-        "innet: error: --algo must be one of innet, swing-l, swing-b, recdoub, ring or all, "
-        "not 'tree'")
-
-
-@pytest.mark.parametrize(("args", "message"), [
-    (["polarfly", "--q", "2", "--sockets", "4", "--clock-mhz", "100"],
-     "--sockets, --clock-mhz: for piuma networks, not polarfly"),
-    (["piuma", "--q", "3"],
-     "--q and --shape do not apply to piuma (--nodes, --sockets, --cores do)"),
-    (["piuma", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
-    (["piuma", "--sockets", "0"], "Sockets must be at least 1, not 0"),
-])
-def test_cli_piuma_options(args, message):
-    from click.testing import CliRunner
-
-    from innet.sim.cli import main
-
-    result = CliRunner().invoke(main, ["sim", "allreduce", *args, "--algo", "innet"])
-    assert result.exit_code == 1
-    assert result.output.strip().splitlines()[-1] == f"innet: error: {message}"
-

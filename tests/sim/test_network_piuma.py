@@ -1,4 +1,4 @@
-"""A multi-level PIUMA network in RTL (issue 12, item 5): 2 nodes x 2 sockets x a 2x2 core mesh
+"""A multi-level PIUMA network in RTL: 2 nodes x 2 sockets x a 2x2 core mesh
 (16 switches), every link a pipeline of its level's latency in cycles (Table 1's 5, 25 and
 50 ns at a 5 ns clock: 1, 5 and 10 stages).
 
