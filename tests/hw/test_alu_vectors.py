@@ -1,9 +1,11 @@
 """innet.sim.tb.tb_alu operand generators: they reach the hard cases they are meant for.
 
-The classification is independent of the generators: exact results in float64 (exact for
-binary32 products; for sums the share that is not exact cannot produce false ties), ties and
-near ties measured against the neighbouring binary32 values.
+The classification is independent of the generators: the exact sum or product of each pair
+is a rational number (fractions.Fraction), placed between its two neighbouring binary32 values
+to find ties (exactly half-way) and near ties (within 2**-12 of a last place of half-way).
 """
+
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,24 +24,41 @@ from innet.sim.tb.tb_alu import (
 N = 20_000
 
 
+_LARGEST = Fraction(float(np.finfo(np.float32).max))
+
+
+def _tie_distance(op: Op, x: float, y: float) -> Fraction | None:
+    """How far the exact ``x op y`` lies from half-way between its two neighbouring binary32
+    values, in units of their spacing (0: a tie; ``None``: exact, or beyond the finite range)."""
+    exact = Fraction(x) + Fraction(y) if op == Op.ADD else Fraction(x) * Fraction(y)
+    if abs(exact) > _LARGEST:
+        return None
+    low = np.float32(float(exact))  # within one place of the exact value
+    while Fraction(float(low)) > exact:
+        low = np.nextafter(low, np.float32(-np.inf))
+    while Fraction(float(np.nextafter(low, np.float32(np.inf)))) <= exact:
+        low = np.nextafter(low, np.float32(np.inf))
+    if Fraction(float(low)) == exact:
+        return None
+    high = Fraction(float(np.nextafter(low, np.float32(np.inf))))
+    spacing = high - Fraction(float(low))
+    return abs(exact - (Fraction(float(low)) + high) / 2) / spacing
+
+
 def classify(op: Op, a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     with np.errstate(all="ignore"):
         fa, fb = a.view(np.float32).astype(np.float64), b.view(np.float32).astype(np.float64)
-        exact = fa + fb if op == Op.ADD else fa * fb
-        nearest = exact.astype(np.float32)
-        other = np.nextafter(nearest, np.where(exact > nearest, np.float32(np.inf),
-                                               np.float32(-np.inf)).astype(np.float32))
-        mid = (nearest.astype(np.float64) + other.astype(np.float64)) / 2
-        ulp = np.abs(other.astype(np.float64) - nearest.astype(np.float64))
-        distance = np.abs(exact - mid)
+        distance = [None if not (np.isfinite(x) and np.isfinite(y)) else _tie_distance(op, x, y)
+                    for x, y in zip(fa.tolist(), fb.tolist(), strict=True)]
+    tie = np.array([d == 0 for d in distance])
+    near = np.array([d is not None and 0 < d < Fraction(1, 2**12) for d in distance])
     finite = np.isfinite(fa) & np.isfinite(fb)
     result = combine(op, DType.FP32, a, b)
     magnitude = result & 0x7FFF_FFFF
-    inexact = finite & (exact != nearest.astype(np.float64))
     ea, eb, er = ((v >> 23) & 0xFF for v in (a, b, result))
     return {
-        "tie": np.mean(inexact & (exact == mid)),
-        "near tie": np.mean(inexact & (exact != mid) & (distance < ulp * 2**-12)),
+        "tie": np.mean(tie),
+        "near tie": np.mean(near),
         "subnormal result": np.mean((er == 0) & (magnitude != 0)),
         "zero from non-zero operands": np.mean(finite & (magnitude == 0) & (fa != 0) & (fb != 0)),
         "overflow": np.mean(finite & (magnitude == 0x7F80_0000)),
@@ -139,3 +158,13 @@ def test_vectors_shuffle_groups_and_expect_combine():
 def test_bitwise_fp32_vectors_are_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_classifier_tells_ties_near_ties_and_exact_results_apart():
+    one = 0x3F80_0000
+    half_place = 0x3380_0000  # 2**-24: 1 + 2**-24 is half-way between 1 and 1 + 2**-23
+    near = half_place | 1 << 7  # 2**-24 * (1 + 2**-16): 2**-17 of a place from half-way
+    quarter_place = 0x3300_0000  # 2**-25: a quarter of a place from 1, inexact
+    for x, kind in ((half_place, "tie"), (near, "near tie"), (one, None), (quarter_place, None)):
+        shares = classify(Op.ADD, np.array([one], dtype=np.uint32), np.array([x], dtype=np.uint32))
+        assert [k for k in ("tie", "near tie") if shares[k] == 1] == ([kind] if kind else [])

@@ -1,8 +1,9 @@
-"""Whole-network simulations (innet.sim.network + innet.hw.network) on every topology of
-issue 10. Each topology is built once (Verilator, cached) and all its scenarios run in one
-simulation; every result is checked bit for bit inside the testbench (in-network against
-innet.sim.golden's exact reduction order, step schedules against innet.gen.swing.golden),
-every scoreboard must end empty and no p2p flit may be lost.
+"""Whole-network simulations (innet.sim.network + innet.hw.network) on PolarFly q = 2 and 3,
+HyperX 3x3 and 4x4, a 4x4 torus and a ring of 8. Each topology is built once (Verilator,
+cached) and all its scenarios run in one simulation; every result is checked bit for bit
+inside the testbench (in-network against innet.sim.golden's exact reduction order, step
+schedules against innet.gen.swing.golden), every scoreboard must end empty and no p2p flit
+may be lost.
 
 The scenario matrix is spread over the topologies: each gets every algorithm at least once;
 every size (1, 64, 1024), type (int32, fp32), kind, subsets, concurrent ids and background
