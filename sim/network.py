@@ -234,8 +234,7 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
     (:func:`innet.sim.golden.idle_latency` with ``stages`` as link latencies)."""
     from innet.gen.compare import host_prediction, host_shape
     from innet.gen.embed import embed, embedding_cost
-    from innet.gen.image import encode
-    from innet.gen.image import build_image
+    from innet.gen.image import build_image, encode
     from innet.gen.swing import build_schedule
     from innet.sim.golden import idle_latency
 

@@ -175,8 +175,7 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
     --op and --dtype are the step engine's and those of every --embed without op= or dtype=.
     """
     from innet.gen.compare import host_shape
-    from innet.gen.image import encode, format_for
-    from innet.gen.image import build_image
+    from innet.gen.image import build_image, encode, format_for
 
     network = topology_from_args(kind, options)
     topo, name = network.topology, network.name

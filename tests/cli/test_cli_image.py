@@ -8,8 +8,7 @@ from click.testing import CliRunner
 from image_samples import mesh, reseal, sample, shortest_routes
 
 from innet.gen.embed import embed
-from innet.gen.image import decode, embeddings, encode
-from innet.gen.image import build_image
+from innet.gen.image import build_image, decode, embeddings, encode
 from innet.gen.routing import routing
 from innet.gen.swing import build_schedule
 from innet.gen.topology import polarfly, torus

@@ -293,8 +293,7 @@ def test_hierarchy_violations():
 def test_images_carry_piuma_embeddings_unchanged():
     """The image builder and decoder (which rebuilds and verifies every tree) take a PIUMA
     network and its latency tree as they take any other."""
-    from innet.gen.image import decode, embeddings, encode
-    from innet.gen.image import build_image
+    from innet.gen.image import build_image, decode, embeddings, encode
 
     topo = piuma((2, 2), 2, 4)
     e = embed(topo)

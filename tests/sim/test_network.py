@@ -15,8 +15,6 @@ bus than in the collective itself, so it runs once, on PolarFly q = 3.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from amaranth import Shape
@@ -89,10 +87,9 @@ def test_scenarios(name):
 
 
 @pytest.mark.rtl
-def test_cli_json():
-    proc = subprocess.run([sys.executable, "-m", "innet.sim.cli", "sim", "allreduce",
-                           "polarfly", "--q", "2", "--elements", "1", "--algo", "innet",
-                           "--json"], capture_output=True, text=True, check=False)
+def test_cli_json(innet):
+    proc = innet("sim", "allreduce", "polarfly", "--q", "2", "--elements", "1", "--algo",
+                 "innet", "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     got = report["algorithms"]["innet"]

@@ -13,8 +13,6 @@ plus the same tree's latency with instant links bounds it from above.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -84,13 +82,11 @@ def test_sixteen_switches_under_backpressure_and_load(network):
 
 
 @pytest.mark.rtl
-def test_cli_simulates_the_levels_as_stages(network):
+def test_cli_simulates_the_levels_as_stages(network, innet):
     topo, stages = network
-    proc = subprocess.run([sys.executable, "-m", "innet.sim.cli", "sim", "allreduce", "piuma",
-                           "--nodes", "2", "--sockets", "2", "--cores", "4", "--clock-mhz",
-                           str(1000 / CYCLE_NS), "--elements", "1", "--algo", "innet",
-                           "--backpressure", "0", "--json"],
-                          capture_output=True, text=True, check=False)
+    proc = innet("sim", "allreduce", "piuma", "--nodes", "2", "--sockets", "2", "--cores", "4",
+                 "--clock-mhz", str(1000 / CYCLE_NS), "--elements", "1", "--algo", "innet",
+                 "--backpressure", "0", "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     counts: dict[str, int] = {}

@@ -206,3 +206,12 @@ def test_top_module_only_build_runs(muladd):
     assert result.output == {"checked": 100}
     assert runner.build(muladd, internals=False) != runner.build(muladd)
     assert (runner.build(muladd, internals=False) / "public.vlt").is_file()
+
+
+@pytest.mark.rtl
+def test_parameters_beyond_one_environment_string_arrive(muladd):
+    """Large testbench parameters (a demo's many images) reach the testbench through a file."""
+    padding = "0123456789abcdef" * 20_000  # 320 kB: more than Linux's 128 KiB per string
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor",
+                        params={"samples": 50, "seed": 2, "padding": padding}, seed=1)
+    assert result.output["checked"] == 50
