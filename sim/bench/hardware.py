@@ -18,6 +18,14 @@ at their defaults):
 
 The collective path is always passed explicitly (``Switch(collective=...)``), so a change of
 the switch's default does not change what a row measures.
+
+The timing case (``hw_timing_r4_p2p``) is the regression check of the switch's speed: the
+radix-4 p2p switch (as ``innet synth switch --radix 4 --collective-ids 1 --collective none``
+builds it) synthesised once and placed and routed with seeds :data:`TIMING_SEEDS` side by
+side (about 10 minutes on two free cores), with its fmax per seed, its logic cells, the cells
+per block of its hierarchy and its worst paths. Its goals are bench data
+(:data:`TIMING_GOAL_MHZ`, :data:`TIMING_SEED_GOAL_MHZ`, :data:`TIMING_SEEDS_NEEDED`), judged
+in :func:`innet.sim.bench.report.targets`.
 """
 
 from __future__ import annotations
@@ -29,10 +37,32 @@ from amaranth import Module
 from innet.hw.collective import CollectivePath
 from innet.sim.bench import Options, case
 
-__all__ = ["NoCollectivePath", "collective_path", "synth_case"]
+__all__ = [
+    "TIMING_DEPTH",
+    "TIMING_GOAL_MHZ",
+    "TIMING_PATHS",
+    "TIMING_SEEDS",
+    "TIMING_SEEDS_NEEDED",
+    "TIMING_SEED_GOAL_MHZ",
+    "NoCollectivePath",
+    "collective_path",
+    "synth_case",
+    "timing_case",
+]
 
 #: Switch radices measured in a full run.
 RADICES = (4, 8, 16)
+
+#: Placement seeds of the timing case.
+TIMING_SEEDS = (1, 2, 3)
+#: The timing case's fmax goal on the first seed (MHz): the switch's target clock.
+TIMING_GOAL_MHZ = 150.0
+#: ... and the fmax that :data:`TIMING_SEEDS_NEEDED` of :data:`TIMING_SEEDS` must reach.
+TIMING_SEED_GOAL_MHZ = 140.0
+TIMING_SEEDS_NEEDED = 2
+#: Hierarchy levels of the timing case's breakdown, and worst paths kept per seed.
+TIMING_DEPTH = 2
+TIMING_PATHS = 5
 
 
 class NoCollectivePath(CollectivePath):
@@ -82,13 +112,52 @@ def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
     return switch_collective(variant, mul, payload_width)
 
 
-def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
+def _switch_top(radix: int, variant: str) -> tuple[Any, dict[str, Any]]:
     from innet.hw.variants import make_switch
 
     ids = 1 if variant == "none" else 4
     top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))
     params["collective_path"] = variant
+    return top, params
+
+
+def _switch(radix: int, variant: str, options: Options) -> dict[str, Any]:
+    top, params = _switch_top(radix, variant)
     return synth_case(top, "innet_switch", params, options)
+
+
+def timing_case(component: Any, name: str, params: dict[str, Any],
+                options: Options) -> dict[str, Any]:
+    """Emit ``component`` (or take it as it is if it is a ``Design`` already), synthesise it
+    once and place and route it with each of :data:`TIMING_SEEDS` side by side on the ECP5
+    target.
+
+    Returns the first seed's result (as :func:`synth_case`) with ``seeds`` (per seed: fmax,
+    place-and-route status and seconds, critical path, the :data:`TIMING_PATHS` worst
+    endpoints), ``seed_summary`` (:func:`innet.sim.synth.seed_summary`), ``breakdown`` (the
+    cells per block, :data:`TIMING_DEPTH` levels) and the goals (``goal_mhz``,
+    ``seed_goal_mhz``, ``seeds_needed``).
+    """
+    from innet.hw.verilog import Design, emit
+    from innet.sim import synth
+
+    synth.check_tools("ecp5")
+    design = component if isinstance(component, Design) else emit(component, name)
+    results = synth.synthesize_seeds(design, "ecp5", TIMING_SEEDS, pnr=options.pnr,
+                                     timeout=options.timeout, cache_only=options.cached,
+                                     jobs=len(TIMING_SEEDS))
+    seeds = [{"seed": r.seed, "fmax_mhz": r.fmax_mhz, "pnr": r.pnr,
+              "placed_fmax_mhz": r.placed_fmax_mhz, "note": r.note,
+              "pnr_seconds": r.tool_seconds["pnr"], "cached": r.cached,
+              "critical_path": r.critical_path, "paths": list(r.paths)[:TIMING_PATHS]}
+             for r in results]
+    first = results[0].as_json()
+    first["paths"] = seeds[0]["paths"]
+    return {"params": params, **first, "seeds": seeds,
+            "seed_summary": synth.seed_summary([r.as_json() for r in results]),
+            "breakdown": synth.breakdown(results[0].blocks, TIMING_DEPTH),
+            "goal_mhz": TIMING_GOAL_MHZ, "seed_goal_mhz": TIMING_SEED_GOAL_MHZ,
+            "seeds_needed": TIMING_SEEDS_NEEDED}
 
 
 _VARIANTS = (("ceng", "collective engine"), ("passthrough", "pass-through collective path"),
@@ -116,6 +185,14 @@ def _register_switches() -> None:
 
 
 _register_switches()
+
+
+@case("hw_timing_r4_p2p", "hardware",
+      "Timing case: switch radix 4, no collective path, 1 collective id, seeds "
+      + ", ".join(map(str, TIMING_SEEDS)))
+def _timing(options: Options) -> dict[str, Any]:
+    top, params = _switch_top(4, "none")
+    return timing_case(top, "innet_switch", params, options)
 
 
 @case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)")

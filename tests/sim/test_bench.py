@@ -244,6 +244,7 @@ def test_bench_list_and_bad_prefix(innet):
     assert len(bad.stderr.splitlines()) == 1
 
 
+@pytest.mark.synth  # emits three switches through Yosys (tens of seconds)
 def test_switch_variants_are_ordered_by_size():
     from innet.hw.variants import make_switch
     from innet.hw.verilog import emit
@@ -362,6 +363,7 @@ def test_markdown_names_critical_paths_and_targets():
     assert "| yes |" in text  # 500 more cells than the p2p switch's 1,000
 
 
+@pytest.mark.synth  # emits the ALU through Yosys before it looks in the cache
 def test_cached_only_reports_what_is_not_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("INNET_CACHE", str(tmp_path))
     cases = bench.select(only=["hw_alu_add"])
@@ -405,3 +407,106 @@ def test_endpoint_case_reports_the_rings_figures(monkeypatch):
         {"date": "today", "options": {"quick": False, "seed": 1},
          "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
          "results": [out]})
+
+
+def test_timing_case_places_the_radix4_p2p_switch_on_three_seeds(monkeypatch):
+    """The timing case is the switch `innet synth switch --radix 4 --collective-ids 1
+    --collective none` builds, synthesised once and placed and routed on seeds 1, 2, 3."""
+    import innet.hw.verilog
+    from innet.hw.variants import make_switch
+    from innet.sim import synth
+    from innet.sim.bench import hardware
+
+    assert "hw_timing_r4_p2p" in {c.name for c in bench.select()}
+    assert "hw_timing_r4_p2p" not in {c.name for c in bench.select(quick=True)}
+    seen = {}
+
+    def synthesize_seeds(design, target, seeds, **kwargs):
+        seen.update(kwargs, design=design, seeds=seeds, target=target)
+        raise RuntimeError("stop")
+
+    def emit(top, name):
+        top._MustUse__silence = True  # never elaborated here: no UnusedElaboratable at GC
+        return top, name
+
+    monkeypatch.setattr(innet.hw.verilog, "emit", emit)
+    monkeypatch.setattr(synth, "synthesize_seeds", synthesize_seeds)
+    (timing,) = bench.select(only=["hw_timing_r4_p2p"])
+    (out,) = bench.run([timing], bench.Options(timeout=700.0))
+    assert out["error"] == "RuntimeError: stop"
+    assert seen["seeds"] == hardware.TIMING_SEEDS == (1, 2, 3)
+    assert seen["jobs"] == 3
+    assert (seen["pnr"], seen["timeout"], seen["target"]) == (True, 700.0, "ecp5")
+    top, name = seen["design"]
+    _reference, params = make_switch(4, collective_ids=1,
+                                     collective=hardware.collective_path("none"))
+    _reference._MustUse__silence = True
+    assert (name, top.radix, top.params.collective_ids) == ("innet_switch", 4, 1)
+    assert params["radix"] == 4
+
+
+def _timing(fmax, goal=150.0, seed_goal=140.0, needed=2):
+    seeds = [{"seed": s, "fmax_mhz": f, "pnr": "routed" if f else "timeout",
+              "placed_fmax_mhz": None, "note": "", "pnr_seconds": 300.0, "cached": False,
+              "critical_path": None, "paths": []} for s, f in enumerate(fmax, 1)]
+    from innet.sim.synth import seed_summary
+
+    r = _hw("hw_timing_r4_p2p", 5000, fmax[0])
+    return {**r, "clock_mhz": 150.0, "seeds": seeds,
+            "seed_summary": seed_summary([{**s, "clock_mhz": 150.0} for s in seeds]),
+            "breakdown": [], "goal_mhz": goal, "seed_goal_mhz": seed_goal,
+            "seeds_needed": needed}
+
+
+@pytest.mark.parametrize(("fmax", "first", "seeds"), [
+    ((151.0, 139.0, 141.0), True, True), ((149.9, 139.9, 140.0), False, True),
+    ((149.9, 139.9, 120.0), False, False),
+    ((None, 145.0, 150.0), None, True), ((150.0, None, None), True, False)])
+def test_timing_case_targets_use_the_goals_of_its_data(fmax, first, seeds):
+    from innet.sim.bench.report import targets
+
+    judged = targets([_timing(fmax)])
+    if first is None:
+        (row,) = judged
+    else:
+        speed, row = judged
+        assert speed["met"] is first
+        assert speed["goal"] == ">= 150 MHz"
+        assert speed["target"] == "radix-4 p2p switch (timing case): fmax, seed 1"
+    assert row["met"] is seeds
+    assert row["target"] == "radix-4 p2p switch (timing case): seeds 1, 2, 3 at 140 MHz or more"
+    assert row["goal"] == ">= 2 of 3"
+    # The goals are the case's data, not constants of the report.
+    (loose,) = targets([_timing((None, 100.0, 100.0), seed_goal=90.0, needed=3)])
+    assert loose["met"] is False
+    assert loose["measured"] == "2 of 3"
+    # Not placed and routed (--no-pnr): nothing to judge.
+    unplaced = _timing((None, None, None))
+    for s in unplaced["seeds"]:
+        s["pnr"] = "skipped"
+    assert targets([unplaced]) == []
+
+
+def test_markdown_shows_the_timing_case():
+    row = {"block": "core", "own": False, "lut4": 10, "ff": 2, "lutram": 1, "carry": 0,
+           "other": 0, "logic_cells": 16}
+    path = {"end": "core.x", "to": "dut.core.x_TRELLIS_FF_Q", "port": "DI", "arrival_ns": 7.9,
+            "bits": 2, "start": "core.y", "logic_levels": 3, "carry_bits": 0, "ns": 8.0,
+            "routing_ns": 6.0, "logic_ns": 2.0}
+    timing = _timing((125.0, 130.0, None))
+    timing["breakdown"] = [row, {**row, "block": "(top level)", "lut4": 1, "logic_cells": 1}]
+    timing["seeds"][0]["paths"] = [path, {**path, "end": "core.z", "start": None,
+                                          "arrival_ns": 7.5}]
+    report = {"date": "today", "options": {"quick": False, "seed": 1},
+              "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+              "results": [timing]}
+    text = markdown(report)
+    assert ("hw_timing_r4_p2p: fmax (MHz) seed 1 125.0, seed 2 130.0, seed 3 timeout (300 s); "
+            "min 125.0, median 127.5, max 130.0; 5,000 logic cells.") in text
+    assert "| core | 10 | 2 | 1 | 0 | 0 | 16 |" in text
+    assert "| total | 11 | 4 | 2 | 0 | 0 | 17 |" in text
+    assert ("- 7.90 ns at core.x (2 bits): core.y -> core.x: 3 logic levels, 8.00 ns "
+            "(75 % routing)") in text
+    assert "- 7.50 ns at core.z (2 bits)\n" in text
+    assert ("| radix-4 p2p switch (timing case): fmax, seed 1 | 125.0 MHz | >= 150 MHz | no |"
+            in text)

@@ -496,3 +496,165 @@ def test_cli_offers_every_target():
 
     target = next(p for p in muladd.params if p.name == "target")
     assert tuple(target.type.choices) == synth.TARGETS
+
+
+# Worst paths, breakdown and seeds -------------------------------------------------------------
+#
+# pnr_detailed.json and pnr_detailed.log: nextpnr-ecp5's report (--report with
+# --detailed-timing-report) and log of MulAdd(16) as innet_muladd, ECP5 target, seed 1
+# (``innet synth muladd --width 16 --seed 1,2 -o DIR``: DIR/pnr-seed1.json and .log).
+
+
+def _endpoint_arrivals(report: dict) -> list[tuple[float, str]]:
+    """Every register input of the clock with nextpnr's arrival there, read straight from
+    the detailed net timing (the independent reading)."""
+    out = []
+    for net in report["detailed_net_timings"]:
+        if not net["event"].startswith("posedge"):
+            continue
+        for sink in net["endpoints"]:
+            if sink["event"].startswith("posedge"):
+                out.append((sink["delay"][1], sink["cell"]))
+    return out
+
+
+def test_worst_paths_rank_nextpnrs_endpoint_arrivals():
+    text = (DATA / "pnr_detailed.json").read_text()
+    report = json.loads(text)
+    paths = synth.worst_paths(text)
+    assert paths, "a detailed report has endpoints"
+    # Worst first, one row per register, every row one of nextpnr's endpoints.
+    arrivals = sorted(p["arrival_ns"] for p in paths)[::-1]
+    assert [p["arrival_ns"] for p in paths] == arrivals
+    assert len({p["end"] for p in paths}) == len(paths)
+    endpoints = {}  # a flip-flop's worst input (data, clock enable, set/reset)
+    for ns, cell in _endpoint_arrivals(report):
+        endpoints[cell] = max(ns, endpoints.get(cell, ns))
+    for p in paths:
+        assert p["arrival_ns"] == pytest.approx(endpoints[p["to"]], abs=0.005)
+        assert p["end"] == synth.register_name(p["to"], "end")
+        assert p["bits"] >= 1
+    # The wrapper's scan chain is left out: no row ends in a scan stage.
+    assert not any(re.match(r"^\w+__(reg|scan)\.(s|so)\b", p["to"]) for p in paths)
+    # The worst endpoint is the end of nextpnr's critical path, traced in full; its arrival
+    # is the path's delay up to the setup step.
+    log = _log_critical_path((DATA / "pnr_detailed.log").read_text())
+    first = paths[0]
+    assert first["to"] == log["to"]
+    assert first["from"] == log["from"]
+    assert first["start"] == synth.register_name(log["from"], "start")
+    assert first["arrival_ns"] <= first["ns"] + 0.01
+    assert first["ns"] == pytest.approx(log["ns"], abs=0.01)
+    assert first["routing_ns"] == pytest.approx(log["routing_ns"], abs=0.01)
+    assert all(p["start"] is None for p in paths[1:])
+    # The worst design endpoint is the worst arrival of all endpoints but the scan chain's.
+    design = [ns for ns, cell in _endpoint_arrivals(report) if cell.startswith("dut.")]
+    assert first["arrival_ns"] == pytest.approx(max(design), abs=0.005)
+
+
+def test_worst_paths_count_and_reports_without_detail():
+    text = (DATA / "pnr_detailed.json").read_text()
+    assert synth.worst_paths(text, count=1) == synth.worst_paths(text)[:1]
+    # A report without --detailed-timing-report (the saved one) has no endpoints to rank.
+    assert synth.worst_paths((DATA / "pnr.json").read_text()) == []
+    assert synth.worst_paths(text, clock="other") == []
+
+
+def test_breakdown_sums_blocks_to_a_depth():
+    kinds = dict.fromkeys(synth.BLOCK_KINDS, 0)
+    blocks = {"core": {**kinds, "lut4": 5, "logic_cells": 5},
+              "core.buf0": {**kinds, "lut4": 2, "ff": 3, "lutram": 1, "logic_cells": 8},
+              "core.buf0.mem": {**kinds, "lutram": 4, "logic_cells": 24},
+              "regs": {**kinds, "ff": 7, "lut4": 1, "logic_cells": 1},
+              synth.TOP_LEVEL: {**kinds, "lut4": 1, "logic_cells": 1},
+              synth.PACKER: {**kinds, "logic_cells": 2}}
+    total = {k: sum(b[k] for b in blocks.values()) for k in synth.BLOCK_KINDS}
+    for depth in (1, 2, 3, 9):
+        rows = synth.breakdown(blocks, depth)
+        assert {k: sum(r[k] for r in rows) for k in synth.BLOCK_KINDS} == total
+        assert [r["block"] for r in rows][-2:] == [synth.TOP_LEVEL, synth.PACKER]
+    one = synth.breakdown(blocks, 1)
+    assert [(r["block"], r["own"], r["logic_cells"]) for r in one] == [
+        ("core", False, 37), ("regs", False, 1), (synth.TOP_LEVEL, False, 1),
+        (synth.PACKER, False, 2)]
+    two = {r["block"]: r for r in synth.breakdown(blocks, 2)}
+    assert two["core"]["own"] is True
+    assert two["core.buf0"]["lutram"] == 5
+    assert two["core.buf0"]["own"] is False
+
+
+@pytest.mark.parametrize("depth", [0, -1, 1.5, True])
+def test_breakdown_depth_errors(depth):
+    with pytest.raises(ValueError, match=rf"^Breakdown depth must be a whole number of at "
+                       rf"least 1, not {re.escape(repr(depth))}$"):
+        synth.breakdown({}, depth)
+
+
+def test_block_cells_needs_the_top_module():
+    with pytest.raises(ValueError, match=r"^Netlist has no module 'top'$"):
+        synth.block_cells({"modules": {}}, "top")
+
+
+def test_seed_summary():
+    routed = synth.parse_nextpnr_report((DATA / "pnr_detailed.json").read_text())["fmax_mhz"]
+    results = [{"seed": 1, "fmax_mhz": routed, "clock_mhz": 150.0},
+               {"seed": 2, "fmax_mhz": None, "clock_mhz": 150.0},
+               {"seed": 3, "fmax_mhz": 151.0, "clock_mhz": 150.0}]
+    summary = synth.seed_summary(results)
+    assert summary["seeds"] == [1, 2, 3]
+    assert summary["fmax_mhz"] == [routed, None, 151.0]
+    assert summary["routed"] == 2
+    assert (summary["min_mhz"], summary["max_mhz"]) == (min(routed, 151.0), max(routed, 151.0))
+    assert summary["median_mhz"] == pytest.approx((routed + 151.0) / 2, abs=0.01)
+    assert summary["met"] == (routed >= 150) + 1
+    none = synth.seed_summary([{"seed": 1, "fmax_mhz": None, "clock_mhz": 150.0}])
+    assert (none["routed"], none["min_mhz"], none["median_mhz"], none["met"]) == (0, None, None, 0)
+
+
+@pytest.mark.parametrize(("seeds", "error", "message"), [
+    ([], ValueError, r"^Seeds must name at least one seed, not none$"),
+    ([1, 2, 1], ValueError, r"^Seeds must be distinct, not 1 twice$"),
+    ([1, -3], ValueError, r"^Seed must be between 0 and 2147483647, not -3$"),
+    ([1, "2"], TypeError, r"^Seed must be an integer, not '2'$"),
+])
+def test_synthesize_seeds_argument_errors(muladd, seeds, error, message):
+    with pytest.raises(error, match=message):
+        synth.synthesize_seeds(muladd, "ecp5", seeds)
+
+
+@pytest.mark.parametrize("jobs", [0, 1.5])
+def test_synthesize_seeds_jobs_error(muladd, jobs):
+    with pytest.raises(ValueError, match=rf"^Jobs must be a whole number of at least 1, not "
+                       rf"{re.escape(repr(jobs))}$"):
+        synth.synthesize_seeds(muladd, "ecp5", [1], jobs=jobs)
+
+
+@pytest.mark.synth
+def test_breakdown_of_a_real_switch_sums_to_its_totals(cache, tmp_path):
+    """The radix-2 p2p switch, synthesis and packing only: the cells per block sum to Yosys's
+    stat of the design exactly and to nextpnr's logic cells exactly, of which the blocks of
+    the design (its submodules and its top level) hold 98 % or more (the rest are cells
+    nextpnr's packer makes, a row of their own)."""
+    from innet.hw.variants import make_switch
+    from innet.sim.bench.hardware import NoCollectivePath
+
+    top, _ = make_switch(2, collective_ids=1, collective=NoCollectivePath)
+    work = tmp_path / "build"
+    result = synth.synthesize(emit(top, "innet_switch"), "ecp5", pnr=False, workdir=work)
+    stat = synth.parse_stat((work / "stat_target.json").read_text(), "ecp5", "innet_synth_top")
+    rows = synth.breakdown(result.blocks, 1)
+    total = {k: sum(r[k] for r in rows) for k in synth.BLOCK_KINDS}
+    assert (total["lut4"], total["ff"], total["lutram"], total["carry"]) == (
+        stat["lut4"], stat["ff"], stat["lutram"], stat["carry"])
+    assert total["lut4"] + total["ff"] + total["lutram"] + total["carry"] + total["other"] == (
+        stat["cells"])
+    assert total["logic_cells"] == result.logic_cells
+    blocks = {r["block"]: r for r in rows}
+    assert "core" in blocks
+    # Only the packer's own cells belong to no block of the design.
+    assert blocks[synth.PACKER]["logic_cells"] <= 0.02 * result.logic_cells
+    assert sum(r["logic_cells"] for r in rows if r["block"] != synth.PACKER) >= (
+        0.98 * result.logic_cells)
+    deeper = synth.breakdown(result.blocks, 2)
+    assert any(r["block"].startswith("core.buf_") for r in deeper)
+    assert {k: sum(r[k] for r in deeper) for k in synth.BLOCK_KINDS} == total
