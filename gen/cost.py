@@ -38,9 +38,9 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
     Cycles a link adds on top of the switches: links are wired directly (``hw/switch.py``:
     the output register of one switch is the input of the next); pipelined long links add
     their stages.
-``switch_latency = 2``
-    A flit crosses an idle switch in 2 cycles (``hw/switch.py``, measured by its tests): buffer
-    write, then allocation into the output register.
+``switch_latency = 3``
+    A flit crosses an idle switch in 3 cycles (``hw/switch.py``, measured by its tests): buffer
+    write, allocation, then traversal of the crossbar into the output register.
 ``local_latency = 1``
     Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
     register the flit once (``hw/link.py``).
@@ -141,7 +141,7 @@ class CostModel:
     """
 
     link_latency: float = 0.0
-    switch_latency: float = 2.0
+    switch_latency: float = 3.0
     local_latency: float = 1.0
     link_latencies: Mapping[tuple[int, int], float] = field(default_factory=dict)
     element_bytes: int = 4

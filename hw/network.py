@@ -252,7 +252,7 @@ class Network(wiring.Component):
         gives for a multi-level network.
     buffer_depth : int, optional
         Input buffer per port and VC; default the credit round trip of the longest link
-        (``4 + 2 * stages``), the least for full throughput on every link.
+        (``CREDIT_ROUND_TRIP + 2 * stages``), the least for full throughput on every link.
     tag_width : int
         Bits of a p2p flit's tag.
 

@@ -14,20 +14,40 @@ Pipeline (one flit per cycle per port)
 ========  =================================================================================
 cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
           flit's output port is looked up in the routing table and stored with it
-cycle 1   the flit is at the head of its buffer; switch allocation: the collective path
-          and, in parallel, p2p (round-robin over VCs at each input, then round-robin over
-          inputs at each output); a collective flit wins its output over p2p; the winner is
-          registered into the output; its buffer pops and the credit for it is registered
-          toward the upstream sender
-cycle 2   the flit is on output link ``o[q]`` (and the credit on ``i[p].credit``)
+cycle 1   allocation: the flit is at the head of its buffer; each input offers the head of
+          the p2p VC it chose in the previous cycle (round-robin over the VCs whose head has
+          a credit at its output, and the empty VCs a flit arrives on), if that output holds
+          a credit and is not taken by the collective path; each output grants one input
+          (round-robin); the grant pops the buffer, takes the output's credit and registers
+          a one-hot select per output, and each input registers the flit it offered. A
+          collective flit the collective path sends this cycle is registered beside the
+          output, its credit taken
+cycle 2   traversal: the output register loads the staged collective flit, else the p2p
+          flit of the registered select (the crossbar), and the credit of every pop is on
+          the input's link toward its sender
+cycle 3   the flit is on output link ``o[q]``
 ========  =================================================================================
 
-So a flit crosses an idle switch in 2 cycles (measured by ``tests/hw/test_switch.py`` and the
-cocotb testbench). The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken when a
-flit is registered onto a link is usable again 4 cycles later (flit on the link, head of the
-downstream buffer, credit on the link, counter updated), so a VC sustains one flit per cycle
-only with at least 4 buffer entries. A link with ``k`` extra pipeline stages in each direction
-needs ``4 + 2k`` entries for full throughput (fewer only cost bandwidth, never correctness).
+So a flit crosses an idle switch in :data:`HOP_CYCLES` = 3 cycles, collective or p2p
+(measured by ``tests/hw/test_switch.py`` and the cocotb testbench). Allocation starts from
+registered state only (buffer heads, credit counters, the staged collective flits) and ends
+in registers, and the crossbar is driven by registered selects and registered flits, so no
+path runs from a buffer read through allocation into the crossbar, and none from the
+collective path into a p2p pop.
+
+A collective flit wins its output over p2p (PIUMA, "Collective Virtual Channel"): p2p is not
+allocated an output whose staged collective flit leaves next, and a p2p flit granted in the
+same cycle as a collective flit waits one cycle in the output's hold register. So that
+collective traffic cannot starve p2p, an output sends at most ``coll_burst`` collective flits
+in a row while a p2p flit waits for it; then the collective path sees no credit there for a
+cycle and the p2p flit goes: p2p keeps at least one cycle in ``coll_burst + 1`` of every
+output (0 turns the floor off: strict priority).
+
+The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken at allocation is usable
+again 5 cycles later (output register, flit on the link, head of the downstream buffer and
+popped, credit on the link, counter updated), so a VC sustains one flit per cycle only with at
+least 5 buffer entries. A link with ``k`` extra pipeline stages in each direction needs
+``5 + 2k`` entries for full throughput (fewer only cost bandwidth, never correctness).
 
 Wiring
 ------
@@ -53,7 +73,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
-from innet.gen.regmap.switch import ERROR_FLAGS
+from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
 from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import CollectivePath, config_layout
@@ -63,6 +83,8 @@ from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 __all__ = [
     "CREDIT_ROUND_TRIP",
     "ERROR_FIELDS",
+    "HOP_CYCLES",
+    "STAGED_FLITS",
     "Switch",
     "SwitchCore",
     "default_collective",
@@ -71,7 +93,15 @@ __all__ = [
 ]
 
 #: Cycles from taking a credit to being able to use it again on a direct link.
-CREDIT_ROUND_TRIP = 4
+CREDIT_ROUND_TRIP = 5
+
+#: Cycles from a flit on an input link to the flit on an output link, idle switch.
+HOP_CYCLES = 3
+
+#: Flits an output holds whose credit is taken but which are not yet on its link, at most (the
+#: staged collective flit, and the granted or held p2p flit): a credit counter reads between
+#: the receiver's free entries minus this many, summed over the VCs, and the free entries.
+STAGED_FLITS = 2
 
 #: Sticky error flags of a switch, bit 0 upward: the fields of its ``errors`` register
 #: (:data:`innet.gen.regmap.switch.ERROR_FLAGS`).
@@ -153,6 +183,10 @@ class SwitchCore(wiring.Component):
         (``error_events.no_route``).
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers.
+    coll_burst : In(4)
+        The p2p floor: an output sends at most this many collective flits in a row while a
+        p2p flit waits for it; 0: no limit (strict priority). Default
+        :data:`innet.gen.regmap.switch.COLL_BURST`.
     error_events : Out(error_layout())
         Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle its error happens.
         :class:`Switch` keeps them as sticky flags in its ``errors`` register.
@@ -163,7 +197,7 @@ class SwitchCore(wiring.Component):
         ``credit_counts[o][v]``: credits output ``o`` holds for VC ``v`` (for testbenches).
     """
 
-    def __init__(self, radix: int, params: FlitParams, buffer_depth: int = 4, *,
+    def __init__(self, radix: int, params: FlitParams, buffer_depth: int = CREDIT_ROUND_TRIP, *,
                  local_depth: int | None = None, collective=default_collective) -> None:
         local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective)
         self._radix = radix
@@ -179,6 +213,7 @@ class SwitchCore(wiring.Component):
             "o": Out(link_signature(params)).array(ports),
             "route": In(route_layout(radix)).array(params.routing_depth),
             "collective": In(config_layout(radix)).array(params.collective_ids),
+            "coll_burst": In(4, init=COLL_BURST),
             "error_events": Out(error_layout()),
         })
 
@@ -216,25 +251,38 @@ class SwitchCore(wiring.Component):
                 m.d.comb += [counter.give.eq(self.o[o].credit[v]),
                              self.credit_counts[o][v].eq(counter.count)]
 
-        # Collective path.
+        # Per output: the collective flit sent last cycle (``coll_valid``/``coll_stage``), the
+        # p2p grant of last cycle (``sel_valid``/``sel``, a one-hot input select) and a
+        # one-flit hold for a p2p flit that met a collective flit at the output register.
+        coll_valid = [Signal(name=f"out{o}_coll_valid") for o in range(ports)]
+        coll_stage = [Signal(layout, name=f"out{o}_coll") for o in range(ports)]
+        sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
+        sel = [Signal(ports, name=f"out{o}_sel") for o in range(ports)]
+        hold_valid = [Signal(name=f"out{o}_hold_valid") for o in range(ports)]
+        hold = [Signal(layout, name=f"out{o}_hold") for o in range(ports)]
+        # The p2p floor: a registered pulse that keeps the collective path off an output for
+        # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
+        slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
+        blocked = [Signal(name=f"out{o}_blocked") for o in range(ports)]
+        for o in range(ports):
+            m.d.comb += blocked[o].eq(coll_valid[o] & ~slot[o] | hold_valid[o])
+
+        # Collective path: it sees an output's credits only outside the output's p2p slot.
         coll = self._collective(p, radix)
         m.submodules.collective = coll
         for c in range(p.collective_ids):
             m.d.comb += coll.config[c].eq(self.collective[c])
             m.d.comb += coll.credit_req[c].eq(
-                Cat(counters[o][p.req_vc(c)].available for o in range(ports)))
-        m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available
+                Cat(counters[o][p.req_vc(c)].available & ~slot[o] for o in range(ports)))
+        m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available & ~slot[o]
                                             for o in range(ports)))
-
-        # Outputs p2p may use this cycle, per outgoing hop VC. p2p allocation does not wait for
-        # the collective path: both run in parallel and a collective flit wins its output
-        # (strict priority); a p2p grant at an output taken by a collective is not popped.
-        p2p_free = [[counters[o][h].available for h in range(hops)] for o in range(ports)]
 
         bad_vc, overflow, no_route = [], [], []
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
-        chosen = []  # per input: (valid, entry) of the p2p flit it offers this cycle
+        chosen = []  # per input: (outputs it asks for, entry) of the p2p flit it offers
         chosen_take = []
+        in_data = []  # per input: the flit it offered last cycle, with its outgoing hop VC
+        wanted = []  # per input and p2p VC: the outputs its head could use but for the collective
 
         for i in range(ports):
             link = self.i[i]
@@ -242,7 +290,7 @@ class SwitchCore(wiring.Component):
             good = Signal(name=f"in{i}_good")
             m.d.comb += [vc.eq(p.vc_of(link.payload)), good.eq(p.vc_valid(link.payload))]
 
-            # Routing at write: output port of the destination, and the outgoing hop VC.
+            # Stage 1, routing at write: output port of the destination, and the outgoing hop VC.
             port = Signal(range(ports + 1), name=f"in{i}_port")  # ports = no route
             with m.Switch(link.payload.dst):
                 for node in range(p.routing_depth):
@@ -280,69 +328,115 @@ class SwitchCore(wiring.Component):
             wiring.connect(m, buffers[p.resp_vc].r, coll.resp[i])
             m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
 
-            # p2p: pick one VC per input (round-robin among heads that can go).
+            # Stage 2, p2p: each input offers the head of the VC chosen last cycle (a one-hot
+            # register), and chooses the VC of the next offer among the heads that can go
+            # (round-robin), so VC selection is off the allocation path. A VC whose head is
+            # popped offers its next flit in the following cycle: no bubble.
             vc_rr = RoundRobin(hops)
             m.submodules[f"vc_rr{i}"] = vc_rr
+            vc_sel = Signal(hops, init=1, name=f"in{i}_vc_sel")
             heads = [buffers[h].r for h in range(hops)]
-            offer_valid = Signal(name=f"in{i}_offer")
             offer = Signal(entry, name=f"in{i}_offer_entry")
-            drops = []
+            offer_to = Signal(ports, name=f"in{i}_offer_to")
+            drops, usables = [], []
             for h, head in enumerate(heads):
-                free = Signal(ports, name=f"in{i}_h{h}_free")
-                m.d.comb += free.eq(onehot_mux(
+                usable = Signal(ports, name=f"in{i}_h{h}_usable")
+                m.d.comb += usable.eq(head.payload.out & onehot_mux(
                     [head.payload.hop == hv for hv in range(hops)],
-                    [Cat(p2p_free[o][hv] for o in range(ports)) for hv in range(hops)]))
-                routed = head.payload.out.any()
-                m.d.comb += vc_rr.requests[h].eq(head.valid & routed
-                                                  & (head.payload.out & free).any())
-                drop = head.valid & ~routed
+                    [Cat(counters[o][hv].available for o in range(ports))
+                     for hv in range(hops)]))
+                usables.append(Mux(head.valid, usable, 0))
+                wanted.append(usables[-1])
+                # An empty VC receiving a flit may be chosen too, so that the flit is offered
+                # in the cycle after its arrival.
+                arriving = link.valid & good & (vc == h)
+                m.d.comb += vc_rr.requests[h].eq(
+                    Mux(head.valid, (usable & ~Cat(blocked)).any(), arriving))
+                drop = head.valid & ~head.payload.out.any()
                 drops.append(drop)
-            m.d.comb += offer.eq(onehot_mux(vc_rr.grant, [head.payload for head in heads]))
+            m.d.comb += [
+                offer.eq(onehot_mux(vc_sel, [head.payload for head in heads])),
+                offer_to.eq(onehot_mux(vc_sel, usables) & ~Cat(blocked)),
+            ]
             no_route.append(any_of(drops))
-            m.d.comb += offer_valid.eq(vc_rr.grant.any())
             take = Signal(name=f"in{i}_taken")
-            # Rotate after every offer, taken or not, so that a VC whose output is busy with
-            # collective flits does not hold up the other VCs of this input.
-            m.d.comb += vc_rr.take.eq(offer_valid)
+            # Rotate after every choice, taken or not, so that a VC whose output is busy does
+            # not hold up the other VCs of this input.
+            m.d.comb += vc_rr.take.eq(vc_rr.grant.any())
+            with m.If(vc_rr.grant.any()):
+                m.d.sync += vc_sel.eq(vc_rr.grant)
             for h, head in enumerate(heads):
-                m.d.comb += [head.ready.eq((vc_rr.grant[h] & take) | drops[h]),
+                m.d.comb += [head.ready.eq((vc_sel[h] & take) | drops[h]),
                              pops[i][h].eq(head.valid & head.ready)]
-            chosen.append((offer_valid, offer))
+            chosen.append((offer_to, offer))
             chosen_take.append(take)
+            data_reg = Signal(layout, name=f"in{i}_data")
+            m.d.sync += [data_reg.eq(offer.flit), data_reg.hop.eq(offer.hop)]
+            in_data.append(data_reg)
 
             # Credits back to the sender, registered.
             m.d.sync += link.credit.eq(Cat(pops[i]))
 
-        # p2p: round-robin over inputs at each output, then the output registers.
+        # Stage 2, p2p: round-robin over the inputs offering each output; the grant is
+        # registered as the output's select, and the output's credit is taken.
         taken_by = [[] for _ in range(ports)]
+        burst = self.coll_burst
         for o in range(ports):
             rr = RoundRobin(ports)
             m.submodules[f"out_rr{o}"] = rr
-            send = coll.send[o]
-            link = self.o[o]
-            m.d.comb += [rr.requests.eq(Cat(valid & offer.out[o] for valid, offer in chosen)),
-                         rr.take.eq(~send.valid)]
-            p2p_valid = rr.grant.any()
-            p2p_flit = Signal(layout, name=f"out{o}_p2p")
-            p2p_hop = Signal(p.hop_width, name=f"out{o}_hop")
+            m.d.comb += [rr.requests.eq(Cat(to[o] for to, _ in chosen)),
+                         rr.take.eq(1)]
             for i in range(ports):
-                taken_by[i].append(rr.grant[i] & ~send.valid)
-            m.d.comb += [p2p_flit.eq(onehot_mux(rr.grant, [offer.flit for _, offer in chosen])),
-                         p2p_hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))]
-            m.d.comb += p2p_flit.hop.eq(p2p_hop)  # the flit leaves on its outgoing hop VC
+                taken_by[i].append(rr.grant[i])
+            granted = rr.grant.any()
+            hop = Signal(p.hop_width, name=f"out{o}_hop")
+            m.d.comb += hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))
+            m.d.sync += [sel_valid[o].eq(granted), sel[o].eq(rr.grant)]
 
-            with m.If(send.valid):
-                m.d.sync += [link.valid.eq(1), link.payload.eq(send.payload)]
-            with m.Elif(p2p_valid):
+            # The collective flit of this cycle is staged, then has priority at the output.
+            send = coll.send[o]
+            m.d.sync += [coll_valid[o].eq(send.valid), coll_stage[o].eq(send.payload)]
+
+            # Stage 3: the output register, from the staged collective flit, the held p2p flit
+            # or the crossbar (registered select over the registered input flits).
+            link = self.o[o]
+            p2p_flit = Signal(layout, name=f"out{o}_p2p")
+            m.d.comb += p2p_flit.eq(onehot_mux(sel[o], in_data))
+            p2p_out = Signal(name=f"out{o}_p2p_out")
+            with m.If(coll_valid[o]):
+                m.d.sync += [link.valid.eq(1), link.payload.eq(coll_stage[o])]
+                with m.If(sel_valid[o]):
+                    m.d.sync += [hold_valid[o].eq(1), hold[o].eq(p2p_flit)]
+            with m.Elif(hold_valid[o]):
+                m.d.comb += p2p_out.eq(1)
+                m.d.sync += [link.valid.eq(1), link.payload.eq(hold[o]),
+                             hold_valid[o].eq(sel_valid[o]), hold[o].eq(p2p_flit)]
+            with m.Elif(sel_valid[o]):
+                m.d.comb += p2p_out.eq(1)
                 m.d.sync += [link.valid.eq(1), link.payload.eq(p2p_flit)]
             with m.Else():
                 m.d.sync += link.valid.eq(0)
+
+            # The p2p floor: count the collective flits the output register loads in a row
+            # while p2p waits; after ``coll_burst - 1`` of them the next cycle is a slot, so
+            # the collective path sends nothing then and the p2p flit granted in the slot (or
+            # the held one) follows the ``coll_burst``-th.
+            waiting = Signal(name=f"out{o}_p2p_waiting")
+            run = Signal(4, name=f"out{o}_coll_run")
+            run_next = Signal(4, name=f"out{o}_coll_run_next")
+            m.d.sync += waiting.eq(any_of(w[o] for w in wanted))
+            want = waiting | hold_valid[o]
+            m.d.comb += run_next.eq(Mux(p2p_out, 0, Mux(coll_valid[o] & want & (run != 15),
+                                                        run + 1, run)))
+            m.d.sync += [run.eq(run_next),
+                         slot[o].eq((burst != 0) & want & ~slot[o] & (run_next + 1 >= burst))]
+
             # Credits taken: decoded straight from the header (kind, cid, hop), not through a
             # VC number, to keep this off the critical path.
             kind, cid = send.payload.kind, send.payload.cid
             for v in range(p.vcs):
                 if v < hops:
-                    take = ~send.valid & p2p_valid & (p2p_hop == v)
+                    take = granted & (hop == v)
                 elif v < p.resp_vc:
                     take = send.valid & (kind == Kind.REQ) & (cid == v - hops)
                 else:
@@ -412,7 +506,7 @@ class Switch(wiring.Component):
         On a parameter of the wrong type or out of range, with a message naming it.
     """
 
-    def __init__(self, radix: int, payload_width: int = 32, buffer_depth: int = 4,
+    def __init__(self, radix: int, payload_width: int = 32, buffer_depth: int = CREDIT_ROUND_TRIP,
                  collective_ids: int = 4, routing_depth: int = 64, *, p2p_vcs: int = 2,
                  index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
                  collective=default_collective) -> None:
@@ -494,6 +588,7 @@ class Switch(wiring.Component):
                 target.resp_in.eq(reg["resp_in"]["port"]),
                 target.resp_out.eq(reg["resp_out"]["ports"]),
             ]
+        m.d.comb += core.coll_burst.eq(cfg["coll_burst"]["cycles"])
         m.d.comb += [regs.events["errors"].eq(core.error_events),
                      self.errors.eq(cfg["errors"])]
         for o, row in enumerate(self.credit_counts):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from innet.hw.switch import CREDIT_ROUND_TRIP
+
 __all__ = ["make_switch", "switch_collective"]
 
 
@@ -37,7 +39,7 @@ def switch_collective(name: str, mul: bool = True, payload_width: int = 32):
 
 
 def make_switch(radix: int, payload_width: int = 32, collective_ids: int = 4,
-                routing_depth: int = 64, buffer_depth: int = 4, p2p_vcs: int = 2,
+                routing_depth: int = 64, buffer_depth: int = CREDIT_ROUND_TRIP, p2p_vcs: int = 2,
                 index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
                 **extra: Any):
     """The :class:`innet.hw.switch.Switch` of these parameters and the parameters as a

@@ -38,8 +38,7 @@ class Design:
     def __post_init__(self) -> None:
         if not isinstance(self.verilog, str) or not self.verilog.strip():
             raise ValueError("Design needs Verilog source text, not an empty string")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", self.toplevel):
-            raise ValueError(f"Top module name must be a Verilog identifier, not {self.toplevel!r}")
+        _check_name(self.toplevel)
         if not re.search(rf"^\s*module\s+{re.escape(self.toplevel)}\b", self.verilog, re.M):
             raise ValueError(f"The Verilog source has no module named {self.toplevel!r}")
 
@@ -67,6 +66,11 @@ class Design:
         return path, meta
 
 
+def _check_name(name: str) -> None:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name):
+        raise ValueError(f"Top module name must be a Verilog identifier, not {name!r}")
+
+
 def emit(component, name: str) -> Design:
     """Emit an Amaranth ``wiring.Component`` as Verilog with top module ``name``.
 
@@ -78,5 +82,6 @@ def emit(component, name: str) -> Design:
 
     if not isinstance(component, wiring.Component):
         raise TypeError(f"Component must be an amaranth.lib.wiring.Component, not {component!r}")
+    _check_name(name)  # before the conversion, which takes seconds for a large component
     text = verilog.convert(component, name=name, emit_src=False)
     return Design(verilog=text, toplevel=name, ports=component.metadata.as_json())

@@ -18,7 +18,8 @@ RTL; they state the order the collective engine (:mod:`innet.hw.ceng`) promises:
   tree (PIUMA, "Broadcast Tree") to every switch whose ``resp_out`` holds ``LOCAL``.
 
 :func:`idle_latency` is the timing counterpart: when each result reaches its endpoint on an
-idle network of the project's switches (2 cycles per switch crossed, plus the engine's
+idle network of the project's switches (:data:`innet.hw.switch.HOP_CYCLES` per switch
+crossed, plus the engine's
 reduction latency :func:`innet.hw.ceng.engine_latency` where a switch reduces).
 
 Values are ``uint32`` bit patterns (:func:`innet.gen.ops.to_bits` converts), one vector per
@@ -245,11 +246,12 @@ def idle_latency(embedding, *, link_latency: int | Mapping[tuple[int, int], int]
     """Cycles from the contributing endpoints' injection to each delivered result, idle network.
 
     The model of the RTL (:mod:`innet.hw.switch`, :mod:`innet.hw.ceng`): every endpoint puts
-    its element on its local link in cycle 0; a switch puts a flit on an output link 2 cycles
-    after it arrived on an input link (the buffer, then the output register), and a switch that
-    reduces ``k >= 2`` ports sends its result ``2 + engine_latency(k)`` cycles after the last
+    its element on its local link in cycle 0; a switch puts a flit on an output link
+    ``HOP_CYCLES`` (:data:`innet.hw.switch.HOP_CYCLES`) cycles after it arrived on an input link
+    (buffer write, allocation, crossbar into the output register), and a switch that reduces
+    ``k >= 2`` ports sends its result ``HOP_CYCLES + engine_latency(k)`` cycles after the last
     operand arrived; a link between switches adds its latency (pipeline stages). The result
-    travels down the response tree unchanged, 2 cycles per switch plus the links'.
+    travels down the response tree unchanged, ``HOP_CYCLES`` per switch plus the links'.
 
     Parameters
     ----------
@@ -272,16 +274,17 @@ def idle_latency(embedding, *, link_latency: int | Mapping[tuple[int, int], int]
         not a non-negative integer.
     """
     from innet.hw.ceng import engine_latency
+    from innet.hw.switch import HOP_CYCLES
 
     latency = _link_latencies(link_latency)
     parent = {child: up for child, _, up, _ in embedding.links}
 
     def crossing(node: int, arrivals: list[int]) -> int:
-        out = max(arrivals) + 2 + engine_latency(len(arrivals))
+        out = max(arrivals) + HOP_CYCLES + engine_latency(len(arrivals))
         return out + latency(node, parent[node]) if node in parent else out
 
     def down(t: int, node: int, child: int) -> int:
-        return t + latency(node, child) + 2
+        return t + latency(node, child) + HOP_CYCLES
 
     up = _up(embedding, lambda node: 0, crossing)
     return _down(embedding, up[embedding.root], down)

@@ -25,6 +25,7 @@ from innet.gen.image.model import Image, MapParams
 from innet.gen.image.validate import CollectiveConfig, validate
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import port_code, port_mask
+from innet.gen.regmap.switch import COLL_BURST
 from innet.gen.topology import LOCAL
 
 __all__ = [
@@ -70,7 +71,8 @@ def _mask(ports: Iterable[int], radix: int) -> int:
 
 
 def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None = None,
-                     collectives: Collectives | None = None) -> dict[str, dict[str, Any]]:
+                     collectives: Collectives | None = None,
+                     coll_burst: int = COLL_BURST) -> dict[str, dict[str, Any]]:
     """The register values of one switch (for :meth:`Map.pack <innet.gen.regmap.Map.pack>`).
 
     Parameters
@@ -85,6 +87,9 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
     collectives : mapping, optional
         ``collectives[cid][node]`` is this switch's :class:`CollectiveConfig` for collective id
         ``cid`` (absent: the id is not configured here).
+    coll_burst : int
+        The p2p floor (register ``coll_burst``): collective flits an output sends in a row while
+        a p2p flit waits, at most; 0: no limit.
 
     Raises
     ------
@@ -92,7 +97,8 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
         If a port does not exist on a switch of this radix.
     """
     radix = params.radix
-    values: dict[str, dict[str, Any]] = {"node_id": {"id": node}}
+    values: dict[str, dict[str, Any]] = {"node_id": {"id": node},
+                                         "coll_burst": {"cycles": coll_burst}}
     for c in range(params.collective_ids):
         cfg = (collectives or {}).get(c, {}).get(node)
         base = f"coll[{c}]"
@@ -239,7 +245,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
                 radix: int | None = None, collective_ids: int | None = None,
                 routing_depth: int | None = None, step_depth: int | None = None,
                 vector_depth: int | None = None, node_id_width: int = 16,
-                failed_links: Iterable[Any] = (), failed_switches: Iterable[int] = ()) -> Image:
+                coll_burst: int = COLL_BURST, failed_links: Iterable[Any] = (),
+                failed_switches: Iterable[int] = ()) -> Image:
     """Build and validate the configuration image of a whole network.
 
     Parameters
@@ -255,6 +262,10 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         Host-style schedule for the endpoints' step tables (rank ``r`` on node ``r``).
     elements, op, dtype, vec_base
         The endpoints' vector length and base, and the step engine's reduction.
+    coll_burst : int
+        Every switch's p2p floor: an output sends at most this many collective flits in a row
+        while a p2p flit waits for it (0: no limit); default
+        :data:`innet.gen.regmap.switch.COLL_BURST`.
     failed_links, failed_switches : iterable
         Links ``(u, v)`` and switches that have failed, recorded in the image (with those the
         routing and the embeddings were made around) so that validation checks the routes and
@@ -313,7 +324,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         if schedule.collectives > params.collective_ids:
             raise ValueError(f"The schedule has {schedule.collectives} collectives, more than "
                              f"the {params.collective_ids} collective ids")
-    writes = [smap.pack(switch_registers(u, params, routes=table, collectives=collectives))
+    writes = [smap.pack(switch_registers(u, params, routes=table, collectives=collectives,
+                                         coll_burst=coll_burst))
               for u in range(n)]
     writes += [emap.pack(endpoint_registers(u, params, schedule=schedule, elements=elements,
                                             op=op, dtype=dtype, vec_base=vec_base))

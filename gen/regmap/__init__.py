@@ -28,6 +28,7 @@ from innet.gen.regmap.model import (
     Target,
 )
 from innet.gen.regmap.switch import (
+    COLL_BURST,
     ERROR_FLAGS,
     MAX_COLLECTIVE_IDS,
     mask_ports,
@@ -38,6 +39,7 @@ from innet.gen.regmap.switch import (
 )
 
 __all__ = [
+    "COLL_BURST",
     "ERROR_FLAGS",
     "FORMAT_VERSION",
     "MAX_COLLECTIVE_IDS",

@@ -31,6 +31,7 @@ from innet.gen.regmap.model import (
 )
 
 __all__ = [
+    "COLL_BURST",
     "ERROR_FLAGS",
     "MAX_COLLECTIVE_IDS",
     "ident_register",
@@ -59,6 +60,11 @@ ERROR_FLAGS = {
     "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
                "ALUs built without the multiplier); the element was discarded",
 }
+
+#: Reset value of the ``coll_burst`` register: an output sends at most this many collective
+#: flits in a row while a p2p flit waits for it, so p2p keeps at least one cycle in 8
+#: (:mod:`innet.hw.switch`).
+COLL_BURST = 7
 
 _LOCAL = -1  # innet.gen.topology.LOCAL; not imported so that the register model stands alone
 RO = Access.RO
@@ -145,7 +151,10 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
       a build parameter: every switch of a network is the same RTL, and the image tells each
       one who it is (the image decoder checks it against the target id). Then ``errors``
       (``RW1C``): one sticky flag per :data:`ERROR_FLAGS` entry, set by the switch, cleared by
-      writing 1.
+      writing 1. Then ``coll_burst`` (``cycles``, reset :data:`COLL_BURST`): the p2p
+      bandwidth floor; an output sends at most ``cycles`` collective flits in a row while a p2p
+      flit waits for it, so p2p keeps one cycle in ``cycles + 1`` (0: no limit, collective
+      flits have strict priority).
     - ``coll[c]`` for each collective id ``c`` ("Multiple In-network Collectives": one register
       copy per identifier): ``ctrl`` (``enable``, ``op``, ``dtype``), ``req_in`` (request input
       mask, local included), ``req_out`` (``port`` toward the root, and ``root``: this switch
@@ -213,6 +222,10 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
         Register("errors", [Field(name, 1, Access.RW1C, desc=desc)
                             for name, desc in ERROR_FLAGS.items()],
                  desc="sticky error flags (read; write 1 to clear)"),
+        Register("coll_burst", [Field("cycles", 4, reset=COLL_BURST,
+                                      desc="collective flits an output sends in a row while a "
+                                           "p2p flit waits, at most; 0: no limit")],
+                 desc="p2p bandwidth floor at every output"),
         Array(coll, collective_ids, desc="one configuration per collective id"),
         Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),
     ], params={"radix": radix, "collective_ids": collective_ids,

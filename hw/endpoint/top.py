@@ -18,6 +18,7 @@ from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
+from innet.hw.switch import CREDIT_ROUND_TRIP
 
 __all__ = ["ERROR_FIELDS", "Endpoint"]
 
@@ -75,8 +76,8 @@ class Endpoint(wiring.Component):
         The switch's input buffer per VC (``switch.buffer_depth``): this endpoint's send
         credits.
     local_depth : int
-        This endpoint's receive buffer per VC (the switch's ``local_depth``). At least 4 for
-        one flit per cycle (the credit round trip).
+        This endpoint's receive buffer per VC (the switch's ``local_depth``). At least
+        :data:`innet.hw.switch.CREDIT_ROUND_TRIP` for one flit per cycle.
     node_id_width : int, optional
         Bits of a node id in the registers; by default ``params.node_width`` (as the switch).
     mul : bool
@@ -115,8 +116,8 @@ class Endpoint(wiring.Component):
     """
 
     def __init__(self, params: FlitParams, *, vector_depth: int, step_depth: int = 16,
-                 buffer_depth: int = 4, local_depth: int = 4, node_id_width: int | None = None,
-                 mul: bool = True, src_loc_at: int = 0) -> None:
+                 buffer_depth: int = CREDIT_ROUND_TRIP, local_depth: int = CREDIT_ROUND_TRIP,
+                 node_id_width: int | None = None, mul: bool = True, src_loc_at: int = 0) -> None:
         from innet.gen.regmap import MAX_STEP_DEPTH, endpoint_map
         from innet.hw.regs import bus_signature
 

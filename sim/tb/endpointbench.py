@@ -44,7 +44,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
 from innet.hw.network import local_quiet
-from innet.hw.switch import Switch
+from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.sim.tb.networkbench import local_link
 
 __all__ = ["EndpointBench", "bench_design"]
@@ -142,7 +142,7 @@ class EndpointBench(wiring.Component):
 
 def bench_design(nodes: int, *, vector_depth: int = 64, step_depth: int = 16,
                  throttle: bool = True, collective_ids: int = 4, p2p_vcs: int = 2,
-                 buffer_depth: int = 4):
+                 buffer_depth: int = CREDIT_ROUND_TRIP):
     """A ring of ``nodes`` as an :class:`EndpointBench`, emitted: ``(Design, params)``, where
     ``params`` are the fixed parameters :mod:`innet.sim.tb.tb_endpoint` needs (``shape``,
     ``flit``, ``sizes``, ``addr_width``, ``memory_base``, ``endpoint_digest``)."""

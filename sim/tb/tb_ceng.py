@@ -31,7 +31,7 @@ from innet.gen.ops import DType, Op
 from innet.gen.topology import LOCAL
 from innet.hw.ceng import engine_latency
 from innet.hw.flit import Flit, Kind
-from innet.hw.switch import ERROR_FIELDS
+from innet.hw.switch import ERROR_FIELDS, HOP_CYCLES
 from innet.sim.golden import embedding_results, reduce_switch
 from innet.sim.tb import kit
 from innet.sim.tb.links import Backpressure
@@ -263,7 +263,7 @@ async def test_latency_throughput(dut):
             base += 1
         assert len(set(probes)) == 1, f"k={k}: latencies {probes}"
         latency[k] = probes[0]
-        assert latency[k] == 2 + engine_latency(k), f"k={k}: latency {latency[k]}"
+        assert latency[k] == HOP_CYCLES + engine_latency(k), f"k={k}: latency {latency[k]}"
         # Full stream.
         tb.rate = [1.0] * len(tb.external)
         count = P.get("stream", 400)

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from innet.hw.flit import FlitParams
+from innet.hw.switch import CREDIT_ROUND_TRIP
 
 
 def test_switch_writes_verilog_and_port_metadata(innet, tmp_path):
@@ -46,7 +47,8 @@ def test_switch_readable_summary_and_default_name(innet, tmp_path):
     (["--radix", "0"], "Radix must be at least 1, not 0"),
     (["--radix", "2", "--payload-width", "0"], "Payload width must be between 1 and 1024, not 0"),
     (["--radix", "2", "--buffer-depth", "3"],
-     "Buffer depth must be at least 4 (the credit round trip) for full throughput, not 3"),
+     (f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit round trip) for full "
+      f"throughput, not 3")),
     (["--radix", "2", "--name", "9x"], "Top module name must be a Verilog identifier, not '9x'"),
     (["--radix", "2", "-o", "sw.txt"], "The output must be a .v file, not 'sw.txt'"),
 ])

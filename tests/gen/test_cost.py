@@ -8,17 +8,18 @@ import numpy as np
 import pytest
 
 from innet.gen.cost import Cost, CostModel, envelope
+from innet.hw.switch import HOP_CYCLES
 
 
 def test_defaults_describe_the_project_network():
     model = CostModel()
-    assert (model.link_latency, model.switch_latency, model.local_latency) == (0, 2, 1)
+    assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
     assert (model.reduce_latency, model.step_overhead) == (7, 8)
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None
     # One-way point-to-point latency: injection, h links, h + 1 switches, ejection.
-    assert [model.latency(h) for h in range(4)] == [4, 6, 8, 10]
+    assert [model.latency(h) for h in range(4)] == [5, 8, 11, 14]
     assert CostModel(link_latency=3, switch_latency=1, local_latency=2).latency(2) == \
         2 * 2 + 2 * 3 + 3 * 1
 

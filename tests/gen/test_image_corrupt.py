@@ -165,8 +165,8 @@ CASES = {
     "writes out of order": (writes(0, lambda w: w[::-1]),
                             ("Switch 0 (target 0): writes are not in ascending address order: "
                             "0x24 after 0x25")),
-    "write to a hole": (writes(0, lambda w: sorted([*w, (7, 0)])),
-                        "Switch 0 (target 0): Address 0x7 is not a register of map 'switch'"),
+    "write to a hole": (writes(0, lambda w: sorted([*w, (8, 0)])),
+                        "Switch 0 (target 0): Address 0x8 is not a register of map 'switch'"),
     "node id not written": (writes(0, lambda w: w[1:]),
                             ("Switch 0 (target 0), node_id: not written; every target must be "
                             "told its node id")),

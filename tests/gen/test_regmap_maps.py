@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from innet.gen.ops import DType, Op
 from innet.gen.regmap import (
+    COLL_BURST,
     ERROR_FLAGS,
     FORMAT_VERSION,
     Access,
@@ -51,9 +52,9 @@ def test_switch_layout(radix, cids, depth):
     m = switch_map(radix, cids, depth)
     check_layout(m)
     words = math.ceil((radix + 1) / 32)
-    assert len(m) == 7 + 5 * cids + depth
-    assert [r.name for r in m][:7] == ["ident", "radix", "collective_ids", "routing_depth",
-                                       "node_id_width", "node_id", "errors"]
+    assert len(m) == 8 + 5 * cids + depth
+    assert [r.name for r in m][:8] == ["ident", "radix", "collective_ids", "routing_depth",
+                                       "node_id_width", "node_id", "errors", "coll_burst"]
     coll, route = m.arrays
     assert (coll.name, coll.count, route.name, route.count, route.stride) == \
         ("coll", cids, "route", depth, 1)
@@ -105,6 +106,8 @@ def test_switch_fields(radix, cids, depth):
     assert [(f.name, f.width, f.offset, f.access, f.reset) for f in errors.fields] == [
         (name, 1, bit, Access.RW1C, 0) for bit, name in enumerate(ERROR_FLAGS)]
     assert all(f.desc == ERROR_FLAGS[f.name] for f in errors.fields)
+    burst = m["coll_burst"].field("cycles")
+    assert (burst.width, burst.access, burst.reset) == (4, Access.RW, COLL_BURST)
 
 
 def test_switch_small_example_addresses():
@@ -112,7 +115,7 @@ def test_switch_small_example_addresses():
     m = switch_map(radix=2, collective_ids=2, routing_depth=4)
     assert [(r.name, r.address) for r in m] == [
         ("ident", 0), ("radix", 1), ("collective_ids", 2), ("routing_depth", 3),
-        ("node_id_width", 4), ("node_id", 5), ("errors", 6),
+        ("node_id_width", 4), ("node_id", 5), ("errors", 6), ("coll_burst", 7),
         ("coll[0].ctrl", 16), ("coll[0].req_in", 17), ("coll[0].req_out", 18),
         ("coll[0].resp_in", 19), ("coll[0].resp_out", 20),
         ("coll[1].ctrl", 24), ("coll[1].req_in", 25), ("coll[1].req_out", 26),

@@ -189,6 +189,7 @@ def test_result_appears_after_latency_cycles_and_only_once():
     sim.run()
 
 
+@pytest.mark.rtl
 def test_random_stalls_hold_every_stage():
     """Seeded random en stalls and idle cycles, junk on the inputs while stalled: nothing is
     lost, duplicated or reordered, outputs hold while en is low, and every result takes
@@ -248,6 +249,7 @@ def test_without_multiplier_mul_is_unsupported():
     assert all(unsupported for tag, _, unsupported, _ in seen if stream[tag][0] == Op.MUL)
 
 
+@pytest.mark.rtl
 def test_special_values_sample():
     """A slice of the special-value table through the unit (the whole table runs under
     Verilator): fp32 add, mul, min, max of every special against +-0, +-inf and a NaN."""

@@ -217,6 +217,7 @@ async def settle(h, ctx, limit=400):
     assert h.idle, f"{len(h.expected)} results never came out, e.g. {next(iter(h.expected))}"
 
 
+@pytest.mark.rtl
 def test_latency_per_port_count():
     """Idle engine: a reduction of k ports is on ``send`` engine_latency(k) cycles after its
     last operand reached the head of its buffer (0 cycles for one port)."""
@@ -239,6 +240,7 @@ def test_latency_per_port_count():
     assert latencies == {1: 0, 2: 8, 3: 15, 4: 15}
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("k", [2, 4])
 def test_one_element_per_cycle(k):
     """Inputs and credits always there: one result per cycle, no bubble."""
@@ -259,6 +261,7 @@ def test_one_element_per_cycle(k):
     run(dut, bench)
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_skew_and_backpressure(seed):
     """Three ids (a reduction to a port, a reduction at the root multicasting, a forwarding id)
@@ -287,6 +290,7 @@ def test_random_skew_and_backpressure(seed):
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_blocked_id_does_not_hold_up_another():
     """Id 0's output returns no credits: its results wait in its own queue, and id 1 keeps
     reducing at one element per cycle; id 0 resumes when credits come back."""
@@ -317,6 +321,7 @@ def test_blocked_id_does_not_hold_up_another():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_index_mismatch_is_flagged_and_discarded():
     dut = engine()
     rng = random.Random(6)
@@ -335,6 +340,7 @@ def test_index_mismatch_is_flagged_and_discarded():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_unsupported_and_stray_flits_are_flagged_and_discarded():
     dut = engine(ids=3)
     rng = random.Random(7)

@@ -59,6 +59,7 @@ def test_level_errors(count):
         tree_shape("3")
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(("leaves", "mul", "seed"), [(5, False, 1), (4, True, 2)])
 def test_random_reductions_exit_at_their_level(leaves, mul, seed):
     """Back-to-back reductions of every size and a random operation each: every one comes out

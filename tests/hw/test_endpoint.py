@@ -148,6 +148,7 @@ def test_protocol_flits():
 
 # -- registers and memory window ----------------------------------------------------------------
 
+@pytest.mark.rtl
 def test_registers_and_memory_window():
     (ep,), sim = make(1, vector_depth=20)
     rng = random.Random(3)
@@ -181,6 +182,7 @@ def test_registers_and_memory_window():
 
 # -- the collective intrinsic -------------------------------------------------------------------
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(("op", "dtype", "seed"), [
     ("add", "int32", 1), ("max", "fp32", 2), ("xor", "uint32", 3), ("add", "fp32", 4)])
 def test_intrinsic_allreduce(op, dtype, seed):
@@ -223,6 +225,7 @@ def test_intrinsic_allreduce(op, dtype, seed):
     sim.run()
 
 
+@pytest.mark.rtl
 def test_intrinsic_modes_and_errors():
     """A reduce to endpoint 0 (endpoint 1 only sends), a broadcast whose receiver starts late,
     a barrier, and the errors: stray responses while running, a start while busy, a start
@@ -352,6 +355,7 @@ def run_schedule(algorithm, shape, op, dtype, n, seed, *, base=1, stall=0.3, ste
     return result
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(("algorithm", "shape", "op", "dtype", "n", "seed"), [
     ("swing-l", 2, "add", "fp32", 7, 1),
     ("swing-b", 2, "mul", "int32", 9, 2),
@@ -376,6 +380,7 @@ def test_step_engine_schedules(algorithm, shape, op, dtype, n, seed):
         assert len(kinds) == want_data + want_cts
 
 
+@pytest.mark.rtl
 def test_step_engine_errors_and_restart():
     """Stray DATA and CTS flits raise ``error`` and are discarded; too many steps is refused;
     a second run of the same table gives the same result."""
@@ -443,6 +448,7 @@ def test_step_engine_errors_and_restart():
     sim.run()
 
 
+@pytest.mark.rtl
 def test_host_p2p_passes_through():
     """Host flits leave with the node id as source, class HOST, and reach the other host,
     in order, while a step table runs."""
@@ -507,6 +513,7 @@ def test_host_p2p_passes_through():
     sim.run()
 
 
+@pytest.mark.rtl
 def test_step_engine_overlapping_ranges_with_different_peers():
     """A table the generators do not produce but the registers allow: each rank sends to the
     next and receives from the previous. Rank 0 sends all 64 elements and receives the last 16,

@@ -31,6 +31,7 @@ def random_flit(rng, serial):
     return Flit.response(rng.randrange(2), 0, serial)
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(("depth", "p_valid", "p_pop"), [(4, 0.9, 0.5), (1, 0.5, 0.9),
                                                         (6, 1.0, 1.0)])
 def test_everything_arrives_in_order_per_input_and_vc(depth, p_valid, p_pop):

@@ -11,9 +11,17 @@ import pytest
 from amaranth.sim import Simulator
 
 from innet.gen.regmap import port_mask
+from innet.gen.regmap.switch import COLL_BURST
 from innet.hw.collective import CollectivePath
 from innet.hw.flit import Flit, FlitParams, Kind
-from innet.hw.switch import CREDIT_ROUND_TRIP, ERROR_FIELDS, Switch, SwitchCore
+from innet.hw.switch import (
+    CREDIT_ROUND_TRIP,
+    ERROR_FIELDS,
+    HOP_CYCLES,
+    STAGED_FLITS,
+    Switch,
+    SwitchCore,
+)
 from innet.sim.tb.bus import sim_read, sim_write
 from innet.sim.tb.links import Backpressure, LinkSink, LinkSource
 
@@ -25,7 +33,7 @@ def small_switch(**kwargs):
     # The fabric with the pass-through collective path (requests forwarded from any port, no
     # reduction); the collective engine is tested in tests/hw/test_ceng*.py and
     # tests/sim/test_ceng_rtl.py.
-    args = {"radix": RADIX, "routing_depth": 4, "collective_ids": 2, "buffer_depth": 4,
+    args = {"radix": RADIX, "routing_depth": 4, "collective_ids": 2, "buffer_depth": 5,
             "collective": CollectivePath}
     args.update(kwargs)
     return Switch(**args)
@@ -70,8 +78,10 @@ class Links:
                 flit = p.unpack(ctx.get(dut.o[q].payload.as_value()))
                 sink.receive(flit)
                 self.arrivals.append((self.cycle, q, flit))
-            for v in range(p.vcs):
-                assert ctx.get(dut.credit_counts[q][v]) == sink.expected_credits(v)
+            staged = [sink.expected_credits(v) - ctx.get(dut.credit_counts[q][v])
+                      for v in range(p.vcs)]
+            assert min(staged) >= 0, (self.cycle, q, staged)
+            assert sum(staged) <= STAGED_FLITS, (self.cycle, q, staged)
             ctx.set(dut.o[q].credit, sink.credits())
             sent = src.send()
             ctx.set(dut.i[q].valid, sent is not None)
@@ -82,7 +92,7 @@ class Links:
         self.cycle += 1
 
 
-def test_idle_latency_is_two_cycles_and_credit_comes_back():
+def test_idle_latency_is_hop_cycles_and_credit_comes_back():
     dut = small_switch()
     p = dut.params
 
@@ -100,8 +110,9 @@ def test_idle_latency_is_two_cycles_and_credit_comes_back():
             if ctx.get(dut.i[LOCAL].credit):
                 seen.setdefault("credit", (cycle, ctx.get(dut.i[LOCAL].credit)))
             await ctx.tick()
-        # In on cycle 0, out on cycle 2; from the local port it keeps hop 0 on its first link.
-        assert seen["flit"] == (2, flit)
+        # In on cycle 0, out on cycle 3; from the local port it keeps hop 0 on its first link.
+        # The credit is on its way back from the allocation cycle: on the link in cycle 2.
+        assert seen["flit"] == (HOP_CYCLES, flit)
         assert seen["credit"] == (2, 1 << p.vc(flit))
 
     run(dut, bench)
@@ -142,6 +153,7 @@ def test_one_stream_runs_at_one_flit_per_cycle():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_random_traffic_with_backpressure_small_switch():
     """Every flit once, at its routed port, in order per (input, VC); credits exact."""
     dut = small_switch(routing_depth=4, p2p_vcs=2)
@@ -169,6 +181,8 @@ def test_random_traffic_with_backpressure_small_switch():
                 break
             await links.step(ctx)
         assert all(src.idle for src in links.src)
+        for _ in range(HOP_CYCLES):  # credits come back before the last flits leave
+            await links.step(ctx)
         got = {f.payload: (q, f) for _, q, f in links.arrivals}
         assert len(got) == len(links.arrivals) == len(sent)
         order = {}
@@ -212,7 +226,9 @@ def test_root_turns_requests_into_one_multicast():
             (1, Flit.request(0, index=8, payload=43))]
         # Both want output 1 in the same cycle: the request of id 0 wins (least recently
         # granted, ties to the lower id) and the multicast follows one cycle later.
-        assert [(c, f.cid) for c, _, f in sorted(arrivals)] == [(2, 0), (3, 1), (3, 1), (3, 1)]
+        h = HOP_CYCLES
+        assert [(c, f.cid) for c, _, f in sorted(arrivals)] == [(h, 0), (h + 1, 1), (h + 1, 1),
+                                                                 (h + 1, 1)]
 
     run(dut, bench)
 
@@ -226,13 +242,13 @@ def test_multicast_waits_for_every_credit():
         links = Links(dut, random.Random(5))
         for n in range(10):
             links.src[LOCAL].push(Flit.response(0, index=n, payload=n))
-        # Port 1 returns no credits: after 4 flits (its buffer depth) the multicast stops on
+        # Port 1 returns no credits: after its buffer depth of flits the multicast stops on
         # both ports although port 0 has credits.
         links.sink[1].bp = Backpressure(0.0, 0.0)
         for _ in range(20):
             await links.step(ctx)
         per_port = [sum(1 for _, q, _ in links.arrivals if q == port) for port in (0, 1)]
-        assert per_port == [4, 4]
+        assert per_port == [dut.buffer_depth, dut.buffer_depth]
         links.sink[1].bp = Backpressure(1.0, 0.0)
         for _ in range(20):
             await links.step(ctx)
@@ -242,8 +258,9 @@ def test_multicast_waits_for_every_credit():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_collective_overtakes_p2p_at_a_busy_output():
-    """Both inputs flood output 1 with p2p; requests still cross in the minimum 2 cycles."""
+    """Both inputs flood output 1 with p2p; requests still cross in the minimum cycles."""
     dut = small_switch()
     rng = random.Random(6)
 
@@ -270,9 +287,10 @@ def test_collective_overtakes_p2p_at_a_busy_output():
         p2p = [f.payload for _, _, f in links.departures if f.kind is Kind.P2P]
         assert len(came) == len(left)
         assert len(reqs) > 20
-        # Output 1 is offered two p2p flits per cycle, yet every request crosses in 2 cycles.
-        assert {came[r] - left[r] for r in reqs} == {2}
-        assert max(came[x] - left[x] for x in p2p) > 2
+        # Output 1 is offered two p2p flits per cycle, yet every request crosses in the
+        # minimum HOP_CYCLES.
+        assert {came[r] - left[r] for r in reqs} == {HOP_CYCLES}
+        assert max(came[x] - left[x] for x in p2p) > HOP_CYCLES
         # Overtaking: p2p flits that entered before a request and left after it.
         overtaken = sum(1 for r in reqs for x in p2p if left[x] < left[r] and came[x] > came[r])
         assert overtaken > 20
@@ -360,8 +378,8 @@ def test_parameter_errors(kwargs, error, message):
 def test_core_parameter_errors():
     with pytest.raises(TypeError, match=r"^Params must be a FlitParams, not 32$"):
         SwitchCore(2, 32)
-    with pytest.raises(ValueError, match=r"^Buffer depth must be at least 4 \(the credit round "
-                                         r"trip\) for full throughput, not 3$"):
+    with pytest.raises(ValueError, match=rf"^Buffer depth must be at least {CREDIT_ROUND_TRIP} "
+                                         r"\(the credit round trip\) for full throughput, not 3$"):
         SwitchCore(2, FlitParams(), 3)
 
 
@@ -406,5 +424,68 @@ def test_error_flags_read_and_clear_through_the_bus():
         for _ in range(6):
             await links.step(ctx)
         assert reg.decode(await read(ctx, dut, "errors"))["no_route"] == 1
+
+    run(dut, bench)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("burst", [0, 1, 2, 4, COLL_BURST, 15])
+def test_p2p_keeps_its_floor_under_saturating_collective_traffic(burst):
+    """Requests of id 0 from port 0 and p2p flits from the local port both want output 1 every
+    cycle: p2p gets one cycle in ``burst + 1`` of it (none with the floor off), collective
+    traffic the rest, and the output never idles."""
+    dut = small_switch()
+    window = 240
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[0]", port=1, valid=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].req_out", port=1)
+        await write(ctx, dut, "coll_burst", cycles=burst)
+        links = Links(dut, random.Random(7), Backpressure(1.0, 0.0))
+        serial = 0
+        for _ in range(window + 40):
+            for q, make in ((0, Flit.request), (LOCAL, Flit.p2p)):
+                if links.src[q].pending < 8:
+                    flit = make(0, index=0, payload=serial) if q == 0 else make(
+                        dst=0, src=3, payload=serial)
+                    links.src[q].push(flit)
+                    serial += 1
+            await links.step(ctx)
+        seen = [f.kind for c, q, f in links.arrivals if q == 1 and 40 <= c < 40 + window]
+        assert len(seen) == window
+        p2p = seen.count(Kind.P2P)
+        if burst == 0:
+            assert p2p == 0
+        else:
+            assert window // (burst + 1) <= p2p <= -(-window // (burst + 1))
+            runs = "".join("p" if kind is Kind.P2P else "c" for kind in seen).split("p")
+            assert max(len(run) for run in runs) == burst
+
+    run(dut, bench)
+
+
+def test_every_hop_vc_crosses_an_idle_switch_in_hop_cycles():
+    """A flit on either p2p VC, from a network port, alone in the switch: out after HOP_CYCLES
+    whichever VC the input offered last."""
+    dut = small_switch()
+    p = dut.params
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[3]", port=1, valid=1)
+        for hop in (1, 0, 1, 1, 0, 0):
+            flit = Flit.p2p(dst=3, src=1, payload=hop, hop=hop)
+            ctx.set(dut.i[0].payload.as_value(), p.pack(flit))
+            ctx.set(dut.i[0].valid, 1)
+            await ctx.tick()
+            ctx.set(dut.i[0].valid, 0)
+            seen = None
+            for cycle in range(1, 8):
+                if seen is None and ctx.get(dut.o[1].valid):
+                    seen = cycle
+                ctx.set(dut.o[1].credit, ctx.get(dut.o[1].valid) << p.vc(flit.replace(hop=1)))
+                await ctx.tick()
+            ctx.set(dut.o[1].credit, 0)
+            assert seen == HOP_CYCLES, (hop, seen)
 
     run(dut, bench)

@@ -21,7 +21,7 @@ from innet.gen.routing import routing
 from innet.gen.topology import polarfly, torus
 from innet.hw.ceng import CollectiveEngine, engine_latency
 from innet.hw.flit import bits_for
-from innet.hw.switch import Switch
+from innet.hw.switch import HOP_CYCLES, Switch
 from innet.hw.verilog import emit
 from innet.sim import runner
 from innet.sim.golden import idle_latency
@@ -29,9 +29,9 @@ from innet.sim.tb.switchbench import SwitchBench, single
 
 pytestmark = pytest.mark.rtl
 
-SINGLE = {"radix": 8, "payload_width": 32, "buffer_depth": 4, "collective_ids": 2,
+SINGLE = {"radix": 8, "payload_width": 32, "buffer_depth": 5, "collective_ids": 2,
           "routing_depth": 16, "p2p_vcs": 2}
-NETWORK = {"buffer_depth": 4, "collective_ids": 2, "p2p_vcs": 2}
+NETWORK = {"buffer_depth": 5, "collective_ids": 2, "p2p_vcs": 2}
 
 
 def _base(top) -> dict:
@@ -121,7 +121,7 @@ def test_single_switch_latency_and_throughput():
     throughput = {int(k): v for k, v in out["throughput"].items()}
     print(f"radix-8 switch, fp32 add: cycles through the switch by contributing ports "
           f"{latency}; elements per cycle {throughput}")
-    assert latency == {k: 2 + engine_latency(k) for k in ks}
+    assert latency == {k: HOP_CYCLES + engine_latency(k) for k in ks}
     assert throughput == dict.fromkeys(ks, 1.0)
 
 
@@ -152,7 +152,7 @@ def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
 
 def test_network_idle_latency_matches_the_model():
     """One element per embedding on the idle ring: every endpoint's result arrives exactly
-    when innet.sim.golden.idle_latency says (2 cycles per switch, plus engine_latency(k)
+    when innet.sim.golden.idle_latency says (HOP_CYCLES per switch, plus engine_latency(k)
     where a switch reduces k ports)."""
     _, _, topo = network_bench()
     embeddings = [embed(topo, op="add", dtype="fp32", collective_id=0),
