@@ -4,24 +4,31 @@
 arbitration unit of every switch; round-robin within a class so no input starves).
 :class:`ConflictArbiter` grants a set of requesters whose target sets do not overlap, in
 least-recently-granted order; the collective path uses it so that multicast flits that need
-several outputs at once are never starved. Each has a Python model for the unit tests.
+several outputs at once are never starved. Each has a Python model for the unit tests, and
+formal properties beside it (:func:`round_robin_properties`, :func:`conflict_properties`, proved
+by :mod:`innet.sim.formal`).
 """
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Assert, Cover, Fragment
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
 __all__ = [
+    "CONFLICT_PROPERTIES",
+    "ROUND_ROBIN_PROPERTIES",
     "ConflictArbiter",
     "ConflictArbiterModel",
     "RoundRobin",
     "RoundRobinModel",
     "any_of",
+    "conflict_properties",
     "onehot_mux",
+    "round_robin_properties",
 ]
 
 
@@ -92,7 +99,7 @@ class RoundRobin(wiring.Component):
         m = Module()
         n = self._count
         # mask: requesters after the last granted one (all ones at reset).
-        mask = Signal(n, init=(1 << n) - 1)
+        self._mask = mask = Signal(n, init=(1 << n) - 1, name="mask")
         masked = Signal(n)
         m.d.comb += masked.eq(self.requests & mask)
         pick = Signal(n)
@@ -172,8 +179,8 @@ class ConflictArbiter(wiring.Component):
         m = Module()
         n = self._count
         # beats[(i, j)] for i < j: requester i has priority over requester j.
-        beats = {(i, j): Signal(init=1, name=f"beats_{i}_{j}")
-                 for i in range(n) for j in range(i + 1, n)}
+        self._beats = beats = {(i, j): Signal(init=1, name=f"beats_{i}_{j}")
+                               for i in range(n) for j in range(i + 1, n)}
 
         def over(a, b):
             return beats[(a, b)] if a < b else ~beats[(b, a)]
@@ -214,3 +221,150 @@ class ConflictArbiterModel:
         self.order = ([i for i in self.order if not granted >> i & 1]
                       + [i for i in self.order if granted >> i & 1])
         return granted
+
+
+# -- formal properties -------------------------------------------------------------------------
+
+#: The formal properties of :class:`RoundRobin`, by name (:func:`round_robin_properties`).
+ROUND_ROBIN_PROPERTIES = {
+    "one-hot": "the grant is one-hot, goes only to a requester, and is given whenever anyone "
+               "requests",
+    "fair": "a requester that keeps requesting sees at most count - 1 taken grants to others "
+            "before its own: it is granted within count taken grants",
+}
+
+#: The formal properties of :class:`ConflictArbiter`, by name (:func:`conflict_properties`).
+CONFLICT_PROPERTIES = {
+    "disjoint": "grants go only to requesters, the target sets granted together are pairwise "
+                "disjoint, and someone is granted whenever anyone requests",
+    "fair": "a requester that keeps requesting, whatever its and the others' target sets, is "
+            "granted within count cycles",
+}
+
+
+def _check_property(kind: str, name: str, known: dict[str, str]) -> None:
+    if name not in known:
+        raise ValueError(f"{kind} property must be one of {', '.join(known)}, not {name!r}")
+
+
+def _waits(m: Module, count: int, waiting, served) -> list[Signal]:
+    """Per requester, a counter of the events ``waiting[i]`` since it was last ``served[i]``
+    or stopped requesting (the harness's view of fairness)."""
+    waited = [Signal(range(count + 2), name=f"waited_{i}") for i in range(count)]
+    for i in range(count):
+        with m.If(served[i]):
+            m.d.sync += waited[i].eq(0)
+        with m.Elif(waiting[i] & (waited[i] <= count)):
+            m.d.sync += waited[i].eq(waited[i] + 1)
+    return waited
+
+
+def round_robin_properties(name: str, count: int = 4, *, block: type = RoundRobin
+                           ) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(count)`` driven by free inputs, with the property ``name`` of
+    :data:`ROUND_ROBIN_PROPERTIES` as ``Assert`` and a ``Cover`` that shows it is not vacuous
+    (for ``fair``: some requester waits the full ``count - 1`` grants).
+
+    The arbiter's own elaboration is unchanged; ``block`` may be a variant (a mutation).
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`ROUND_ROBIN_PROPERTIES`.
+    """
+    _check_property("Round-robin", name, ROUND_ROBIN_PROPERTIES)
+    m = Module()
+    dut = block(count)
+    m.submodules.dut = Fragment.get(dut, None)  # elaborated here: its state is at hand
+    mask = getattr(dut, "_mask", None)
+    requests, take = Signal(count, name="requests"), Signal(name="take")
+    m.d.comb += [dut.requests.eq(requests), dut.take.eq(take)]
+    grant = dut.grant
+    if name == "one-hot":
+        m.d.comb += [
+            Assert((grant & (grant - 1)[:count]) == 0),
+            Assert((grant & ~requests) == 0),
+            Assert(grant.any() == requests.any()),
+            Cover(requests.all() & grant[count - 1]),
+        ]
+        return m, [requests, take]
+    taken = take & grant.any()
+    waited = _waits(m, count, [taken & ~grant[i] for i in range(count)],
+                    [~requests[i] | (take & grant[i]) for i in range(count)])
+    m.d.comb += [Assert(w <= count - 1) for w in waited]
+    m.d.comb += Cover(any_of(w == count - 1 for w in waited))
+    if mask is not None:
+        # Inductive strengthening: the mask is "requesters from p up", and a waiting requester
+        # is at most count - 1 - waited places after p.
+        m.d.comb += [Assert(~mask[i] | mask[i + 1]) for i in range(count - 1)]
+        first = Signal(range(count), name="first")  # p: the first requester searched
+        for i in reversed(range(count)):
+            with m.If(mask[i]):
+                m.d.comb += first.eq(i)
+        for i in range(count):
+            distance = Mux(first <= i, i - first, i + count - first)
+            m.d.comb += Assert(~requests[i] | (waited[i] + distance <= count - 1))
+    return m, [requests, take]
+
+
+def conflict_properties(name: str, count: int = 3, width: int = 3, *,
+                        block: type = ConflictArbiter) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(count, width)`` driven by free inputs, with the property
+    ``name`` of :data:`CONFLICT_PROPERTIES` as ``Assert`` and a ``Cover`` that shows it is not
+    vacuous (for ``disjoint``: two requesters granted together; for ``fair``: some requester
+    waits the full ``count - 1`` cycles).
+
+    The arbiter's own elaboration is unchanged; ``block`` may be a variant (a mutation).
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`CONFLICT_PROPERTIES`.
+    """
+    _check_property("Conflict arbiter", name, CONFLICT_PROPERTIES)
+    m = Module()
+    dut = block(count, width)
+    m.submodules.dut = Fragment.get(dut, None)  # elaborated here: its state is at hand
+    beats = getattr(dut, "_beats", None)
+    requests = Signal(count, name="requests")
+    targets = [Signal(width, name=f"targets_{i}") for i in range(count)]
+    m.d.comb += dut.requests.eq(requests)
+    m.d.comb += [dut.targets[i].eq(targets[i]) for i in range(count)]
+    grant = dut.grant
+    ports = [requests, *targets]
+    if beats is not None:
+        # Inductive strengthening: priority is a total order (transitive), and a waiting
+        # requester has at most count - 1 - waited requesters above it.
+        def over(a: int, b: int) -> Value:
+            return beats[(a, b)] if a < b else ~beats[(b, a)]
+
+        m.d.comb += [Assert(~(over(a, b) & over(b, c)) | over(a, c))
+                     for a in range(count) for b in range(count) for c in range(count)
+                     if len({a, b, c}) == 3]
+        above = [sum(over(j, i) for j in range(count) if j != i) for i in range(count)]
+    if name == "disjoint":
+        pairs = [(i, j) for i in range(count) for j in range(i + 1, count)]
+        m.d.comb += [Assert((grant & ~requests) == 0), Assert(grant.any() == requests.any())]
+        m.d.comb += [Assert(~(grant[i] & grant[j]) | ~(targets[i] & targets[j]).any())
+                     for i, j in pairs]
+        m.d.comb += Cover(any_of(grant[i] & grant[j] & targets[i].any() & targets[j].any()
+                                 for i, j in pairs))
+        return m, ports
+    waited = _waits(m, count, [requests[i] & ~grant[i] for i in range(count)],
+                    [~requests[i] | grant[i] for i in range(count)])
+    m.d.comb += [Assert(w <= count - 1) for w in waited]
+    m.d.comb += Cover(any_of(w == count - 1 for w in waited))
+    if beats is not None:
+        m.d.comb += [Assert(~requests[i] | (waited[i] + above[i] <= count - 1))
+                     for i in range(count)]
+    return m, ports

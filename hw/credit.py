@@ -3,18 +3,20 @@
 PIUMA, "Pipelined Reduction": "PIUMA switches employ a credit signal based mechanism to track
 the buffer space on the neighboring switches. If the buffer on a neighbor is full, the
 corresponding output port is labeled unavailable". One :class:`CreditCounter` per output port
-and virtual channel; :class:`CreditModel` is its Python model.
+and virtual channel; :class:`CreditModel` is its Python model; :func:`credit_properties` states
+its formal properties (:data:`CREDIT_PROPERTIES`, proved by :mod:`innet.sim.formal`).
 """
 
 from __future__ import annotations
 
-from amaranth import Module
+from amaranth import Module, Signal
+from amaranth.hdl import Assert, Assume, Cover
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CreditCounter", "CreditModel"]
+__all__ = ["CREDIT_PROPERTIES", "CreditCounter", "CreditModel", "credit_properties"]
 
 
 class CreditCounter(wiring.Component):
@@ -101,3 +103,60 @@ class CreditModel:
                 self.error = True
             else:
                 self.count += 1
+
+
+#: The formal properties of :class:`CreditCounter`, by name (:func:`credit_properties`).
+CREDIT_PROPERTIES = {
+    "in-range": "count stays within 0..depth whatever the sender and the receiver do",
+    "no-credit-no-send": "available is low whenever no credit is held; a sender that sends "
+                         "only while available, with a receiver that returns one credit per "
+                         "flit, never has more than depth flits in flight, count is depth "
+                         "minus the flits in flight and error stays low",
+}
+
+
+def credit_properties(name: str, depth: int = 5, *, block: type = CreditCounter
+                      ) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(depth)`` driven by free inputs, with the property ``name`` of
+    :data:`CREDIT_PROPERTIES` as ``Assert`` (``Assume`` for what the environment promises) and
+    a ``Cover`` that shows the property is not vacuous.
+
+    The counter's own elaboration is unchanged; ``block`` may be a variant (a mutation) with the
+    same interface.
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs (the ports for :func:`amaranth.back.rtlil.convert`).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`CREDIT_PROPERTIES`.
+    """
+    if name not in CREDIT_PROPERTIES:
+        raise ValueError(f"Credit counter property must be one of "
+                         f"{', '.join(CREDIT_PROPERTIES)}, not {name!r}")
+    m = Module()
+    m.submodules.dut = dut = block(depth)
+    take, give = Signal(name="take"), Signal(name="give")
+    m.d.comb += [dut.take.eq(take), dut.give.eq(give)]
+    if name == "in-range":
+        m.d.comb += [Assert(dut.count <= depth), Cover(dut.count == 0)]
+        return m, [take, give]
+    # Flits sent and not yet returned as credits, counted by the harness.
+    flight = Signal(range(2 * depth + 2), name="flight")
+    full = Signal(name="was_full")
+    m.d.comb += [
+        Assert(dut.available == (dut.count != 0)),
+        Assume(~take | dut.available),  # the sender
+        Assume(~give | (flight != 0)),  # the receiver returns credits only for flits it holds
+        Assert(flight <= depth),
+        Assert(dut.count == depth - flight),
+        Assert(~dut.error),
+        Cover(full & (dut.count == depth)),  # filled the buffer, then drained it
+    ]
+    m.d.sync += flight.eq(flight + take - give)
+    with m.If(flight == depth):
+        m.d.sync += full.eq(1)
+    return m, [take, give]

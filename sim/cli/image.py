@@ -5,6 +5,7 @@
     innet image build piuma --nodes 2 --sockets 2 --cores 4 ...
     innet image inspect net.img [--steps] [--routes] [--force] [--json]
     innet image validate net.img [--json]
+    innet image check net.img [-o cdg.graphml] [--json]
 
 ``--embed`` configures one in-network collective per use, on the next free collective id:
 ``KIND[:key=value...]`` with kind ``allreduce``, ``reduce``, ``broadcast`` or ``barrier`` and
@@ -14,6 +15,12 @@ or the path of an embedding JSON written by ``innet embed -o DIR`` (``DIR/embedd
 ``recdoub-l``, ``ring`` or ``bucket`` (ranks laid out on the torus or HyperX shape, or as a
 ring of all nodes on PolarFly and PIUMA), or from a schedule JSON written by ``innet swing -o
 DIR``.
+
+``build`` refuses, and ``check`` reports, a configuration that can deadlock: one whose
+channel-dependency graph (:mod:`innet.gen.deadlock`: the routing tables with their hop-indexed
+p2p VCs, and the collective trees of every enabled id) has a cycle. The p2p VCs are taken as
+the topology's diameter, the fewest the network RTL accepts; more VCs only remove
+dependencies, so an image that passes is free of deadlock on any network RTL it loads on.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any
 
 import click
 
+from innet.gen.regmap.switch import COLL_BURST
 from innet.sim.cli._common import (
     FAILED,
     console,
@@ -129,7 +137,7 @@ def _size(count: int) -> str:
 
 @click.group("image")
 def command() -> None:
-    """Build, inspect and validate network configuration images."""
+    """Build, inspect, validate and check (for deadlock) network configuration images."""
 
 
 @command.command("build")
@@ -159,6 +167,9 @@ def command() -> None:
                    f"[--elements].")
 @click.option("--node-id-width", type=int, default=16, show_default=True,
               help="Bits of a node id.")
+@click.option("--coll-burst", type=click.IntRange(0, 15), default=COLL_BURST, show_default=True,
+              help="The p2p floor of every switch: collective flits an output sends in a row "
+                   "while a p2p flit waits, at most (0: no limit).")
 @click.option("--format", "fmt", type=click.Choice(["bin", "hex", "json"]), default=None,
               help="Encoding [from the -o suffix: .img/.bin, .hex/.mem, .json; else bin].")
 @output_option("Write the image to this file.", required=True)
@@ -167,14 +178,15 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
                   op: str, dtype: str, routes: bool, fail_links: str | None,
                   fail_switches: str | None, radix: int | None, collective_ids: int | None,
                   routing_depth: int | None, step_depth: int | None, vector_depth: int | None,
-                  node_id_width: int, fmt: str | None, output: Path, as_json: bool,
-                  **options: Any) -> None:
+                  node_id_width: int, coll_burst: int, fmt: str | None, output: Path,
+                  as_json: bool, **options: Any) -> None:
     """Build the configuration image of the network of KIND (polarfly, hyperx, torus, piuma):
     every switch and endpoint's registers.
 
     --op and --dtype are the step engine's and those of every --embed without op= or dtype=.
     """
     from innet.gen.compare import host_shape
+    from innet.gen.deadlock import check, image_graph
     from innet.gen.image import build_image, encode, format_for
 
     network = topology_from_args(kind, options)
@@ -193,7 +205,8 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
                         elements=elements, op=op, dtype=dtype, radix=radix,
                         collective_ids=collective_ids, routing_depth=routing_depth,
                         step_depth=step_depth, vector_depth=vector_depth,
-                        node_id_width=node_id_width, **failures)
+                        node_id_width=node_id_width, coll_burst=coll_burst, **failures)
+    check(image_graph(image))
     fmt = fmt or format_for(output)
     data = encode(image, fmt)
     write_atomic(output, data)
@@ -488,3 +501,59 @@ def validate_command(path: Path, as_json: bool) -> None:
     click.echo(f"{path}: valid ({fmt}, format {image.version}): {image.nodes} switches and "
                f"{image.nodes} endpoints, collective ids {ids}, {tables}, CRC "
                f"{image.header.crc32:#010x}")
+
+
+@command.command("check")
+@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@output_option("Write the channel-dependency graph to this file (GraphML).")
+@json_option
+def check_command(path: Path, output: Path | None, as_json: bool) -> None:
+    """Check an image for deadlock: exit 0 if its channel-dependency graph is acyclic, else 1
+    with the cycle (switches, ports and VCs).
+
+    The graph joins every channel (a VC of a link direction) to the channels a flit holding it
+    may wait for: along every route of the routing tables (p2p VCs hop-indexed, as many as the
+    topology's diameter), and along the request and response trees of every enabled collective
+    id (one request VC per id, one response VC shared by all).
+    """
+    from innet.gen.deadlock import image_collectives, image_graph
+
+    image, fmt = _read(path)
+    graph = image_graph(image)
+    cycle = graph.cycle()
+    if output is not None:
+        write_atomic(output, _graphml(graph, cycle))
+    ids = sorted(image_collectives(image))
+    message = None if cycle is None else f"Deadlock: {graph.describe(cycle)}"
+    if as_json:
+        print_json({"path": str(path), "format": fmt, "deadlock_free": cycle is None,
+                    "error": message, "p2p_vcs": graph.p2p_vcs, "collective_ids_used": ids,
+                    "channels": len(graph.channels), "dependencies": len(graph),
+                    "cycle": None if cycle is None else [
+                        {"node": c.node, "port": c.port, "peer": c.peer, "vc": c.vc,
+                         "vc_name": graph.vc_name(c.vc)} for c in cycle]})
+        if cycle is not None:
+            raise SystemExit(FAILED)
+        return
+    if cycle is not None:
+        fail(f"{path}: {message}", code=FAILED)
+    used = ", ".join(map(str, ids)) or "none"
+    click.echo(f"{path}: free of deadlock: the channel-dependency graph of the routes "
+               f"({graph.p2p_vcs} hop-indexed p2p VCs) and collective ids {used} is acyclic "
+               f"({len(graph):,} dependencies among {len(graph.channels):,} channels)")
+
+
+def _graphml(graph, cycle) -> str:
+    """The channel-dependency graph as GraphML: a vertex per channel (``node``, ``port``,
+    ``peer``, ``vc``, ``vc_name``, ``on_cycle``), an edge per dependency (``causes``)."""
+    import networkx as nx
+
+    on = set(cycle or ())
+    out = nx.DiGraph()
+    for c in sorted(graph.channels):
+        out.add_node(f"{c.node}.{c.port}.{c.vc}", node=c.node, port=c.port, peer=c.peer,
+                     vc=c.vc, vc_name=graph.vc_name(c.vc), on_cycle=c in on)
+    for (a, b), causes in sorted(graph.edges.items()):
+        out.add_edge(f"{a.node}.{a.port}.{a.vc}", f"{b.node}.{b.port}.{b.vc}",
+                     causes=" ".join(sorted(causes)))
+    return "\n".join(nx.generate_graphml(out)) + "\n"

@@ -1,4 +1,4 @@
-"""``innet image build | inspect | validate``."""
+"""``innet image build | inspect | validate | check``."""
 
 import json
 import re
@@ -221,3 +221,106 @@ def test_build_with_failures(tmp_path):
     assert decode((tmp_path / "g.img").read_bytes()).failed_links == ((0, 1),)
     code, text = run("inspect", tmp_path / "g.img")
     assert "  failures    links 0-1; switches none" in text.splitlines()
+
+
+# -- deadlock check -------------------------------------------------------------------------------
+
+#: Five allreduce ids on a chordless 5-cycle of PolarFly q=3, each rooted one node further on:
+#: their response trees close a cycle on the response VC all ids share.
+PENTAGON = [0, 1, 5, 9, 10]
+PENTAGON_CYCLE = ("Deadlock: cyclic channel dependency 0 -(port 0, VC 7)-> 1 -(port 2, VC 7)-> "
+                  "5 -(port 2, VC 7)-> 9 -(port 2, VC 7)-> 10 -(port 0, VC 7)-> 0; VC 7 = "
+                  "responses of every id; from collective ids 0, 1, 2, 3, 4")
+
+
+def _pentagon_specs():
+    ring = PENTAGON
+    return [f"allreduce:root={ring[i]}:participants="
+            + ",".join(str(ring[(i + j) % 5]) for j in range(3)) for i in range(5)]
+
+
+def test_build_refuses_a_configuration_that_can_deadlock(innet, tmp_path):
+    args = [a for spec in _pentagon_specs() for a in ("--embed", spec)]
+    done = innet("image", "build", "polarfly", "--q", "3", *args, "-o", "net.img", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == f"innet: error: {PENTAGON_CYCLE}\n"
+    assert list(tmp_path.iterdir()) == []
+    code, text = run("build", "polarfly", "--q", 3, *args[:8], "-o", tmp_path / "four.img")
+    assert code == 0, text
+
+
+def test_build_refuses_detours_longer_than_the_vcs(innet, tmp_path):
+    done = innet("image", "build", "polarfly", "--q", "3", "--fail-links",
+                 "2-4,9-10,2-3,6-11", "-o", "net.img", cwd=tmp_path)
+    assert done.returncode == 2
+    assert re.fullmatch(r"innet: error: Deadlock: cyclic channel dependency 0 -\(port 0, VC 1\)"
+                        r"-> 1 .*-> 0; VC 1 = p2p hops 1 and up; from routes toward nodes "
+                        r"[0-9, ]+ and \d+ more\n", done.stderr)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_accepts_an_acyclic_image(tmp_path):
+    path = tmp_path / "net.img"
+    path.write_bytes(encode(sample()))
+    code, text = run("check", path)
+    assert code == 0, text
+    assert text == (f"{path}: free of deadlock: the channel-dependency graph of the routes "
+                    f"(3 hop-indexed p2p VCs) and collective ids 0 is acyclic (29 dependencies "
+                    f"among 32 channels)\n")
+
+
+def test_check_reports_the_cycle_of_an_image(innet, tmp_path):
+    topo = polarfly(3)
+    made = [embed(topo, [PENTAGON[(i + j) % 5] for j in range(3)], root=PENTAGON[i],
+                  collective_id=i) for i in range(5)]
+    path = tmp_path / "net.json"
+    path.write_text(encode(build_image(topo, routes=routing(topo), embeddings=made,
+                                       elements=8), "json"))
+    done = innet("image", "check", path, "-o", tmp_path / "cdg.graphml")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == f"innet: error: {path}: {PENTAGON_CYCLE}\n"
+    import networkx as nx
+
+    graph = nx.read_graphml(tmp_path / "cdg.graphml")
+    on = sorted((d["node"], d["port"], d["vc"]) for _v, d in graph.nodes(data=True)
+                if d["on_cycle"])
+    assert on == [(0, 0, 7), (1, 2, 7), (5, 2, 7), (9, 2, 7), (10, 0, 7)]
+    code, text = run("check", path, "--json")
+    assert code == 1
+    data = json.loads(text)
+    assert (data["deadlock_free"], data["error"], data["p2p_vcs"]) == (False, PENTAGON_CYCLE, 2)
+    assert data["collective_ids_used"] == [0, 1, 2, 3, 4]
+    assert data["cycle"][0] == {"node": 0, "port": 0, "peer": 1, "vc": 7,
+                                "vc_name": "responses of every id"}
+
+
+def test_check_rejects_an_invalid_image_first(tmp_path):
+    path = tmp_path / "bad.img"
+    data = bytearray(encode(sample()))
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    code, text = run("check", path)
+    assert code == 2
+    assert text.startswith(f"innet: error: {path}: Header: CRC mismatch")
+
+
+def test_build_sets_the_p2p_floor_of_every_switch(innet, tmp_path):
+    """--coll-burst lands in every switch's coll_burst register, decoded by the loader's
+    decoder; out of range is one line, exit 2, nothing written."""
+    from innet.gen.image import decode
+    from innet.gen.regmap.switch import COLL_BURST
+
+    for burst in (COLL_BURST, 0, 15):
+        out = tmp_path / f"net{burst}.img"
+        args = ["image", "build", "torus", "--shape", "3x3", "-o", str(out)]
+        result = innet(*args, *(["--coll-burst", str(burst)] if burst != COLL_BURST else []))
+        assert result.returncode == 0, result.stderr
+        image = decode(out.read_bytes())
+        assert {image.values(t)["coll_burst"]["cycles"] for t in image.switches()} == {burst}
+    bad = innet("image", "build", "torus", "--shape", "3x3", "--coll-burst", "16",
+                "-o", str(tmp_path / "bad.img"))
+    assert bad.returncode == 2
+    assert "--coll-burst" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "bad.img").exists()

