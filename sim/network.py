@@ -23,6 +23,7 @@ __all__ = [
     "ALGOS",
     "HOST_SCHEDULES",
     "KINDS",
+    "LOADS",
     "PATTERNS",
     "Outcome",
     "Scenario",
@@ -43,6 +44,8 @@ HOST_SCHEDULES = {"swing-l": "swing-l", "swing-b": "swing-b", "recdoub": "recdou
 KINDS = ("allreduce", "reduce", "broadcast", "barrier")
 #: Background traffic patterns.
 PATTERNS = ("uniform", "permutation")
+#: How :func:`simulate` loads images and vectors.
+LOADS = ("lanes", "bus")
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,9 @@ class Outcome:
     predicted_arrivals : dict of int to int or None
         In-network only: the same from :func:`innet.sim.golden.idle_latency` (with the link
         stages): equal to ``arrivals`` on an idle network without backpressure.
+    run_seconds : float
+        Wall-clock seconds the simulator took from the start command to the last ``done``
+        (the cycles of the collective itself, no loading).
     """
 
     scenario: Scenario
@@ -134,10 +140,13 @@ class Outcome:
     backpressure: float = 0.0
     arrivals: dict[int, int] | None = None
     predicted_arrivals: dict[int, int] | None = None
+    run_seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        """JSON-ready form: the scenario's fields under ``"scenario"`` and every result key."""
+        """JSON-ready form: the scenario's fields under ``"scenario"`` and every result key
+        but ``run_seconds`` (the machine's speed, not the design's)."""
         out = asdict(self)
+        del out["run_seconds"]
         sc = out["scenario"]
         if sc["participants"] is not None:
             sc["participants"] = list(sc["participants"])
@@ -291,8 +300,13 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
              waves: bool = False, workdir: str | Path | None = None,
              progress: Callable[[int, int], None] | None = None, backpressure: float = 0.25,
              max_elements: int | None = None,
-             link_stages: int | Mapping[tuple[int, int], int] = 0) -> list[Outcome]:
+             link_stages: int | Mapping[tuple[int, int], int] = 0, load: str = "lanes",
+             inject: tuple[str, int] | None = None, threads: int = 1) -> list[Outcome]:
     """Run scenarios on the RTL network of ``topology``, all in ONE Verilator simulation.
+
+    The bench generates the background traffic and the backpressure and checks every flit in
+    the simulated design (:mod:`innet.sim.tb.networkbench`); the testbench reads its counters
+    after each run.
 
     Parameters
     ----------
@@ -320,6 +334,16 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         one count for every link or a count per link (PIUMA's levels:
         :func:`innet.gen.topology.piuma.link_cycles`); the cost model's predictions take them
         as link latencies.
+    load : str
+        How images and vectors are loaded: ``"lanes"`` (the bench's parallel load port, every
+        switch and endpoint at once) or ``"bus"`` (the network's configuration bus, one target
+        after another, as a host would); both read every word back.
+    inject : (str, int), optional
+        A fault to inject at a node in every run, to show that the checks catch it:
+        ``"drop"``, ``"duplicate"`` or ``"reorder"`` a host flit delivered there, or
+        ``"corrupt"`` a response element on its way into the endpoint.
+    threads : int
+        Threads of the Verilated model (:func:`innet.sim.runner.build`; another build).
 
     Returns
     -------
@@ -339,6 +363,16 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
+    if load not in LOADS:
+        raise ValueError(f"Load must be one of {', '.join(LOADS)}, not {load!r}")
+    from innet.sim.tb.networkbench import INJECT
+
+    if inject is not None and (
+            not isinstance(inject, tuple) or len(inject) != 2 or inject[0] not in INJECT
+            or isinstance(inject[1], bool) or not isinstance(inject[1], int)
+            or not 0 <= inject[1] < topology.nodes):
+        raise ValueError(f"Inject must be (kind, node) with a kind of {', '.join(INJECT)} "
+                         f"and a node of the topology, not {inject!r}")
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
     if not groups or any(not g for g in groups):
         raise ValueError("Simulate needs at least one scenario per run")
@@ -357,9 +391,13 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     routes = routing(topology)
     stalls = [backpressure if g[0].backpressure is None else g[0].backpressure for g in groups]
     specs, predicted, modelled = [], [], []
+    planned: dict[tuple, tuple] = {}  # a group run again reuses its plan (a soak)
     for i, g in enumerate(groups):
-        spec, pred, arrivals = _plan(g, topology, routes, sizes, stalls[i], i, model, stages)
-        specs.append(spec)
+        key = (g, stalls[i])
+        if key not in planned:
+            planned[key] = _plan(g, topology, routes, sizes, stalls[i], i, model, stages)
+        spec, pred, arrivals = planned[key]
+        specs.append(dict(spec, label=i))
         predicted.append(pred)
         modelled.append(arrivals)
     design, top = built_network(topology, depth, stages)
@@ -373,10 +411,13 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                  "collective_ids": p.collective_ids, "p2p_vcs": p.p2p_vcs,
                  "index_width": p.index_width, "tag_width": p.tag_width},
         "memory_base": ep.memory_base, "endpoint_digest": ep.regmap.digest,
-        "switch_digest": top.switch.regmap.digest,
+        "switch_digest": top.switch.regmap.digest, "readout": top.readout,
+        "addr_width": top.addr_width, "load": load,
+        "inject": None if inject is None else [INJECT[inject[0]], inject[1]],
     }
     result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,
-                 workdir=workdir, internals=False, hier_blocks=(top.node_module,))
+                 workdir=workdir, internals=False, hier_blocks=(top.node_module,),
+                 threads=threads)
     reported = result.output["runs"]
     outcomes, at = [], 0
     for g, stall, preds, models in zip(groups, stalls, predicted, modelled, strict=True):
@@ -391,7 +432,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                 p2p_received=int(r["p2p_received"]), detail=r["detail"], backpressure=stall,
                 arrivals=None if r["arrivals"] is None else
                 {int(u): int(c) for u, c in r["arrivals"].items()},
-                predicted_arrivals=model_arrivals))
+                predicted_arrivals=model_arrivals, run_seconds=float(r["seconds"])))
             if progress is not None:
                 progress(at, total)
     return outcomes

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.etree import ElementTree
 
+from innet.gen.checks import check_int
 from innet.hw.verilog import Design
 
 __all__ = [
@@ -247,7 +248,7 @@ def mark_hier_blocks(verilog: str, modules: Sequence[str]) -> str:
 
 
 def build(design: Design, *, waves: bool = False, internals: bool = True,
-          optimize: bool = True, hier_blocks: Sequence[str] = ()) -> Path:
+          optimize: bool = True, hier_blocks: Sequence[str] = (), threads: int = 1) -> Path:
     """Build ``design`` with Verilator once and return its build directory.
 
     The directory is keyed by the design's digest, the Verilator and cocotb installations,
@@ -271,17 +272,21 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     about 110 MB of C++). With ``waves`` the build is flat instead, since Verilator traces a
     hierarchical block at its ports only. Part of the cache key.
 
+    ``threads`` above 1 builds a multi-threaded model (Verilator ``--threads``), for large
+    designs on machines with cores to spare. Part of the cache key.
+
     Raises
     ------
     TypeError
-        If ``hier_blocks`` is not a sequence of module names.
+        If ``hier_blocks`` is not a sequence of module names, or ``threads`` not an integer.
     ValueError
-        If the design has no module of a name in ``hier_blocks``.
+        If the design has no module of a name in ``hier_blocks``, or ``threads`` is below 1.
     ToolchainError
         See :func:`prepare_verilator`.
     BuildError
         If Verilator rejects the design or the C++ build fails.
     """
+    check_int("Verilator threads", threads, low=1)
     marked = mark_hier_blocks(design.verilog, hier_blocks)
     # A hierarchical block is traced at its ports only: a build with waves is flat.
     hierarchical = bool(hier_blocks) and not waves
@@ -292,6 +297,7 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
         *([] if internals else ["internals=top-module-only"]),
         *([] if optimize else ["c++=-O0"]),
         *([f"hier_blocks={','.join(sorted(hier_blocks))}"] if hierarchical else []),
+        *([f"threads={threads}"] if threads > 1 else []),
     ]).encode()).hexdigest()[:16]
     build_dir = cache_dir() / "verilator" / f"{design.toplevel}-{key}"
     marker = build_dir / ".built"
@@ -325,7 +331,8 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
                 sources=sources, hdl_toplevel=design.toplevel, build_dir=build_dir,
                 waves=waves, log_file=log, timescale=("1ns", "1ps"),
                 build_args=["-Wno-fatal", "-O3", *([] if internals else ["--no-public-flat-rw"]),
-                            *(["--hierarchical"] if hierarchical else [])],
+                            *(["--hierarchical"] if hierarchical else []),
+                            *(["--threads", str(threads)] if threads > 1 else [])],
             )
         except (RuntimeError, SystemExit) as error:
             raise BuildError(
@@ -353,7 +360,7 @@ def _failures(results: Path) -> list[tuple[str, str]]:
 def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | None = None,
         params: Mapping | None = None, seed: int | None = None, waves: bool | None = None,
         workdir: str | os.PathLike | None = None, internals: bool = True,
-        optimize: bool = True, hier_blocks: Sequence[str] = ()) -> SimResult:
+        optimize: bool = True, hier_blocks: Sequence[str] = (), threads: int = 1) -> SimResult:
     """Build ``design`` (cached) and run the cocotb tests of ``test_module`` on it.
 
     Parameters
@@ -379,6 +386,8 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
         Compile the model's C++ optimised (see :func:`build`).
     hier_blocks : sequence of str
         Modules to build as Verilator hierarchical blocks (see :func:`build`).
+    threads : int
+        Threads of the Verilated model (see :func:`build`).
 
     Returns
     -------
@@ -394,7 +403,7 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     """
     waves = waves_requested(waves)
     build_dir = build(design, waves=waves, internals=internals, optimize=optimize,
-                      hier_blocks=hier_blocks)
+                      hier_blocks=hier_blocks, threads=threads)
     keep = workdir is not None or waves
     if workdir is None:
         runs = cache_dir() / "runs"

@@ -1,10 +1,12 @@
-"""Background host p2p traffic, the host side of every endpoint in a testbench.
+"""Background host p2p traffic, the host side of every endpoint in a cocotb testbench.
 
-The network top level (:class:`innet.hw.network.Network`) and the endpoint test fixture
-(:class:`innet.sim.tb.endpointbench.EndpointBench`) give endpoint ``k`` a host port with flat
-signals: ``host_tx_valid[k]``, word ``k`` of ``host_tx_payload`` and ``host_tx_ready[k]``
-(flits the host offers) and ``host_rx_valid``/``host_rx_payload``/``host_rx_ready`` (flits
-delivered to it). :class:`HostTraffic` drives both sides from a cocotb testbench: it queues
+The endpoint test fixture (:class:`innet.sim.tb.endpointbench.EndpointBench`) gives endpoint
+``k`` a host port with flat signals (as the network top level :class:`innet.hw.network.Network`
+does; its simulation wrapper :mod:`innet.sim.tb.networkbench` generates and checks host
+traffic in the simulated design instead): ``host_tx_valid[k]``, word ``k`` of
+``host_tx_payload`` and ``host_tx_ready[k]`` (flits the host offers) and
+``host_rx_valid``/``host_rx_payload``/``host_rx_ready`` (flits delivered to it).
+:class:`HostTraffic` drives both sides from a cocotb testbench: it queues
 p2p flits of the host message class at a chosen load, to uniformly random destinations or a
 fixed permutation, offers each queue's head, and pulls delivered flits with random
 backpressure. The testbench's link monitor reports when a host flit leaves an endpoint

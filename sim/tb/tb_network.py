@@ -1,44 +1,51 @@
 """cocotb testbench of a whole network (:class:`innet.sim.tb.networkbench.NetworkBench`: the
-:class:`innet.hw.network.Network` with throttles and monitors on its local links).
+:class:`innet.hw.network.Network` with traffic generators, checkers and throttles on its local
+links).
 
 Driven by :func:`innet.sim.network.simulate`, which prepares every run (its image, its
-embeddings or schedule) and passes them as parameters. For each run the testbench
+embeddings or schedule) and passes them as parameters. cocotb never wakes in every cycle:
+the bench's own logic generates the host traffic and the backpressure and checks every flit
+(see :mod:`innet.sim.tb.networkbench`); the testbench acts between runs and waits for events.
+For each run it
 
-1. loads the run's image through the configuration bus with :class:`innet.sim.tb.loader.Loader`
-   (validated, written, read back and compared; the first image in full, later ones only the
-   words that changed) and the input vectors through the endpoints' memory windows;
+1. loads the run's image (the words that changed since the last one) and the input vectors:
+   by default through the bench's parallel load port, every switch and endpoint at once
+   (``load="lanes"``), or through the network's own configuration bus with
+   :class:`innet.sim.tb.loader.Loader`, one target after another (``load="bus"``); both read
+   every written word back and compare it;
 2. for in-network scenarios writes each endpoint's command (``coll.cmd``: collective id and
    mode from the embedding: it sends if ``LOCAL`` is in its ``req_in``, receives if in its
    ``resp_out``; ``coll.count``);
-3. starts every endpoint of the run in the same cycle (``cmd_coll_start`` or
-   ``cmd_engine_start``), offers background host p2p traffic (:class:`HostTraffic`: uniform
-   random destinations or a fixed random permutation, at the run's load; a source queue of
-   :data:`HOST_QUEUE` flits),
-   and waits for every endpoint's ``done``: the latency is the start cycle to the last
-   ``done``;
-4. drains the host traffic, waits until the network is quiet and the scoreboard empty, checks
-   that no error flag is set, and reads every result back, comparing it bit for bit with the
-   golden model: :func:`innet.sim.golden.embedding_results` (the embedding's exact reduction
-   order) for in-network collectives, :func:`innet.gen.swing.golden` for step schedules.
+3. clears the per-run latches, sets the background host traffic (uniform random destinations
+   or a fixed random derangement, at the run's load) and the backpressure, starts every
+   endpoint of the run in the same cycle (``cmd_coll_start`` or ``cmd_engine_start``) and
+   waits for ``tb_done`` (every endpoint's ``done``; the bench stamps the cycles);
+4. stops the host traffic, waits for ``tb_idle`` (nothing in flight), reads every node's
+   counters and compares them: per (source, destination) the p2p flits sent and received
+   (count and order-sensitive hash: every p2p flit exactly once and in order), the host
+   sequence numbers generated and checked, every id's response count and sum against the
+   golden values (every response exactly once per element with the golden value); then reads
+   every result back, comparing it bit for bit with the golden model
+   (:func:`innet.sim.golden.embedding_results`, the embedding's exact reduction order, for
+   in-network collectives; :func:`innet.gen.swing.golden` for step schedules).
 
-A monitor on every endpoint's local link matches flits in a scoreboard: every p2p flit (host,
-DATA, CTS) exactly once at its destination, in order per source and destination; every
-in-network response exactly once per element at every endpoint the tree delivers to, with the
-golden value. Random backpressure: the bench's credit throttles on the local links
-(``stall_rate``) and random host receive readiness.
+A fault a node latches (a host flit out of sequence or altered, a response element twice, a
+stray flit) ends the simulation at once with the node, the flit and the cycle.
 
 Parameters: ``topology`` (JSON), ``flit``, ``memory_base``, ``endpoint_digest``,
-``switch_digest``, ``seed``, ``stall_rate``, ``runs`` (see :func:`innet.sim.network.simulate`).
-Output: ``runs``, one entry per scenario.
+``switch_digest``, ``seed``, ``runs`` (see :func:`innet.sim.network.simulate`), ``readout``
+(:func:`innet.sim.tb.networkbench.readout_map`), ``load`` (``"lanes"`` or ``"bus"``),
+``inject`` (``[code, node]`` or null). Output: ``runs``, one entry per scenario.
 """
 
 from __future__ import annotations
 
 import random
+import time
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
 from innet.gen import ops
 from innet.gen.embed import Embedding
@@ -46,24 +53,31 @@ from innet.gen.image import decode
 from innet.gen.regmap import CollectiveMode
 from innet.gen.swing import build_schedule, golden
 from innet.gen.topology import LOCAL, Topology
-from innet.hw.endpoint import Message, message_of
-from innet.hw.flit import Flit, FlitParams, Kind
+from innet.hw.flit import FlitParams
 from innet.sim.golden import embedding_results
 from innet.sim.tb import kit
 from innet.sim.tb.bus import ConfigBus
-from innet.sim.tb.hosttraffic import HostTraffic
-from innet.sim.tb.links import Scoreboard
-from innet.sim.tb.loader import Loader
+from innet.sim.tb.loader import Loader, readback_mask
+from innet.sim.tb.networkbench import FAULTS, READOUT, response_mix
 
-__all__ = ["HOST_QUEUE", "TB", "test_runs"]
+__all__ = ["HOST_RX_STALL", "TB", "test_runs"]
 
-#: Host flits a node's source queue holds (offered load beyond what the network takes is
-#: dropped at the source, as a host that stops generating when its queue is full).
-HOST_QUEUE = 8
+#: While host traffic runs, a host holds its receive ready low in ``HOST_RX_STALL / 256`` of
+#: the cycles.
+HOST_RX_STALL = 77
+
+
+class _Lanes:
+    """The bench's ``lane_*`` ports under the ``cfg_*`` names :class:`ConfigBus` drives."""
+
+    def __init__(self, dut) -> None:
+        self.clk = dut.clk
+        self.cfg_addr, self.cfg_w_data = dut.lane_addr, dut.lane_w_data
+        self.cfg_w_en, self.cfg_r_data = dut.lane_w_en, dut.lane_r_data
 
 
 class TB:
-    """Bus, loader, monitors, scoreboards, host traffic and result checks."""
+    """Loads, starts, waits on events and checks the bench's counters after each run."""
 
     def __init__(self, dut) -> None:
         P = self.P = kit.params()
@@ -73,148 +87,164 @@ class TB:
         self.n = self.topology.nodes
         self.rng = random.Random(P.get("seed", 1))
         self.np_rng = np.random.default_rng(P.get("seed", 1))
+        self.lanes = P.get("load", "lanes") == "lanes"
+        self.readout = P["readout"]
         self.bus = ConfigBus(dut, select=True)
+        self.lane_bus = ConfigBus(_Lanes(dut), addr_width=P["addr_width"])
         self.loader = Loader(self.bus, switch_digest=P["switch_digest"],
                              endpoint_digest=P["endpoint_digest"], nodes=self.n)
-        self.sb = Scoreboard()
-        self.cycle = 0
-        self.host = HostTraffic(dut, self.p, self.n, self.rng, ready_rate=0.7,
-                                queue_limit=HOST_QUEUE)
-        self.responses: dict[tuple[int, int], dict[int, int]] = {}  # (node, cid) -> index: v
-        self.golden_resp: dict[tuple[int, int], np.ndarray] = {}
-        self.watch: tuple[str, int, int] | None = None  # (status port, node mask, start)
-        self.done_at: dict[int, int] = {}
-        self.armed: set[int] = set()
-        self.first_req: dict[int, int] = {}  # cid -> cycle its first request flit left
-        self.first_resp: dict[tuple[int, int], int] = {}  # (node, cid) -> first response
+        self.epoch = 0
+        self.host_total = (0, 0)
+
+    @property
+    def cycle(self) -> int:
+        return int(self.dut.tb_cycle.value)
 
     async def start(self) -> None:
         dut = self.dut
         for name in ("cfg_sel", "cfg_addr", "cfg_w_data", "cfg_w_en", "cmd_coll_start",
-                     "cmd_engine_start", "stall_rate", "host_tx_valid", "host_tx_payload"):
+                     "cmd_engine_start", "stall_rate", "host_tx_valid", "host_tx_payload",
+                     "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
+                     "host_rx_stall", "lane_addr", "lane_w_data", "lane_w_en", "rd_addr"):
             getattr(dut, name).value = 0
+        inject = self.P.get("inject")
+        dut.inject.value = inject[0] if inject else 0
+        dut.inject_node.value = inject[1] if inject else 0
+        dut.lane_on.value = int(self.lanes)
         dut.host_rx_ready.value = (1 << self.n) - 1
         dut.rng_seed.value = self.rng.getrandbits(32)
         dut.rng_load.value = 1
         await kit.reset(dut)
         dut.rng_load.value = 0
-        cocotb.start_soon(self._clock())
+        await FallingEdge(dut.clk)
 
-    async def _clock(self) -> None:
-        while True:
-            await FallingEdge(self.dut.clk)
-            self.cycle += 1
-            self._monitor()
-            self.host.tick()
-            if self.watch is not None:
-                self._watch()
+    # -- events ----------------------------------------------------------------------------
 
-    # -- monitor and scoreboard -------------------------------------------------------------
+    async def wait_high(self, signal, limit: int, what: str) -> None:
+        """Wait (at most ``limit`` cycles) until ``signal`` is high, on a falling edge; a
+        fault on the way ends the run with the fault."""
+        dut = self.dut
+        if not int(signal.value) and not int(dut.tb_fault.value):
+            # A timer, not ClockCycles (which wakes Python on every edge): the clock period
+            # is 1 ns (kit.reset).
+            await First(RisingEdge(signal), RisingEdge(dut.tb_fault), Timer(limit, "ns"))
+            await FallingEdge(dut.clk)
+        if int(dut.tb_fault.value):
+            await self.raise_fault(what)
+        if not int(signal.value):
+            raise AssertionError(
+                f"{what}: not within {limit} cycles (cycle {self.cycle}; coll status "
+                f"{dut.coll_status.value}, engine status {dut.engine_status.value}, quiet "
+                f"{dut.quiet.value})")
 
-    def _monitor(self) -> None:
-        dut, p, w = self.dut, self.p, self.p.width
-        mask = (1 << w) - 1
-        sent = int(dut.mon_tx_valid.value)
-        if sent:
-            payloads = int(dut.mon_tx_payload.value)
-            for k in range(self.n):
-                if sent >> k & 1:
-                    self._sent(k, p.unpack((payloads >> (w * k)) & mask))
-        got = int(dut.mon_rx_valid.value)
-        if got:
-            payloads = int(dut.mon_rx_payload.value)
-            for k in range(self.n):
-                if got >> k & 1:
-                    self._received(k, p.unpack((payloads >> (w * k)) & mask))
+    async def read(self, addresses: list[int]) -> list[list[int]]:
+        """Every node's readout words at ``addresses``: ``out[i][k]`` is node ``k``'s word at
+        ``addresses[i]`` (one cycle per address)."""
+        dut, n = self.dut, self.n
+        out = []
+        for address in addresses:
+            dut.rd_addr.value = address
+            await FallingEdge(dut.clk)
+            word = int(dut.rd_data.value)
+            out.append([(word >> (32 * k)) & 0xFFFF_FFFF for k in range(n)])
+        return out
 
-    def _sent(self, k: int, flit: Flit) -> None:
-        if flit.kind is Kind.P2P:
-            assert flit.src == k, f"endpoint {k} sent {flit} with another source"
-            assert flit.hop == 0, f"endpoint {k} sent {flit} on a hop VC"
-            if message_of(flit) is Message.HOST:
-                self.host.left(k, flit)
-            self.sb.expect(flit, flit.dst, flit, (k, flit.dst),
-                           self.cycle)
-        elif flit.kind is Kind.REQ:
-            self.first_req.setdefault(flit.cid, self.cycle)
-        else:
-            raise AssertionError(f"endpoint {k} sent a response {flit}")
+    async def read_named(self, names: list[str]) -> dict[str, list[int]]:
+        """Named readout words (:data:`READOUT`; ``name_c`` reads one per collective id as
+        ``name0``, ``name1``, ...) of every node."""
+        addresses, keys = [], []
+        for name in names:
+            if name.endswith("_c"):
+                for c in range(self.p.collective_ids):
+                    addresses.append(self.readout[name] + c)
+                    keys.append(f"{name[:-2]}{c}")
+            else:
+                addresses.append(READOUT[name])
+                keys.append(name)
+        return dict(zip(keys, await self.read(addresses), strict=True))
 
-    def _received(self, k: int, flit: Flit) -> None:
-        if flit.kind is Kind.P2P:
-            self.sb.check(flit, k, flit, self.cycle)
-            if message_of(flit) is Message.HOST:
-                self.host.arrived()
+    async def read_block(self, name: str) -> list[list[int]]:
+        """A pair block: ``out[k][peer]``, node ``k``'s word for ``peer``."""
+        base = self.readout[name]
+        got = await self.read([base + peer for peer in range(self.n)])
+        return [[got[peer][k] for peer in range(self.n)] for k in range(self.n)]
+
+    async def raise_fault(self, what: str) -> None:
+        """Raise AssertionError naming the earliest fault a node latched."""
+        words = await self.read_named(["fault", "fault_a", "fault_b", "fault_flit0",
+                                       "fault_flit1", "fault_flit2", "fault_cycle"])
+        faulty = [k for k in range(self.n) if words["fault"][k]]
+        k = min(faulty, key=lambda k: words["fault_cycle"][k])
+        code, a, b = words["fault"][k], words["fault_a"][k], words["fault_b"][k]
+        raw = sum(words[f"fault_flit{i}"][k] << (32 * i) for i in range(3))
+        flit = self.p.unpack(raw & ((1 << self.p.width) - 1))
+        cycle = words["fault_cycle"][k]
+        about = {5: f" (from {a}, expected sequence {b})", 6: f" (from {a}, for {b})",
+                 4: f" (id {a}, element {b})"}.get(code, "")
+        raise AssertionError(f"{what}: endpoint {k} {FAULTS[code]}{about} in cycle {cycle}: "
+                             f"{flit}")
+
+    # -- loading ---------------------------------------------------------------------------
+
+    async def load_image(self, image) -> None:
+        if not self.lanes:
+            await self.loader.load(image, full=False)
             return
-        assert flit.kind is Kind.RESP, f"endpoint {k} received a request {flit}"
-        key = (k, flit.cid)
-        want = self.golden_resp.get(key)
-        assert want is not None, f"endpoint {k} received {flit}: no response expected there"
-        got = self.responses.setdefault(key, {})
-        assert flit.index not in got, f"endpoint {k} received element {flit.index} twice"
-        assert flit.index < len(want), f"endpoint {k} received {flit} beyond the vector"
-        got[flit.index] = flit.payload
-        self.first_resp.setdefault(key, self.cycle)
+        plan = self.loader.plan(image, full=False)
+        await self.lane_bus.write_all(plan)
+        got = await self.lane_bus.read_all({t: [a for a, _w in w] for t, w in plan.items()})
+        params = image.params
+        for target, writes in plan.items():
+            regmap = params.switch_map if target < self.n else params.endpoint_map
+            for (address, word), back in zip(writes, got[target], strict=True):
+                mask = readback_mask(regmap, address)
+                if (back ^ word) & mask:
+                    reg = regmap.at(address)
+                    raise AssertionError(
+                        f"Target {target} register {reg.name} (address {address:#x}) reads "
+                        f"{back & mask:#010x}, wrote {word & mask:#010x}")
+            self.loader.current.setdefault(target, {}).update(writes)
+            self.loader.written += len(writes)
+            self.loader.verified += len(writes)
 
-    def _watch(self) -> None:
-        # A node's done counts once it has dropped after the start (done of the last run
-        # stays high until the start command reaches the unit).
-        port, nodes, _start = self.watch
-        status = int(getattr(self.dut, port).value)
-        for k in range(self.n):
-            if not nodes >> k & 1 or k in self.done_at:
-                continue
-            bits = (status >> (3 * k)) & 0b011
-            if k not in self.armed:
-                if bits != 0b010:
-                    self.armed.add(k)
-            elif bits == 0b010:
-                self.done_at[k] = self.cycle
+    async def write_endpoints(self, writes: dict[int, list[tuple[int, int]]]) -> None:
+        """Write ``(address, word)`` pairs to endpoints (by node)."""
+        jobs = {self.n + k: w for k, w in writes.items()}
+        if self.lanes:
+            await self.lane_bus.write_all(jobs)
+        else:
+            for target, w in jobs.items():
+                await self.bus.write(target, w)
 
-    # -- helpers -----------------------------------------------------------------------------
-
-    async def wait_for(self, predicate, limit: int, what: str) -> int:
-        for _ in range(limit):
-            if predicate():
-                return self.cycle
-            await FallingEdge(self.dut.clk)
-        raise AssertionError(
-            f"{what}: not within {limit} cycles (cycle {self.cycle}; coll status "
-            f"{self.dut.coll_status.value}, engine status {self.dut.engine_status.value}, quiet "
-            f"{self.dut.quiet.value}, {self.sb.outstanding} p2p flits outstanding)")
-
-    def quiet(self) -> bool:
-        return int(self.dut.quiet.value) == (1 << self.n) - 1 and not self.sb.pending
-
-    async def write_vectors(self, vectors: dict[int, list[int]]) -> None:
+    async def read_vectors(self, nodes: list[int], count: int) -> dict[int, list[int]]:
         mem = self.P["memory_base"]
-        for k, values in vectors.items():
-            await self.bus.write(self.n + k, [(mem + i, int(v)) for i, v in enumerate(values)])
-
-    async def read_vector(self, k: int, count: int) -> list[int]:
-        mem = self.P["memory_base"]
-        return await self.bus.read(self.n + k, [mem + i for i in range(count)])
+        reads = {self.n + k: [mem + i for i in range(count)] for k in nodes}
+        bus = self.lane_bus if self.lanes else self.bus
+        got = await bus.read_all(reads)
+        return {k: got[self.n + k] for k in nodes}
 
     # -- one run -------------------------------------------------------------------------------
 
     async def run(self, spec: dict) -> list[dict]:
+        dut, n = self.dut, self.n
         image = decode(spec["image"])
         elements = spec["elements"]
         dtype = ops.DType.parse(spec["dtype"])
         op = ops.Op.parse(spec["op"])
         emap = image.params.endpoint_map
-        await self.loader.load(image, full=False)
+        what = f"run {spec['label']}"
+        await self.load_image(image)
         schedule = None
         if spec.get("schedule"):
             algorithm, shape = spec["schedule"]
             schedule = build_schedule(algorithm, tuple(shape))
         embeddings = [Embedding.from_dict(e) for e in spec.get("embeddings", [])]
         count = max(elements, 1)
-        inputs = kit.random_bits(self.np_rng, dtype, (self.n, count))
-        writes_vec = {k: inputs[k].tolist() for k in range(self.n)}
-        await self.write_vectors(writes_vec)
-        self.responses, self.golden_resp = {}, {}
-        self.first_req, self.first_resp = {}, {}
+        inputs = kit.random_bits(self.np_rng, dtype, (n, count))
+        mem = self.P["memory_base"]
+        await self.write_endpoints({k: [(mem + i, int(v)) for i, v in enumerate(inputs[k])]
+                                    for k in range(n)})
+        golden_resp: dict[tuple[int, int], np.ndarray] = {}
         expected: dict[int, np.ndarray] = {}
         nodes_mask = 0
         per_scenario_nodes: list[list[int]] = []
@@ -230,7 +260,7 @@ class TB:
                     vec = {u: inputs[u] for u in senders}
                 results = embedding_results(e, vec)
                 for u in receivers:
-                    self.golden_resp[(u, e.collective_id)] = results[u]
+                    golden_resp[(u, e.collective_id)] = results[u]
                     if e.kind != "barrier":
                         expected[u] = results[u]
                 involved = sorted(set(senders) | set(receivers))
@@ -246,9 +276,8 @@ class TB:
                         (emap["coll.count"].address,
                          emap["coll.count"].encode({"count": elements}))]
                     nodes_mask |= 1 << u
-            for u, words in commands.items():
-                await self.bus.write(self.n + u, words)
-            port, cmd = "coll_status", self.dut.cmd_coll_start
+            await self.write_endpoints(commands)
+            port, cmd = "coll_status", dut.cmd_coll_start
         else:
             want = golden(schedule, op, dtype, inputs[:schedule.ranks])
             for r in range(schedule.ranks):
@@ -256,71 +285,110 @@ class TB:
                 nodes_mask |= 1 << r
             per_scenario_nodes.append(list(range(schedule.ranks)))
             per_scenario_receivers.append(None)
-            port, cmd = "engine_status", self.dut.cmd_engine_start
-        self.dut.stall_rate.value = spec.get("stall_rate", 0)
+            port, cmd = "engine_status", dut.cmd_engine_start
+        # Background traffic and backpressure; the per-run latches cleared.
         background = spec.get("background", 0.0)
+        perm = 0
         if spec.get("pattern") == "permutation":
-            order = list(range(self.n))
-            while any(order[k] == k for k in range(self.n)):
+            order = list(range(n))
+            while any(order[k] == k for k in range(n)):
                 self.rng.shuffle(order)
-            self.host.dst = order
-        else:
-            self.host.dst = None
-        host0 = (self.host.sent, self.host.got)
-        self.host.rate = background
-        for _ in range(self.rng.randrange(1, 30) if background else 1):
-            await FallingEdge(self.dut.clk)
-        self.done_at = {}
-        self.armed: set[int] = set()
+            perm = sum(d << (self.p.node_width * k) for k, d in enumerate(order))
+        self.epoch = self.epoch % 0xFFFF + 1
+        dut.epoch.value = self.epoch
+        dut.stall_rate.value = spec.get("stall_rate", 0)
+        dut.host_perm.value = int(spec.get("pattern") == "permutation")
+        dut.host_perm_dst.value = perm
+        dut.host_rate.value = round(background * 256)
+        dut.host_rx_stall.value = HOST_RX_STALL if background else 0
+        dut.clear.value = 1
+        await FallingEdge(dut.clk)
+        dut.clear.value = 0
+        if background:
+            await ClockCycles(dut.clk, self.rng.randrange(1, 30), rising=False)
         cmd.value = nodes_mask
-        await FallingEdge(self.dut.clk)
-        start = self.cycle - 1
+        began = time.perf_counter()
+        await FallingEdge(dut.clk)
         cmd.value = 0
-        self.watch = (port, nodes_mask, start)
-        wanted = bin(nodes_mask).count("1")
-        what = f"run {spec['label']}"
-        await self.wait_for(lambda: len(self.done_at) == wanted, 400_000, f"{what}: done")
-        self.watch = None
-        self.host.stop()
-        await self.wait_for(lambda: self.host.drained, 50_000, f"{what}: host queues")
-        await self.wait_for(self.quiet, 50_000, f"{what}: quiet and scoreboard empty")
-        assert int(self.dut.errors.value) == 0, f"{what}: error flags {self.dut.errors.value}"
-        status = int(getattr(self.dut, port).value)
-        for k in range(self.n):
+        await self.wait_high(dut.tb_done, 400_000, f"{what}: done")
+        seconds = time.perf_counter() - began
+        dut.host_rate.value = 0
+        dut.host_rx_stall.value = 0
+        await self.wait_high(dut.tb_idle, 50_000, f"{what}: quiet")
+        status = int(getattr(dut, port).value)
+        for k in range(n):
             if nodes_mask >> k & 1:
                 assert (status >> (3 * k)) & 0b111 == 0b010, (
                     f"{what}: endpoint {k} status {(status >> (3 * k)) & 7:03b}")
+        assert int(dut.errors.value) == 0, f"{what}: error flags {dut.errors.value}"
+        start = int(dut.tb_start.value)
+        words = await self.read_named(["done_at", "host_sent", "host_got", "first_req_c",
+                                       "first_resp_c", "resp_count_c", "resp_sum_c"])
+        await self.check_pairs(what)
         detail = ""
-        for key, want in self.golden_resp.items():
-            got = self.responses.get(key, {})
-            if len(got) != len(want):
-                raise AssertionError(f"{what}: endpoint {key[0]} received {len(got)} of "
-                                     f"{len(want)} responses of id {key[1]}")
-            for i, v in enumerate(want.tolist()):
-                if got[i] != v and not detail:
-                    detail = (f"endpoint {key[0]} response {i}: got {got[i]:#010x}, expected "
-                              f"{v:#010x}")
+        cids = self.p.collective_ids
+        for k in range(n):
+            for c in range(cids):
+                want = golden_resp.get((k, c))
+                got = words[f"resp_count{c}"][k]
+                if want is None:
+                    assert got == 0, (f"{what}: endpoint {k} received {got} responses of id "
+                                      f"{c}: none expected there")
+                    continue
+                if got != len(want):
+                    raise AssertionError(f"{what}: endpoint {k} received {got} of {len(want)} "
+                                         f"responses of id {c}")
+                total = sum(response_mix(i, int(v)) for i, v in enumerate(want)) & 0xFFFF_FFFF
+                if words[f"resp_sum{c}"][k] != total and not detail:
+                    detail = (f"endpoint {k}: the responses of id {c} differ from the golden "
+                              f"values")
+        got_vectors = await self.read_vectors(sorted(expected), elements)
+        value_detail = ""
         for k, want in sorted(expected.items()):
-            got = await self.read_vector(k, elements)
-            if got != want[:elements].tolist() and not detail:
+            got = got_vectors[k]
+            if got != want[:elements].tolist() and not value_detail:
                 pairs = zip(got, want.tolist(), strict=False)
                 i = next(i for i, (a, b) in enumerate(pairs) if a != b)
-                detail = (f"endpoint {k} element {i}: got {got[i]:#010x}, expected "
-                          f"{int(want[i]):#010x}")
-        sent, got = self.host.sent - host0[0], self.host.got - host0[1]
+                value_detail = (f"endpoint {k} element {i}: got {got[i]:#010x}, expected "
+                                f"{int(want[i]):#010x}")
+        detail = value_detail or detail
+        sent_total, got_total = sum(words["host_sent"]), sum(words["host_got"])
+        sent = sent_total - self.host_total[0]
+        got = got_total - self.host_total[1]
+        self.host_total = (sent_total, got_total)
         out = []
         for scenario, involved, tree in zip(spec["scenarios"], per_scenario_nodes,
                                             per_scenario_receivers, strict=True):
-            last = max(self.done_at[k] for k in involved)
+            last = max(words["done_at"][k] for k in involved)
             arrivals = None
             if tree is not None:  # first request flit out to each first response flit in
                 cid, receivers = tree
-                arrivals = {str(u): self.first_resp[(u, cid)] - self.first_req[cid]
-                            for u in receivers}
+                first = min(c for c in words[f"first_req{cid}"] if c)
+                arrivals = {str(u): words[f"first_resp{cid}"][u] - first for u in receivers}
             out.append({"label": scenario, "latency": last - start, "correct": not detail,
                         "detail": detail, "p2p_sent": sent, "p2p_received": got,
-                        "arrivals": arrivals})
+                        "arrivals": arrivals, "seconds": seconds})
         return out
+
+    async def check_pairs(self, what: str) -> None:
+        """Every (source, destination): the p2p flits sent and received agree in count and
+        hash, the host sequence numbers generated and checked agree."""
+        blocks = {name: await self.read_block(name) for name in
+                  ("tx_count", "rx_count", "tx_hash", "rx_hash", "gen_seq", "chk_seq")}
+        n = self.n
+        for s in range(n):
+            for d in range(n):
+                sent, got = blocks["tx_count"][s][d], blocks["rx_count"][d][s]
+                if sent != got:
+                    raise AssertionError(f"{what}: endpoint {s} sent {sent} p2p flits to "
+                                         f"endpoint {d}, which received {got}")
+                if blocks["tx_hash"][s][d] != blocks["rx_hash"][d][s]:
+                    raise AssertionError(f"{what}: the {sent} p2p flits from endpoint {s} to "
+                                         f"endpoint {d} arrived altered or out of order")
+                made, checked = blocks["gen_seq"][s][d], blocks["chk_seq"][d][s]
+                if made != checked:
+                    raise AssertionError(f"{what}: endpoint {s} offered {made} host flits to "
+                                         f"endpoint {d}, whose host took {checked}")
 
 
 @cocotb.test()
@@ -332,4 +400,3 @@ async def test_runs(dut):
     for spec in tb.P["runs"]:
         results.extend(await tb.run(spec))
         kit.report(runs=results, cycles=tb.cycle, loaded_words=tb.loader.written)
-    assert not tb.sb.pending, f"{tb.sb.outstanding} p2p flits never arrived"

@@ -7,20 +7,24 @@ may be lost.
 
 The scenario matrix is spread over the topologies: each gets every algorithm at least once;
 every size (1, 64, 1024), type (int32, fp32), kind, subsets, concurrent ids and background
-loads (50 % and 100 %, uniform and permutation) appear somewhere. A 1,024-element run costs
-far more simulated cycles in loading and reading back the vectors through the configuration
-bus than in the collective itself, so it runs once, on PolarFly q = 3.
+loads (50 % and 100 %, uniform and permutation) appear somewhere. The bench generates the
+host traffic and checks every flit in the simulated design; one network of each kind loads
+through the configuration bus (one target after another, every word read back), the others
+through the bench's parallel load port. The injection tests show that the checks catch a
+dropped, duplicated or reordered flit and a corrupted result element, and name it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from amaranth import Shape
 
 from innet.gen.topology import hyperx, polarfly, torus
 from innet.sim.network import Scenario, simulate
+from innet.sim.runner import SimulationError
 
 S = Scenario
 
@@ -59,13 +63,15 @@ MATRIX = {
         S("ring", 64, background=0.5, pattern="permutation"),
     ]),
 }
+#: The networks (one of each kind) loaded through the configuration bus.
+BY_BUS = {"polarfly-q2", "hyperx-3x3", "torus-4x4"}
 
 
 @pytest.mark.rtl
 @pytest.mark.parametrize("name", list(MATRIX))
 def test_scenarios(name):
     make, runs = MATRIX[name]
-    outcomes = simulate(make(), runs, seed=len(name))
+    outcomes = simulate(make(), runs, seed=len(name), load="bus" if name in BY_BUS else "lanes")
     flat = [s for r in runs for s in (r if isinstance(r, tuple) else (r,))]
     assert [o.scenario for o in outcomes] == flat
     for o in outcomes:
@@ -109,11 +115,17 @@ def test_bench_is_the_network_with_test_ports():
     assert isinstance(bench.node, BenchNode)
     assert bench.node_module != product.node_module
     extra = set(bench.signature.members) - set(product.signature.members)
-    assert extra == {"stall_rate", "rng_seed", "rng_load", "mon_tx_valid", "mon_tx_payload",
-                     "mon_rx_valid", "mon_rx_payload"}
-    assert set(bench.node.signature.members) - set(product.node.signature.members) == extra
-    width = Shape.cast(bench.signature.members["mon_tx_payload"].shape).width
-    assert width == 3 * bench.params.width
+    assert extra == {"stall_rate", "rng_seed", "rng_load", "clear", "epoch", "host_rate",
+                     "host_perm", "host_perm_dst", "host_rx_stall", "inject", "inject_node",
+                     "lane_on", "lane_addr", "lane_w_data", "lane_w_en", "lane_r_data",
+                     "rd_addr", "rd_data", "tb_cycle", "tb_start", "tb_done", "tb_idle",
+                     "tb_fault"}
+    node_extra = set(bench.node.signature.members) - set(product.node.signature.members)
+    assert node_extra >= {"stall_rate", "host_rate", "rd_addr", "rd_data", "done", "fault"}
+    width = Shape.cast(bench.signature.members["rd_data"].shape).width
+    assert width == 3 * 32
+    width = Shape.cast(bench.signature.members["lane_r_data"].shape).width
+    assert width == 2 * 3 * 32
     for top in (bench, product):  # built for their ports only: not to be elaborated
         for block in (top, top.node, top.switch, top.endpoint):
             block._MustUse__silence = True
@@ -154,3 +166,42 @@ def test_backpressure_type_and_range():
                                          r"not -0.1$"):
         simulate(polarfly(2), [S("innet", 1)], backpressure=-0.1)
 
+
+
+#: A flit the checker names: its payload is its sequence number.
+_NAMED = re.compile(r"endpoint 3 received a host flit out of sequence or altered \(from (\d+), "
+                    r"expected sequence (\d+)\) in cycle \d+: Flit\(kind=<Kind.P2P: 0>, "
+                    r"payload=(\d+)")
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize(("kind", "step"), [("drop", 1), ("duplicate", -1), ("reorder", 1)])
+def test_a_lost_duplicated_or_reordered_flit_is_named(kind, step):
+    runs = [S("swing-b", 64, background=1.0)]
+    with pytest.raises(SimulationError) as error:
+        simulate(polarfly(2), runs, seed=4, inject=(kind, 3))
+    found = _NAMED.search(str(error.value))
+    assert found, str(error.value)
+    assert int(found[3]) == int(found[2]) + step  # the next flit, or the one again
+
+
+@pytest.mark.rtl
+def test_a_corrupted_result_element_is_named():
+    outcome, = simulate(polarfly(2), [S("innet", 64)], seed=4, inject=("corrupt", 5))
+    assert not outcome.correct
+    assert re.fullmatch(r"endpoint 5 element 0: got 0x[0-9a-f]{8}, expected 0x[0-9a-f]{8}",
+                        outcome.detail), outcome.detail
+    got, want = (int(x, 16) for x in re.findall(r"0x([0-9a-f]{8})", outcome.detail))
+    assert got ^ want == 1  # payload bit 0 flipped on its way in
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"load": "backdoor"}, r"^Load must be one of lanes, bus, not 'backdoor'$"),
+    ({"inject": ("lose", 1)}, (r"^Inject must be \(kind, node\) with a kind of drop, "
+                               r"duplicate, reorder, corrupt and a node of the topology, not "
+                               r"\('lose', 1\)$")),
+    ({"inject": ("drop", 7)}, r"^Inject must be .* not \('drop', 7\)$"),
+])
+def test_load_and_inject_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        simulate(polarfly(2), [S("innet", 1)], **kwargs)

@@ -75,7 +75,8 @@ def test_sixteen_switches_under_backpressure_and_load(network):
     topo, stages = network
     runs = [S("innet", 256, dtype="fp32", background=1.0, pattern="permutation"),
             S("ring", 64), S("innet", 0, kind="barrier")]
-    for o in simulate(topo, runs, seed=5, backpressure=0.25, link_stages=stages):
+    # Loaded through the network's configuration bus, every word read back.
+    for o in simulate(topo, runs, seed=5, backpressure=0.25, link_stages=stages, load="bus"):
         assert o.correct, f"{o.scenario}: {o.detail}"
         assert o.p2p_sent == o.p2p_received
         assert (o.p2p_sent > 0) == (o.scenario.background > 0)

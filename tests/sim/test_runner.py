@@ -215,3 +215,12 @@ def test_parameters_beyond_one_environment_string_arrive(muladd):
     result = runner.run(muladd, "innet.sim.tb.tb_doctor",
                         params={"samples": 50, "seed": 2, "padding": padding}, seed=1)
     assert result.output["checked"] == 50
+
+
+@pytest.mark.parametrize(("threads", "error", "message"), [
+    (0, ValueError, r"^Verilator threads must be at least 1, not 0$"),
+    ("2", TypeError, r"^Verilator threads must be an integer"),
+])
+def test_threads_are_checked_before_building(muladd, threads, error, message):
+    with pytest.raises(error, match=message):
+        runner.build(muladd, threads=threads)
