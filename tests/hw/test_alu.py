@@ -153,6 +153,7 @@ def test_interface_and_properties():
     assert "o_tag" not in plain.signature.members
 
 
+@pytest.mark.rtl
 def test_latency_and_back_to_back_throughput():
     """With en always high: every result exactly LATENCY cycles after its operands, a result
     on every cycle for back-to-back operands, mixed operations in flight."""
@@ -200,6 +201,7 @@ def test_random_stalls_hold_every_stage():
     assert not unstable
 
 
+@pytest.mark.rtl
 def test_stall_in_the_first_cycle_after_reset():
     stream = mixed_stream(20, seed=4)
     seen, unstable = simulate(ALU(tag_width=8), stream, stall=0.5, seed=5,
@@ -238,6 +240,7 @@ def test_reset_clears_valid():
     sim.run()
 
 
+@pytest.mark.rtl
 def test_without_multiplier_mul_is_unsupported():
     rng = np.random.default_rng(6)
     stream = [(int(Op.MUL), int(dtype), int(a), int(b)) for dtype in DType

@@ -136,6 +136,7 @@ def test_hop_vc_increments_between_network_ports():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_one_stream_runs_at_one_flit_per_cycle():
     dut = small_switch()
 
@@ -203,6 +204,7 @@ def test_random_traffic_with_backpressure_small_switch():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_root_turns_requests_into_one_multicast():
     dut = small_switch()
 
@@ -321,6 +323,7 @@ def test_no_route_is_discarded_and_flagged():
     run(dut, bench)
 
 
+@pytest.mark.rtl
 def test_register_changes_apply_to_the_next_flit():
     dut = small_switch()
     p = dut.params
