@@ -348,7 +348,7 @@ def test_the_readme_keeps_the_ci_test_command() -> None:
     assert block is not None
     assert block.group(1) == "sh"
     command = text[marker:].splitlines()[2]
-    assert command.endswith(".venv/bin/pytest -n 2"), command
+    assert command.endswith(".venv/bin/pytest -n 2 --dist worksteal"), command
 
 
 @pytest.mark.parametrize(("expected", "actual", "matches"), [
