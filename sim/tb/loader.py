@@ -23,7 +23,7 @@ from typing import Any
 from innet.gen.image import Image, validate
 from innet.gen.regmap import Access
 
-__all__ = ["Loader", "readback_mask"]
+__all__ = ["Loader", "check_readback", "readback_mask"]
 
 
 def readback_mask(regmap: Any, address: int) -> int:
@@ -38,6 +38,25 @@ def readback_mask(regmap: Any, address: int) -> int:
     if reg is None:
         raise ValueError(f"Map {regmap.name!r} has no register at address {address:#x}")
     return (reg.mask(Access.RW) >> (32 * (address - reg.address))) & 0xFFFF_FFFF
+
+
+def check_readback(target: int, regmap: Any, writes: list[tuple[int, int]],
+                   got: list[int]) -> None:
+    """Compare the words read back from ``target`` with the ``(address, word)`` writes, on the
+    bits that read back as written (:func:`readback_mask`).
+
+    Raises
+    ------
+    AssertionError
+        Naming the first register that reads differently.
+    """
+    for (address, word), back in zip(writes, got, strict=True):
+        mask = readback_mask(regmap, address)
+        if (back ^ word) & mask:
+            reg = regmap.at(address)
+            raise AssertionError(
+                f"Target {target} register {reg.name} (address {address:#x}) reads "
+                f"{back & mask:#010x}, wrote {word & mask:#010x}")
 
 
 class Loader:
@@ -110,13 +129,7 @@ class Loader:
         for target, writes in plan.items():
             regmap = params.switch_map if target < self.nodes else params.endpoint_map
             got = await self.bus.read(target, [a for a, _w in writes])
-            for (address, word), back in zip(writes, got, strict=True):
-                mask = readback_mask(regmap, address)
-                if (back ^ word) & mask:
-                    reg = regmap.at(address)
-                    raise AssertionError(
-                        f"Target {target} register {reg.name} (address {address:#x}) reads "
-                        f"{back & mask:#010x}, wrote {word & mask:#010x}")
+            check_readback(target, regmap, writes, got)
             self.current.setdefault(target, {}).update(writes)
             self.written += len(writes)
             self.verified += len(writes)

@@ -57,7 +57,7 @@ from innet.hw.flit import FlitParams
 from innet.sim.golden import embedding_results
 from innet.sim.tb import kit
 from innet.sim.tb.bus import ConfigBus
-from innet.sim.tb.loader import Loader, readback_mask
+from innet.sim.tb.loader import Loader, check_readback
 from innet.sim.tb.networkbench import FAULTS, READOUT, response_mix
 
 __all__ = ["HOST_RX_STALL", "TB", "test_runs"]
@@ -196,13 +196,7 @@ class TB:
         params = image.params
         for target, writes in plan.items():
             regmap = params.switch_map if target < self.n else params.endpoint_map
-            for (address, word), back in zip(writes, got[target], strict=True):
-                mask = readback_mask(regmap, address)
-                if (back ^ word) & mask:
-                    reg = regmap.at(address)
-                    raise AssertionError(
-                        f"Target {target} register {reg.name} (address {address:#x}) reads "
-                        f"{back & mask:#010x}, wrote {word & mask:#010x}")
+            check_readback(target, regmap, writes, got[target])
             self.loader.current.setdefault(target, {}).update(writes)
             self.loader.written += len(writes)
             self.loader.verified += len(writes)
