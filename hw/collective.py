@@ -35,9 +35,19 @@ Interface contract (for any replacement)
   low, so ``send`` never waits for p2p; keep the logic in front of ``send`` short (register
   the reduction tree's output), it is on the switch's critical path.
 - ``dropped``: pulses when a flit is discarded because its configuration names no target.
-- ``mismatch``: pulses when request flits popped together for one reduction carry different
-  element indices (they are discarded); ``unsupported``: pulses when an element is discarded
-  because its id's operation is not defined on its data type. Always 0 in the pass-through.
+- ``mismatch``: pulses when request flits at the heads of one id carry different element
+  indices and the oldest of them are discarded to bring the streams back in step;
+  ``unsupported``: pulses when an element is discarded because its id's operation is not
+  defined on its data type. Always 0 in the pass-through.
+- ``abort[c]``: while high, every flit of id ``c`` that reaches the block (request and response
+  heads, and results the block holds) is discarded without a flag, and the id's watchdog is
+  cleared; the way to drain an id that can no longer complete.
+- ``busy[c]``: a flit of id ``c`` is in the block or at the head of one of its buffers
+  (registered; the configuration interlock of :class:`innet.hw.switch.Switch`).
+- ``timeout``: cycles a reducing id may wait with some but not all of its contributors present
+  before its watchdog fires (0: never). ``stalled`` pulses when a watchdog fires;
+  ``timed_out[c]`` stays high from then until ``abort[c]``, and ``missing[c]`` holds the
+  contributing ports that were missing when it fired. Always 0 in the pass-through.
 """
 
 from __future__ import annotations
@@ -50,7 +60,10 @@ from innet.gen.checks import check_int
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
-__all__ = ["CollectivePath", "config_layout", "path_members", "send_signature"]
+__all__ = ["TIMEOUT_BITS", "CollectivePath", "config_layout", "path_members", "send_signature"]
+
+#: Bits of the watchdog's ``timeout`` (cycles; the ``coll_timeout`` register).
+TIMEOUT_BITS = 16
 
 
 def path_members(params: FlitParams, radix: int) -> dict:
@@ -67,6 +80,12 @@ def path_members(params: FlitParams, radix: int) -> dict:
         "dropped": Out(1),
         "mismatch": Out(1),
         "unsupported": Out(1),
+        "abort": In(ids),
+        "busy": Out(ids),
+        "timeout": In(TIMEOUT_BITS),
+        "stalled": Out(1),
+        "timed_out": Out(ids),
+        "missing": Out(ports).array(ids),
     }
 
 
@@ -145,7 +164,10 @@ class CollectivePath(wiring.Component):
     ``config`` In(config_layout(radix)).array(collective_ids),
     ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
     ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1), ``mismatch`` Out(1),
-    ``unsupported`` Out(1) (both always 0 here).
+    ``unsupported`` Out(1) (both always 0 here), ``abort`` In(collective_ids), ``busy``
+    Out(collective_ids), ``timeout`` In(TIMEOUT_BITS) (unused here), ``stalled`` Out(1),
+    ``timed_out`` Out(collective_ids), ``missing`` Out(radix + 1).array(collective_ids) (all
+    three always 0 here).
     """
 
     def __init__(self, params: FlitParams, radix: int) -> None:
@@ -189,9 +211,11 @@ class CollectivePath(wiring.Component):
             head = Signal(layout, name=f"req{c}_head")
             m.d.comb += head.eq(onehot_mux(rr.grant, [h.payload for h in heads]))
             for i, h in enumerate(heads):
-                m.d.comb += h.ready.eq(rr.grant[i] & pops[c])
+                m.d.comb += h.ready.eq(rr.grant[i] & pops[c] | self.abort[c])
+            resp_here = any_of(h.valid & (h.payload.cid == c) for h in self.resp)
+            m.d.sync += self.busy[c].eq(any_of(h.valid for h in heads) | resp_here)
             m.d.comb += [
-                valid[c].eq(any_of(h.valid for h in heads)),  # not through the arbiter
+                valid[c].eq(any_of(h.valid for h in heads) & ~self.abort[c]),
                 rr.take.eq(pops[c]),
                 targets[c].eq(Mux(cfg.enable,
                                   Mux(cfg.root, cfg.resp_out, _decode(cfg.req_out, ports)), 0)),
@@ -209,12 +233,14 @@ class CollectivePath(wiring.Component):
             m.d.comb += mask.eq(onehot_mux(
                 [(h.payload.cid == c) & self.config[c].enable for c in range(ids)],
                 [self.config[c].resp_out for c in range(ids)]))
+            aborted = onehot_mux([h.payload.cid == c for c in range(ids)],
+                                 [self.abort[c] for c in range(ids)])
             m.d.comb += [
-                valid[s].eq(h.valid),
+                valid[s].eq(h.valid & ~aborted),
                 targets[s].eq(mask),
                 flit[s].eq(h.payload),
                 ok[s].eq((mask & ~self.credit_resp) == 0),
-                h.ready.eq(pops[s]),
+                h.ready.eq(pops[s] | aborted),
             ]
 
         # Arbitration among sources with every target credited; empty target sets drop.

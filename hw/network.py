@@ -58,6 +58,7 @@ from innet.gen.checks import check_int
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
+from innet.hw.variants import switch_collective
 
 __all__ = ["NODE_MODULE", "Network", "NetworkNode", "emit_network", "image_sizes",
            "link_stage_map", "local_quiet", "network_verilog", "topology_diameter"]
@@ -255,6 +256,9 @@ class Network(wiring.Component):
         (``CREDIT_ROUND_TRIP + 2 * stages``), the least for full throughput on every link.
     tag_width : int
         Bits of a p2p flit's tag.
+    mul : bool
+        Build the switches' collective engines with multipliers (in-network ``mul``); the
+        endpoints have theirs either way.
 
     Members
     -------
@@ -276,7 +280,10 @@ class Network(wiring.Component):
     def __init__(self, topology, *, vector_depth: int, step_depth: int,
                  collective_ids: int = 2, p2p_vcs: int | None = None,
                  link_stages: int | Mapping[tuple[int, int], int] = 0,
-                 buffer_depth: int | None = None, tag_width: int = 8) -> None:
+                 buffer_depth: int | None = None, tag_width: int = 8,
+                 mul: bool = False) -> None:
+        if not isinstance(mul, bool):
+            raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         self.link_stages = stages = link_stage_map(topology, link_stages)
         diameter = topology_diameter(topology)
         if p2p_vcs is None:
@@ -293,7 +300,8 @@ class Network(wiring.Component):
         self.node = self._make_node(
             topology.radix, vector_depth=vector_depth, step_depth=step_depth,
             routing_depth=n, collective_ids=collective_ids, p2p_vcs=p2p_vcs,
-            buffer_depth=buffer_depth, index_width=index_width, tag_width=tag_width)
+            buffer_depth=buffer_depth, index_width=index_width, tag_width=tag_width,
+            collective=switch_collective("engine", mul=mul))
         self.params = self.node.params
         self.addr_width = self.node.addr_width
         self.sel_width = (2 * n + 1).bit_length()

@@ -140,6 +140,8 @@ class RegisterFile(wiring.Component):
     ----------
     regmap : innet.gen.regmap.Map
         The register map (``switch_map(...)``, ``endpoint_map(...)``, ...).
+    refusable : bool
+        Add the ``refuse`` member: the hardware may refuse a bus write.
 
     Members
     -------
@@ -155,18 +157,24 @@ class RegisterFile(wiring.Component):
     status : In(layout)
         Every volatile ``RO`` field, nested the same way, driven by the hardware and read
         through the bus. Present only when the map has such fields.
+    refuse : In(1)
+        With ``refusable``: a bus write in a cycle where ``refuse`` is high changes nothing (the
+        owner decides from ``bus.addr`` and ``bus.w_data`` in that cycle, and flags it).
     events : In(layout)
         Every ``RW1C`` field, nested the same way: a 1 in a cycle sets that flag from the next
         cycle on, until the bus writes a 1 to it. A flag set and cleared in the same cycle
         stays set (no event is lost). Present only when the map has such fields.
     """
 
-    def __init__(self, regmap) -> None:
+    def __init__(self, regmap, *, refusable: bool = False) -> None:
         from innet.gen.regmap import Map
 
         if not isinstance(regmap, Map):
             raise TypeError(f"Register map must be an innet.gen.regmap.Map, not {regmap!r}")
+        if not isinstance(refusable, bool):
+            raise TypeError(f"Refusable must be a bool, not {refusable!r}")
         self._map = regmap
+        self._refusable = refusable
         config = _tree(regmap, _is_config)
         status = _tree(regmap, _is_status)
         events = _tree(regmap, _is_flag)
@@ -177,6 +185,8 @@ class RegisterFile(wiring.Component):
             members["status"] = In(_layout(status))
         if events.members:
             members["events"] = In(_layout(events))
+        if refusable:
+            members["refuse"] = In(1)
         super().__init__(members)
 
     @property
@@ -214,7 +224,8 @@ class RegisterFile(wiring.Component):
             for word in range(reg.words):
                 address = reg.address + word
                 written = Signal(name=f"we_{address:x}")
-                m.d.comb += written.eq(bus.w_en & (bus.addr == address))
+                accepted = ~self.refuse if self._refusable else 1
+                m.d.comb += written.eq(bus.w_en & (bus.addr == address) & accepted)
                 words.append((address, self._word(m, reg, word, written, clears)))
             for name, clear in clears.items():
                 flags = Value.cast(_view(self.config, reg)[name])

@@ -68,15 +68,16 @@ to 0. Configuration goes through ``cfg`` (:mod:`innet.hw.regs`), addresses from
 
 from __future__ import annotations
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.ops import DType, Op, is_supported
 from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
 from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
-from innet.hw.collective import CollectivePath, config_layout
+from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
 from innet.hw.credit import CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 
@@ -85,11 +86,13 @@ __all__ = [
     "ERROR_FIELDS",
     "HOP_CYCLES",
     "STAGED_FLITS",
+    "SWITCH_PROPERTIES",
     "Switch",
     "SwitchCore",
     "default_collective",
     "error_layout",
     "route_layout",
+    "switch_properties",
 ]
 
 #: Cycles from taking a credit to being able to use it again on a direct link.
@@ -106,6 +109,23 @@ STAGED_FLITS = 2
 #: Sticky error flags of a switch, bit 0 upward: the fields of its ``errors`` register
 #: (:data:`innet.gen.regmap.switch.ERROR_FLAGS`).
 ERROR_FIELDS = ERROR_FLAGS
+
+
+#: Registers of a collective id that its configuration interlock guards (not ``abort``).
+_LOCKED = ("ctrl", "req_in", "req_out", "resp_in", "resp_out")
+
+
+def _supported_table() -> Const:
+    """Bit ``op * 4 + dtype``: the operation code is defined on the data-type code."""
+    bits = 0
+    for op in Op:
+        for dtype in DType:
+            if is_supported(op, dtype):
+                bits |= 1 << (int(op) << 2 | int(dtype))
+    return Const(bits, 64)
+
+
+_SUPPORTED = _supported_table()
 
 
 def route_layout(radix: int) -> data.StructLayout:
@@ -168,7 +188,7 @@ class SwitchCore(wiring.Component):
         ``collective(params, radix)`` builds the collective path (default
         :func:`default_collective`: the collective engine, reducing in the switch);
         :class:`~innet.hw.collective.CollectivePath` is the pass-through without reduction,
-        ``functools.partial(CollectiveEngine, mul=False)`` an engine without multipliers. See
+        ``functools.partial(CollectiveEngine, mul=True)`` an engine with multipliers. See
         :mod:`innet.hw.collective` for the contract.
 
     Members
@@ -187,9 +207,19 @@ class SwitchCore(wiring.Component):
         The p2p floor: an output sends at most this many collective flits in a row while a
         p2p flit waits for it; 0: no limit (strict priority). Default
         :data:`innet.gen.regmap.switch.COLL_BURST`.
+    coll_timeout : In(TIMEOUT_BITS)
+        The collective watchdog: cycles a reducing id may wait for a missing contributor
+        (0: off). See :mod:`innet.hw.collective` for this and the four below.
+    coll_abort : In(collective_ids)
+        Per id: while high, every flit of the id reaching the collective path is discarded.
+    coll_busy : Out(collective_ids)
+        Per id: a flit of the id is in the collective path or at the head of its buffers.
+    coll_timed_out : Out(collective_ids), coll_missing : Out(radix + 1).array(collective_ids)
+        Per id: the watchdog fired, and the contributing ports it found missing.
     error_events : Out(error_layout())
-        Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle its error happens.
-        :class:`Switch` keeps them as sticky flags in its ``errors`` register.
+        Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle its error happens
+        (``coll_config`` is the register file's, always 0 here). :class:`Switch` keeps them as
+        sticky flags in its ``errors`` register.
 
     Attributes
     ----------
@@ -214,6 +244,11 @@ class SwitchCore(wiring.Component):
             "route": In(route_layout(radix)).array(params.routing_depth),
             "collective": In(config_layout(radix)).array(params.collective_ids),
             "coll_burst": In(4, init=COLL_BURST),
+            "coll_timeout": In(TIMEOUT_BITS),
+            "coll_abort": In(params.collective_ids),
+            "coll_busy": Out(params.collective_ids),
+            "coll_timed_out": Out(params.collective_ids),
+            "coll_missing": Out(ports).array(params.collective_ids),
             "error_events": Out(error_layout()),
         })
 
@@ -270,8 +305,11 @@ class SwitchCore(wiring.Component):
         # Collective path: it sees an output's credits only outside the output's p2p slot.
         coll = self._collective(p, radix)
         m.submodules.collective = coll
+        m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
+                     self.coll_busy.eq(coll.busy), self.coll_timed_out.eq(coll.timed_out)]
         for c in range(p.collective_ids):
-            m.d.comb += coll.config[c].eq(self.collective[c])
+            m.d.comb += [coll.config[c].eq(self.collective[c]),
+                         self.coll_missing[c].eq(coll.missing[c])]
             m.d.comb += coll.credit_req[c].eq(
                 Cat(counters[o][p.req_vc(c)].available & ~slot[o] for o in range(ports)))
         m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available & ~slot[o]
@@ -451,6 +489,7 @@ class SwitchCore(wiring.Component):
             "coll_drop": coll.dropped,
             "coll_index": coll.mismatch,
             "coll_op": coll.unsupported,
+            "coll_timeout": coll.stalled,
             "credit": any_of(c.error for row in counters for c in row),
         }
         for name, value in flags.items():
@@ -564,7 +603,7 @@ class Switch(wiring.Component):
         p = self._params
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
                           collective=self._collective)
-        regs = RegisterFile(self._map)
+        regs = RegisterFile(self._map, refusable=True)
         m.submodules.core = core
         m.submodules.regs = regs
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
@@ -589,9 +628,181 @@ class Switch(wiring.Component):
                 target.resp_out.eq(reg["resp_out"]["ports"]),
             ]
         m.d.comb += core.coll_burst.eq(cfg["coll_burst"]["cycles"])
-        m.d.comb += [regs.events["errors"].eq(core.error_events),
+        m.d.comb += core.coll_timeout.eq(cfg["coll_timeout"]["cycles"])
+        for c in range(p.collective_ids):
+            m.d.comb += [
+                core.coll_abort[c].eq(regs.field(f"coll[{c}].abort", "drain")),
+                regs.field(f"coll[{c}].status", "busy").eq(core.coll_busy[c]),
+                regs.field(f"coll[{c}].status", "timed_out").eq(core.coll_timed_out[c]),
+                regs.field(f"coll[{c}].missing", "ports").eq(core.coll_missing[c]),
+            ]
+        refused = Signal()
+        m.d.comb += refused.eq(self._refused(regs.bus, cfg, core.coll_busy))
+        events = Signal(error_layout())
+        m.d.comb += [events.eq(core.error_events), events.coll_config.eq(refused),
+                     regs.refuse.eq(refused),
+                     regs.events["errors"].eq(events),
                      self.errors.eq(cfg["errors"])]
         for o, row in enumerate(self.credit_counts):
             for v, count in enumerate(row):
                 m.d.comb += count.eq(core.credit_counts[o][v])
         return m
+
+    def _refused(self, bus, cfg, busy) -> Value:
+        """The configuration interlock: high while the bus writes a register of an enabled,
+        busy collective id (only its ``abort`` stays writable), or a ``ctrl`` word that enables
+        an operation its data type does not define (:func:`innet.gen.ops.is_supported`)."""
+        terms = []
+        for c in range(self._params.collective_ids):
+            ctrl = self._map[f"coll[{c}].ctrl"]
+            locked = [a for name in _LOCKED
+                      for reg in [self._map[f"coll[{c}].{name}"]]
+                      for a in range(reg.address, reg.address + reg.words)]
+            hit = any_of(bus.addr == a for a in locked)
+            terms.append(hit & cfg["coll"][c]["ctrl"]["enable"] & busy[c])
+            op, dtype, enable = (ctrl.field(n) for n in ("op", "dtype", "enable"))
+            code = Cat(bus.w_data[dtype.offset:dtype.offset + dtype.width],
+                       bus.w_data[op.offset:op.offset + op.width])
+            terms.append((bus.addr == ctrl.address) & bus.w_data[enable.offset]
+                         & ~_SUPPORTED.bit_select(code, 1))
+        return bus.w_en & any_of(terms)
+
+
+# -- formal properties -------------------------------------------------------------------------
+
+#: The formal properties of :class:`SwitchCore`, by name (:func:`switch_properties`).
+SWITCH_PROPERTIES = {
+    "no-credit-no-send": "no output sends a flit of a VC while its receiver's buffer for that "
+                         "VC is full, whatever the senders (within their credits), the "
+                         "receivers, the routes and the collective configuration do",
+    "route": "a p2p flit that enters leaves at most once, unchanged but for its hop, and only "
+             "on the port its route names (never when it has no route), whatever else is in "
+             "flight",
+}
+
+
+def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP, *,
+                      block: type = SwitchCore) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(radix, params, depth, local_depth=2, collective=CollectivePath)``
+    with small flits (1-bit payload, 3 node ids, 1 collective id, 1 p2p VC) driven by free
+    inputs, with the
+    property ``name`` of :data:`SWITCH_PROPERTIES` as ``Assert``, what the neighbours promise
+    as ``Assume``, and a ``Cover`` that shows it is not vacuous (a receiver's buffer filled;
+    the watched flit leaving on a network port).
+
+    The senders on the inputs keep the link protocol (:func:`~innet.hw.flit.link_signature`):
+    a flit of VC ``v`` only while the harness's count of that sender's credits is positive,
+    and only on an existing VC. Each receiver holds the flits it got and returns a credit for
+    one of them whenever it likes. The routing table and the collective configuration are free
+    but constant. For ``route`` one flit is watched: the free constant ``watched`` is a p2p
+    flit's content (but its hop) of which at most one arrives; one symbolic flit stands for
+    all. The switch's own logic is unchanged; ``block`` may be a variant (a mutation) with the
+    same interface.
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`SWITCH_PROPERTIES`.
+    """
+    from amaranth import Value
+    from amaranth.hdl import Assert, Assume, Cover
+
+    from innet.hw.collective import CollectivePath, config_layout
+
+    if name not in SWITCH_PROPERTIES:
+        raise ValueError(f"Switch property must be one of {', '.join(SWITCH_PROPERTIES)}, "
+                         f"not {name!r}")
+    p = FlitParams(payload_width=1, routing_depth=3, collective_ids=1, p2p_vcs=1,
+                   index_width=1, tag_width=1)
+    ports = radix + 1
+    m = Module()
+    local = 2  # the endpoint's receive buffer: filled in a few cycles
+    m.submodules.dut = dut = block(radix, p, depth, local_depth=local,
+                                   collective=CollectivePath)
+    started = Signal(name="started")
+    m.d.sync += started.eq(1)
+    free = []
+
+    def constant(shape, label: str):
+        """A free input that keeps the value it has in the first cycle."""
+        now, before = Signal(shape, name=label), Signal(shape, name=f"{label}_before")
+        m.d.sync += before.eq(now)
+        m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
+        free.append(Value.cast(now))
+        return now
+
+    routes = [constant(route_layout(radix), f"route_{d}") for d in range(p.routing_depth)]
+    m.d.comb += [dut.route[d].eq(routes[d]) for d in range(p.routing_depth)]
+    configs = [constant(config_layout(radix), f"collective_{c}")
+               for c in range(p.collective_ids)]
+    m.d.comb += [dut.collective[c].eq(configs[c]) for c in range(p.collective_ids)]
+    m.d.comb += dut.coll_burst.eq(constant(4, "coll_burst"))
+
+    # The senders: a flit of VC v only with a credit of v.
+    for i in range(ports):
+        valid, flit = Signal(name=f"in{i}_valid"), Signal(p.layout, name=f"in{i}_flit")
+        free += [valid, Value.cast(flit)]
+        m.d.comb += [dut.i[i].valid.eq(valid), dut.i[i].payload.eq(flit),
+                     Assume(~valid | p.vc_valid(flit))]
+        if name == "route":
+            m.d.comb += Assume(~valid | (flit.kind == Kind.P2P))
+        for v in range(p.vcs):
+            held = Signal(range(depth + 1), init=depth, name=f"in{i}_vc{v}_credits")
+            send = valid & (p.vc_of(flit) == v)
+            m.d.comb += Assume(~send | (held != 0))
+            m.d.sync += held.eq(held - send + dut.i[i].credit[v])
+
+    # The receivers: flits held per output and VC, a credit back for one whenever they like.
+    sent_full = []
+    for o in range(ports):
+        link = dut.o[o]
+        for v in range(p.vcs):
+            room = local if o == radix else depth
+            held = Signal(range(depth + 2), name=f"out{o}_vc{v}_held")
+            back = Signal(name=f"out{o}_vc{v}_credit")
+            free.append(back)
+            arrives = link.valid & (p.vc_of(link.payload) == v)
+            m.d.comb += [link.credit[v].eq(back), Assume(~back | (held != 0))]
+            m.d.sync += held.eq(held + arrives - back)
+            if name == "no-credit-no-send":
+                m.d.comb += Assert(~arrives | (held < room))
+            sent_full.append(arrives & (held == room - 1))
+    if name == "no-credit-no-send":
+        m.d.comb += Cover(any_of(sent_full))
+        return m, free
+
+    watched = constant(p.layout, "watched")
+    m.d.comb += Assume(watched.kind == Kind.P2P)
+
+    def content(flit) -> Value:
+        return Cat(*(getattr(flit, f) for f in p.widths if f != "hop"))
+
+    entered, left = Signal(name="watched_entered"), Signal(name="watched_left")
+    arrivals = [dut.i[i].valid & (content(dut.i[i].payload) == content(watched))
+                for i in range(ports)]
+    arrive = any_of(arrivals)
+    m.d.comb += Assume(sum(arrivals) <= 1)
+    m.d.comb += Assume(~(entered & arrive))  # at most one, ever
+    leave = [dut.o[o].valid & (content(dut.o[o].payload) == content(watched))
+             for o in range(ports)]
+    entry = Signal(route_layout(radix), name="watched_route")
+    with m.Switch(watched.dst):
+        for d in range(p.routing_depth):
+            with m.Case(d):
+                m.d.comb += entry.eq(routes[d])
+    routed = entry.valid & (entry.port <= radix)
+    with m.If(arrive):
+        m.d.sync += entered.eq(1)
+    with m.If(any_of(leave)):
+        m.d.sync += left.eq(1)
+    m.d.comb += [
+        Assert(~any_of(leave) | (entered & ~left)),  # never before it came, never twice
+        *[Assert(~leave[o] | (routed & (entry.port == o))) for o in range(ports)],
+        Cover(any_of(leave[o] for o in range(radix))),
+    ]
+    return m, free

@@ -11,10 +11,9 @@ from innet.hw.switch import CREDIT_ROUND_TRIP
 __all__ = ["make_switch", "switch_collective"]
 
 
-def switch_collective(name: str, mul: bool = True, payload_width: int = 32):
+def switch_collective(name: str, mul: bool = False, payload_width: int = 32):
     """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
-    engine, its ALUs with multipliers unless ``mul`` is False) or ``"pass"`` (the
-    pass-through).
+    engine, its ALUs with multipliers if ``mul``) or ``"pass"`` (the pass-through).
 
     Raises
     ------

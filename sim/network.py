@@ -173,23 +173,24 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 
 @functools.lru_cache(maxsize=8)
 def _built(topology, vector_depth: int, step_depth: int, collective_ids: int,
-           link_stages: tuple[tuple[tuple[int, int], int], ...]):
+           link_stages: tuple[tuple[tuple[int, int], int], ...], mul: bool):
     from innet.sim.tb.networkbench import bench_design
 
     return bench_design(topology, vector_depth=vector_depth, step_depth=step_depth,
-                        collective_ids=collective_ids, link_stages=dict(link_stages))
+                        collective_ids=collective_ids, link_stages=dict(link_stages), mul=mul)
 
 
 def built_network(topology, max_elements: int = 1024,
-                  link_stages: int | Mapping[tuple[int, int], int] = 0):
+                  link_stages: int | Mapping[tuple[int, int], int] = 0, *, mul: bool = False):
     """``(Design, NetworkBench)``: the network :func:`simulate` runs for ``topology``
-    (:func:`innet.sim.tb.networkbench.bench_design` with :func:`network_sizes` and
-    ``link_stages``), emitted once per process; the Verilator build is cached by the design's
-    digest."""
+    (:func:`innet.sim.tb.networkbench.bench_design` with :func:`network_sizes`,
+    ``link_stages`` and ``mul``, the switches' multipliers), emitted once per process; the
+    Verilator build is cached by the design's digest."""
     from innet.hw.network import link_stage_map
 
     stages = tuple(sorted(link_stage_map(topology, link_stages).items()))
-    return _built(topology, **network_sizes(topology, max_elements), link_stages=stages)
+    return _built(topology, **network_sizes(topology, max_elements), link_stages=stages,
+                  mul=mul)
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
@@ -400,7 +401,11 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         specs.append(dict(spec, label=i))
         predicted.append(pred)
         modelled.append(arrivals)
-    design, top = built_network(topology, depth, stages)
+    # The switches get multipliers only for an in-network mul.
+    from innet.gen.ops import Op
+
+    mul = any(s.algo == "innet" and Op.parse(s.op) == Op.MUL for g in groups for s in g)
+    design, top = built_network(topology, depth, stages, mul=mul)
     total = sum(len(g) for g in groups)
     if progress is not None:
         progress(0, total)

@@ -98,10 +98,12 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
     """
     radix = params.radix
     values: dict[str, dict[str, Any]] = {"node_id": {"id": node},
-                                         "coll_burst": {"cycles": coll_burst}}
+                                         "coll_burst": {"cycles": coll_burst},
+                                         "coll_timeout": {}}
     for c in range(params.collective_ids):
         cfg = (collectives or {}).get(c, {}).get(node)
         base = f"coll[{c}]"
+        values[f"{base}.abort"] = {}
         if cfg is None:
             for name in ("ctrl", "req_in", "req_out", "resp_in", "resp_out"):
                 values[f"{base}.{name}"] = {}
@@ -246,8 +248,9 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
                 routing_depth: int | None = None, step_depth: int | None = None,
                 vector_depth: int | None = None, node_id_width: int = 16,
                 coll_burst: int = COLL_BURST, failed_links: Iterable[Any] = (),
-                failed_switches: Iterable[int] = ()) -> Image:
-    """Build and validate the configuration image of a whole network.
+                failed_switches: Iterable[int] = (), check_deadlock: bool = True) -> Image:
+    """Build and validate the configuration image of a whole network, and check it is free of
+    deadlock.
 
     Parameters
     ----------
@@ -275,12 +278,21 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         one more than the largest collective id, or the schedule's collectives (at least 1), the
         node
         count, the longest step table (at least 1) and ``vec_base + elements`` (at least 1).
+    check_deadlock : bool
+        Refuse a configuration whose channel-dependency graph has a cycle (Dally and Seitz;
+        :func:`innet.gen.deadlock.check` of :func:`innet.gen.deadlock.image_graph`, with as
+        many p2p VCs as the topology's diameter, so that the image is free of deadlock on any
+        network it loads on). ``False`` builds it anyway, to examine it.
 
     Raises
     ------
     ValueError
         If the content does not fit the parameters, or the image would not validate (an
         :class:`~innet.gen.image.model.ImageError` naming the target and register).
+    innet.gen.deadlock.DeadlockError
+        A ``ValueError``: the configuration can deadlock; the message names the cycle
+        (switches, ports, VCs, and the routes or collective ids that make it), ``.cycle``
+        holds it.
     TypeError
         If an argument has the wrong type.
     """
@@ -339,4 +351,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     links, dead = parse_failures(topology, links, dead)
     image = Image(params, topology, tuple(tuple(w) for w in writes), links, dead)
     validate(image)
+    if check_deadlock:
+        from innet.gen.deadlock import check, image_graph
+
+        check(image_graph(image))
     return image

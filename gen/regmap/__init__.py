@@ -29,6 +29,7 @@ from innet.gen.regmap.model import (
 )
 from innet.gen.regmap.switch import (
     COLL_BURST,
+    COLL_TIMEOUT,
     ERROR_FLAGS,
     MAX_COLLECTIVE_IDS,
     mask_ports,
@@ -40,6 +41,7 @@ from innet.gen.regmap.switch import (
 
 __all__ = [
     "COLL_BURST",
+    "COLL_TIMEOUT",
     "ERROR_FLAGS",
     "FORMAT_VERSION",
     "MAX_COLLECTIVE_IDS",

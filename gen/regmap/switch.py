@@ -32,6 +32,7 @@ from innet.gen.regmap.model import (
 
 __all__ = [
     "COLL_BURST",
+    "COLL_TIMEOUT",
     "ERROR_FLAGS",
     "MAX_COLLECTIVE_IDS",
     "ident_register",
@@ -59,12 +60,20 @@ ERROR_FLAGS = {
                   "element was discarded",
     "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
                "ALUs built without the multiplier); the element was discarded",
+    "coll_timeout": "a reducing collective id waited coll_timeout cycles for a contributor; "
+                    "coll[c].status.timed_out names the id and coll[c].missing the ports",
+    "coll_config": "a write to a collective id's registers was refused: the id was enabled and "
+                   "busy, or the operation is not defined on the data type",
 }
 
 #: Reset value of the ``coll_burst`` register: an output sends at most this many collective
 #: flits in a row while a p2p flit waits for it, so p2p keeps at least one cycle in 8
 #: (:mod:`innet.hw.switch`).
 COLL_BURST = 7
+
+#: Reset value of the ``coll_timeout`` register: the collective watchdog is off until software
+#: sets it (a contributor may legitimately start long after the others).
+COLL_TIMEOUT = 0
 
 _LOCAL = -1  # innet.gen.topology.LOCAL; not imported so that the register model stands alone
 RO = Access.RO
@@ -154,12 +163,21 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
       writing 1. Then ``coll_burst`` (``cycles``, reset :data:`COLL_BURST`): the p2p
       bandwidth floor; an output sends at most ``cycles`` collective flits in a row while a p2p
       flit waits for it, so p2p keeps one cycle in ``cycles + 1`` (0: no limit, collective
-      flits have strict priority).
+      flits have strict priority). Then ``coll_timeout`` (``cycles``, reset
+      :data:`COLL_TIMEOUT`): the collective watchdog; a reducing id that waits this many
+      cycles with some but not all of its contributors present raises ``errors.coll_timeout``
+      (0: off).
     - ``coll[c]`` for each collective id ``c`` ("Multiple In-network Collectives": one register
       copy per identifier): ``ctrl`` (``enable``, ``op``, ``dtype``), ``req_in`` (request input
       mask, local included), ``req_out`` (``port`` toward the root, and ``root``: this switch
       is the root, where ``port`` must be 0 and ``resp_in`` is unused), ``resp_in`` (``port``
-      the response arrives on), ``resp_out`` (response multicast mask, local included).
+      the response arrives on), ``resp_out`` (response multicast mask, local included);
+      ``abort`` (``drain``: while 1 every flit of the id reaching the switch is discarded and
+      its watchdog cleared), ``status`` (read-only: ``busy``, a flit of the id is in the
+      switch; ``timed_out``, its watchdog fired) and ``missing`` (read-only: the contributing
+      ports missing when it fired). While an id is enabled and busy, writes to its ``ctrl``,
+      ``req_in``, ``req_out``, ``resp_in`` and ``resp_out`` are refused (``errors.coll_config``),
+      and so is a ``ctrl`` write that enables an operation the data type does not define.
     - ``route[d]`` for each destination node id ``d < routing_depth``: ``port`` (``radix`` =
       deliver to the local port) and ``valid``.
 
@@ -204,6 +222,20 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
                   desc="port the response arrives on (0 at the root, unused)"),
         ], desc="response input port"),
         _mask("resp_out", radix, "response multicast ports"),
+        Register("abort", [
+            Field("drain", 1, desc="discard every flit of the id that reaches the switch and "
+                  "clear its watchdog, while 1"),
+        ], desc="abort: drain the id"),
+        Register("status", [
+            Field("busy", 1, RO, volatile=True, desc="a flit of the id is in the switch"),
+            Field("timed_out", 1, RO, offset=1, volatile=True,
+                  desc="the watchdog fired (cleared by abort)"),
+        ], desc="collective id status (read-only)"),
+        Register("missing", [
+            Field("ports", radix + 1, RO, volatile=True,
+                  desc=f"contributing ports missing when the watchdog fired: bit i = network "
+                       f"port i, bit {radix} = local port"),
+        ], desc="ports the watchdog found missing (read-only)"),
     ], desc="per collective id configuration")
     route = Register("route", [
         Field("port", pw, max=radix,
@@ -226,6 +258,11 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
                                       desc="collective flits an output sends in a row while a "
                                            "p2p flit waits, at most; 0: no limit")],
                  desc="p2p bandwidth floor at every output"),
+        Register("coll_timeout", [Field("cycles", 16, reset=COLL_TIMEOUT,
+                                        desc="cycles a reducing collective id waits for a "
+                                             "missing contributor before the watchdog fires; "
+                                             "0: off")],
+                 desc="collective watchdog"),
         Array(coll, collective_ids, desc="one configuration per collective id"),
         Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),
     ], params={"radix": radix, "collective_ids": collective_ids,

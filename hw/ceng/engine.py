@@ -18,7 +18,7 @@ from innet.hw.alu import LATENCY
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.ceng.tree import ReductionTree, levels_for
-from innet.hw.collective import path_members
+from innet.hw.collective import TIMEOUT_BITS, path_members
 from innet.hw.flit import FlitParams, Kind
 
 __all__ = ["CollectiveEngine", "engine_latency"]
@@ -64,9 +64,11 @@ class CollectiveEngine(wiring.Component):
       of :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies
       (shape: :func:`~innet.hw.ceng.tree.tree_shape`). The result leaves as one flit (its
       element index, ``cid = c``): a request to ``req_out``, or at the root a response
-      multicast to ``resp_out``. If the heads' element indices differ, nothing is reduced: the
-      flits are discarded and ``mismatch`` pulses; an operation the ALUs do not implement on
-      the data type discards the element and pulses ``unsupported``. Never a wrong result.
+      multicast to ``resp_out``. If the heads' element indices differ (a flit was lost or sent
+      twice), nothing is reduced: the heads holding the oldest index are discarded and
+      ``mismatch`` pulses, so that a lost flit costs one element and the streams are back in
+      step (:meth:`_resync`); an operation the ALUs do not implement on the data type discards
+      the element and pulses ``unsupported``. Never a wrong result.
     - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
       at the root), in the cycle it is at the head of its buffer.
     - requests on ports outside ``req_in`` (or of a disabled id) are discarded and ``dropped``
@@ -94,9 +96,14 @@ class CollectiveEngine(wiring.Component):
     the engine. ``queue_depth`` of at least ``LATENCY * ceil(log2 k) + 2`` keeps one id at one
     element per cycle; the default covers ``k = radix + 1``.
 
+    A watchdog per reducing id (``timeout``, :meth:`_watchdog`) names the contributors missing
+    when the id has waited too long; ``abort`` drains an id (its heads, queued results and
+    responses are discarded) and ``busy`` says when it is quiet (see
+    :mod:`innet.hw.collective`).
+
     Configuration (``config``) is registered once more inside the engine: a register write
-    applies to flits at the head of a buffer two cycles later. Change an id's registers only
-    while no flit of that id is in the switch.
+    applies to flits at the head of a buffer two cycles later. :class:`innet.hw.switch.Switch`
+    refuses writes to an enabled id while ``busy``.
 
     Parameters
     ----------
@@ -105,15 +112,17 @@ class CollectiveEngine(wiring.Component):
     radix : int
         Network ports (the local port is ``radix``).
     mul : bool
-        Build the ALUs with their multiplier (``mul`` of every data type); without it ``mul``
-        is unsupported and the tree is about half the size.
+        Build the ALUs with their multiplier (``mul`` of every data type). Off by default: the
+        multipliers are about half the tree, and in-network reductions are sums, minima,
+        maxima and bitwise operations; without them ``mul`` is unsupported (``coll_op``).
     queue_depth : int, optional
         Results per id the output queue holds (default ``LATENCY * ceil(log2(radix + 1)) + 2``).
 
     Members
     -------
     As :class:`~innet.hw.collective.CollectivePath` (``req``, ``resp``, ``config``,
-    ``credit_req``, ``credit_resp``, ``send``, ``dropped``, ``mismatch``, ``unsupported``).
+    ``credit_req``, ``credit_resp``, ``send``, ``dropped``, ``mismatch``, ``unsupported``,
+    ``abort``, ``busy``, ``timeout``, ``stalled``, ``timed_out``, ``missing``).
 
     Raises
     ------
@@ -121,7 +130,7 @@ class CollectiveEngine(wiring.Component):
         On a parameter of the wrong type or out of range.
     """
 
-    def __init__(self, params: FlitParams, radix: int, *, mul: bool = True,
+    def __init__(self, params: FlitParams, radix: int, *, mul: bool = False,
                  queue_depth: int | None = None) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
@@ -208,21 +217,40 @@ class CollectiveEngine(wiring.Component):
         ready_terms = [[[] for _ in range(ports)] for _ in range(ids)]  # pops of req[c][q]
         dropped = []
 
+        abort = self.abort
+        iw = p.index_width
+
         # ---- Requests outside the configuration are discarded -------------------------------
         for c in range(ids):
             for q in range(ports):
                 stray = Signal(name=f"stray{c}_{q}")
-                m.d.comb += stray.eq(self.req[c][q].valid & ~cfg[c].contrib[q])
-                ready_terms[c][q].append(stray)
+                m.d.comb += stray.eq(self.req[c][q].valid & ~cfg[c].contrib[q] & ~abort[c])
+                ready_terms[c][q] += [stray, abort[c]]
                 dropped.append(stray)
+
+        # ---- Per id: every contributing head present, and all of one element -----------------
+        present = [Signal(ports, name=f"present{c}") for c in range(ids)]
+        full = [Signal(name=f"full{c}") for c in range(ids)]
+        agree = [Signal(name=f"agree{c}") for c in range(ids)]
+        for c in range(ids):
+            on = cfg[c].contrib
+            index = [self.req[c][q].payload.index for q in range(ports)]
+            m.d.comb += [
+                present[c].eq(Cat(*(self.req[c][q].valid for q in range(ports))) & on),
+                full[c].eq(present[c] == on),
+                agree[c].eq(
+                    _reduce(lambda a, b: a & b,
+                            [index[q] | (~on[q]).replicate(iw) for q in range(ports)])
+                    == _reduce(lambda a, b: a | b,
+                               [index[q] & on[q].replicate(iw) for q in range(ports)])),
+            ]
 
         # ---- Issue: one id per cycle whose heads are all present, round-robin ----------------
         reserved = [Signal(range(depth + 1), name=f"reserved{c}") for c in range(ids)]
         issue_rr = RoundRobin(ids)
         m.submodules.issue_rr = issue_rr
         for c in range(ids):
-            heads = Cat(*(self.req[c][q].valid | ~cfg[c].contrib[q] for q in range(ports)))
-            m.d.comb += issue_rr.requests[c].eq(cfg[c].tree & heads.all()
+            m.d.comb += issue_rr.requests[c].eq(cfg[c].tree & full[c] & agree[c] & ~abort[c]
                                                 & (reserved[c] != depth))
         grant = issue_rr.grant
         m.d.comb += issue_rr.take.eq(grant.any())
@@ -237,25 +265,17 @@ class CollectiveEngine(wiring.Component):
                  for q in range(ports)]
         contrib = Signal(ports)
         m.d.comb += contrib.eq(onehot_mux(grant, [cfg[c].contrib for c in range(ids)]))
-        iw = p.index_width
-        idx_and = Signal(iw)
-        idx_or = Signal(iw)
-        m.d.comb += [
-            idx_and.eq(_reduce(lambda a, b: a & b,
-                               [index[q] | (~contrib[q]).replicate(iw) for q in range(ports)])),
-            idx_or.eq(_reduce(lambda a, b: a | b,
-                              [index[q] & contrib[q].replicate(iw) for q in range(ports)])),
-        ]
         issue = Signal(data.StructLayout({
-            "valid": 1, "agree": 1, "cid": p.cid_width, "index": iw,
+            "valid": 1, "cid": p.cid_width, "index": iw,
             "count": range(ports + 1), "op": 4, "dtype": 2,
         }), name="issue")
         leaves = [Signal(32, name=f"issue_leaf{j}", reset_less=True) for j in range(ports)]
         m.d.sync += [
             issue.valid.eq(grant.any()),
-            issue.agree.eq(idx_and == idx_or),
             issue.cid.eq(onehot_mux(grant, [Const(c, p.cid_width) for c in range(ids)])),
-            issue.index.eq(idx_or),
+            # The heads agree: any contributing head's index is the element's.
+            issue.index.eq(_reduce(lambda a, b: a | b,
+                                   [index[q] & contrib[q].replicate(iw) for q in range(ports)])),
             issue.count.eq(onehot_mux(grant, [cfg[c].count for c in range(ids)])),
             issue.op.eq(onehot_mux(grant, [cfg[c].op for c in range(ids)])),
             issue.dtype.eq(onehot_mux(grant, [cfg[c].dtype for c in range(ids)])),
@@ -265,14 +285,14 @@ class CollectiveEngine(wiring.Component):
             m.d.sync += leaves[j].eq(onehot_mux([chosen[q] for q in range(j, ports)],
                                                 operand[j:]))
 
-        mismatch = Signal()
-        m.d.comb += [mismatch.eq(issue.valid & ~issue.agree), self.mismatch.eq(mismatch)]
+        self._resync(m, cfg, full, agree, ready_terms)
+        self._watchdog(m, cfg, present, full)
 
         # ---- The tree -----------------------------------------------------------------------
         tree = ReductionTree(ports, tag_width=p.cid_width + iw, mul=self._mul)
         m.submodules.tree = tree
         m.d.comb += [
-            tree.i_valid.eq(issue.valid & issue.agree),
+            tree.i_valid.eq(issue.valid),
             tree.i_count.eq(issue.count),
             tree.i_op.eq(issue.op),
             tree.i_dtype.eq(issue.dtype),
@@ -312,9 +332,9 @@ class CollectiveEngine(wiring.Component):
             head = Signal(result, name=f"result{c}")
             m.d.comb += [
                 head.eq(Mux(waiting, queue.r.payload, out)),
-                queue.r.ready.eq(src_pop[c]),
+                queue.r.ready.eq(src_pop[c] | abort[c]),
                 # A result goes straight out when the queue is empty and it can leave now.
-                queue.w.valid.eq(good & ~(src_pop[c] & ~waiting)),
+                queue.w.valid.eq(good & ~abort[c] & ~(src_pop[c] & ~waiting)),
                 queue.w.payload.eq(out),
             ]
             # k == 1: the head of the one contributing port, forwarded.
@@ -329,11 +349,12 @@ class CollectiveEngine(wiring.Component):
             fwd_valid = any_of(only[q] & self.req[c][q].valid for q in range(ports))
             for q in range(ports):
                 ready_terms[c][q].append(src_pop[c] & cfg[c].forward & only[q])
+            results = Mux(cfg[c].tree, waiting | good, cfg[c].forward & fwd_valid)
 
             chosen = Signal(result, name=f"source{c}")
             m.d.comb += chosen.eq(Mux(cfg[c].tree, head, forward))
             m.d.comb += [
-                src_valid[c].eq(Mux(cfg[c].tree, waiting | good, cfg[c].forward & fwd_valid)),
+                src_valid[c].eq(results & ~abort[c]),
                 src_flit[c].kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
                 src_flit[c].cid.eq(c),
                 src_flit[c].index.eq(chosen.index),
@@ -342,18 +363,24 @@ class CollectiveEngine(wiring.Component):
                 src_credits[c].eq(Mux(cfg[c].root, self.credit_resp, self.credit_req[c])),
             ]
 
-            # Output slots in use: elements in the tree or the queue.
+            # Output slots in use: elements in the tree or the queue. Under abort the tree's
+            # results of the id and its queue are discarded.
             taken = cfg[c].tree & src_pop[c]
-            discarded = mismatch & (issue.cid == c)
-            m.d.sync += reserved[c].eq(reserved[c] + grant[c] - taken - discarded - bad)
+            m.d.sync += reserved[c].eq(reserved[c] + grant[c] - taken - bad
+                                       - (abort[c] & waiting) - (abort[c] & good))
+            resp_here = any_of(h.valid & (h.payload.cid == c) for h in self.resp)
+            m.d.sync += self.busy[c].eq(any_of(h.valid for h in self.req[c])
+                                        | (reserved[c] != 0) | resp_here)
 
         m.d.comb += self.unsupported.eq(any_of(unsupported))
 
         # ---- Responses: the head of each port's response buffer -----------------------------
         for q, h in enumerate(self.resp):
             s = ids + q
+            aborted = onehot_mux([h.payload.cid == c for c in range(ids)],
+                                 [abort[c] for c in range(ids)])
             m.d.comb += [
-                src_valid[s].eq(h.valid),
+                src_valid[s].eq(h.valid & ~aborted),
                 src_flit[s].kind.eq(Kind.RESP),
                 src_flit[s].cid.eq(h.payload.cid),
                 src_flit[s].index.eq(h.payload.index),
@@ -361,7 +388,7 @@ class CollectiveEngine(wiring.Component):
                 src_targets[s].eq(onehot_mux([h.payload.cid == c for c in range(ids)],
                                              [cfg[c].resp_targets for c in range(ids)])),
                 src_credits[s].eq(self.credit_resp),
-                h.ready.eq(src_pop[s]),
+                h.ready.eq(src_pop[s] | aborted),
             ]
 
         # ---- Output allocation: sources whose targets all hold a credit ---------------------
@@ -396,6 +423,75 @@ class CollectiveEngine(wiring.Component):
             for q in range(ports):
                 m.d.comb += self.req[c][q].ready.eq(any_of(ready_terms[c][q]))
         return m
+
+    def _resync(self, m: Module, cfg, full, agree, ready_terms) -> None:
+        """Bring an id whose heads hold different element indices back in step.
+
+        One unit serves every id (a lost or duplicated flit is rare): it scans the id's
+        contributing heads one port per cycle for the oldest index (serial-number order, so
+        that indices may wrap), then pops the heads holding it and pulses ``mismatch``. A lost
+        flit costs the one element it belonged to; a duplicated one costs nothing.
+        """
+        p = self._params
+        ids, ports, iw = p.collective_ids, self._radix + 1, p.index_width
+        out_of_step = Cat(*(cfg[c].tree & full[c] & ~agree[c] & ~self.abort[c]
+                            for c in range(ids)))
+        active = Signal(name="resync")
+        cid = Signal(ids, name="resync_cid")  # one-hot
+        step = Signal(range(ports + 1), name="resync_step")
+        have = Signal(name="resync_have")
+        oldest = Signal(iw, name="resync_oldest")
+        contrib = Signal(ports, name="resync_contrib")
+        index = [Signal(iw, name=f"resync_index{q}") for q in range(ports)]
+        m.d.comb += contrib.eq(onehot_mux(cid, [cfg[c].contrib for c in range(ids)]))
+        for q in range(ports):
+            m.d.comb += index[q].eq(onehot_mux(cid, [self.req[c][q].payload.index
+                                                     for c in range(ids)]))
+        done = Signal(name="resync_done")
+        m.d.comb += done.eq(active & (step == ports) & ~(cid & self.abort).any())
+        with m.If(active & ((step == ports) | (cid & self.abort).any())):
+            m.d.sync += active.eq(0)
+        with m.Elif(active):
+            m.d.sync += step.eq(step + 1)
+            with m.Switch(step):
+                for q in range(ports):
+                    with m.Case(q):
+                        earlier = (index[q] - oldest)[iw - 1]
+                        with m.If(contrib[q] & (~have | earlier)):
+                            m.d.sync += [oldest.eq(index[q]), have.eq(1)]
+        with m.Elif(out_of_step.any()):
+            first = out_of_step & -out_of_step  # the lowest id out of step
+            m.d.sync += [active.eq(1), cid.eq(first), step.eq(0), have.eq(0)]
+        for c in range(ids):
+            for q in range(ports):
+                ready_terms[c][q].append(done & cid[c] & contrib[q] & (index[q] == oldest))
+        m.d.comb += self.mismatch.eq(done)
+
+    def _watchdog(self, m: Module, cfg, present, full) -> None:
+        """Per reducing id: count the cycles it waits with some but not all contributors
+        present; at ``timeout`` latch the missing ports, raise ``timed_out`` and pulse
+        ``stalled``. ``abort`` clears it."""
+        p = self._params
+        fired = []
+        for c in range(p.collective_ids):
+            waiting = Signal(name=f"watch{c}_waiting")
+            count = Signal(TIMEOUT_BITS, name=f"watch{c}_count")
+            fire = Signal(name=f"watch{c}_fire")
+            m.d.comb += [
+                waiting.eq(cfg[c].tree & present[c].any() & ~full[c] & ~self.timed_out[c]),
+                fire.eq(waiting & (self.timeout != 0) & (count == self.timeout - 1)),
+            ]
+            with m.If(self.abort[c]):
+                m.d.sync += [count.eq(0), self.timed_out[c].eq(0), self.missing[c].eq(0)]
+            with m.Elif(fire):
+                m.d.sync += [count.eq(0), self.timed_out[c].eq(1),
+                             self.missing[c].eq(cfg[c].contrib & ~present[c])]
+            with m.Elif(waiting):
+                m.d.sync += count.eq(count + 1)
+            with m.Else():
+                m.d.sync += count.eq(0)
+            fired.append(fire)
+        m.d.comb += self.stalled.eq(any_of(fired))
 
 
 def _reduce(function, values: list):

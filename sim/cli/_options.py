@@ -193,11 +193,12 @@ def dtype_option(func: Callable) -> Callable:
                         show_default=True, help="Element data type.")(func)
 
 
-def mul_option(func: Callable) -> Callable:
-    """``--mul/--no-mul``: build the ALUs with their multiplier (on by default)."""
-    return click.option("--mul/--no-mul", default=True, show_default=True,
+def mul_option(*, default: bool) -> Callable[[Callable], Callable]:
+    """``--mul/--no-mul``: build the ALUs with their multiplier. On by default for an ALU and
+    an endpoint, off for a collective engine (in-network reductions need no multiplier)."""
+    return click.option("--mul/--no-mul", default=default, show_default=True,
                         help="Build the ALUs with multipliers (the mul operation; four DSP "
-                             "blocks each on ECP5).")(func)
+                             "blocks each on ECP5).")
 
 
 # -- hardware sizes -----------------------------------------------------------------------------

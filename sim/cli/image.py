@@ -186,7 +186,6 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
     --op and --dtype are the step engine's and those of every --embed without op= or dtype=.
     """
     from innet.gen.compare import host_shape
-    from innet.gen.deadlock import check, image_graph
     from innet.gen.image import build_image, encode, format_for
 
     network = topology_from_args(kind, options)
@@ -206,7 +205,6 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
                         collective_ids=collective_ids, routing_depth=routing_depth,
                         step_depth=step_depth, vector_depth=vector_depth,
                         node_id_width=node_id_width, coll_burst=coll_burst, **failures)
-    check(image_graph(image))
     fmt = fmt or format_for(output)
     data = encode(image, fmt)
     write_atomic(output, data)

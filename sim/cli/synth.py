@@ -274,7 +274,7 @@ def command() -> None:
               show_default=True,
               help="Collective path: the engine (in-network reduction), the pass-through, or "
                    "none (the p2p cost: nothing on the collective VCs).")
-@mul_option
+@mul_option(default=False)
 @flow_options
 def switch(collective: str, mul: bool, flow: dict[str, Any], **params: Any) -> None:
     """The PIUMA-style switch with its register file (as `innet verilog switch`)."""
@@ -287,7 +287,7 @@ def switch(collective: str, mul: bool, flow: dict[str, Any], **params: Any) -> N
 
 
 @command.command("alu")
-@mul_option
+@mul_option(default=True)
 @click.option("--operand-tag-width", "tag_width", type=int, default=0, show_default=True,
               help="Bits of the side-band tag carried with the operands (not a flit's tag).")
 @flow_options
@@ -313,7 +313,7 @@ def muladd(width: int, flow: dict[str, Any]) -> None:
 @click.option("--radix", type=int, default=8, show_default=True,
               help="Network ports of the switch it sits in (the local port is extra).")
 @flit_option("collective_ids")
-@mul_option
+@mul_option(default=False)
 @flow_options
 def ceng(radix: int, collective_ids: int, mul: bool, flow: dict[str, Any]) -> None:
     """The collective engine alone (innet.hw.ceng), 32-bit elements."""

@@ -78,7 +78,7 @@ def command() -> None:
 @click.option("--collective", type=click.Choice(["engine", "pass"]), default="engine",
               show_default=True,
               help="Collective path: the engine (in-network reduction) or the pass-through.")
-@mul_option
+@mul_option(default=False)
 @click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
@@ -140,7 +140,7 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
 @click.option("--radix", type=int, required=True,
               help="Network ports of the switch it belongs to; the local port is extra.")
 @flit_options()
-@mul_option
+@mul_option(default=False)
 @click.option("--queue-depth", type=int, default=None,
               help="Results per id the output queue holds [default: 7 * tree levels + 2].")
 @click.option("--registered", is_flag=True,
@@ -202,7 +202,7 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
 @flit_options()
 @buffer_depth_option
 @local_depth_option
-@mul_option
+@mul_option(default=True)
 @click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")

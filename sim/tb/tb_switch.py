@@ -27,6 +27,7 @@ from statistics import mean
 import cocotb
 from cocotb.triggers import FallingEdge
 
+from innet.gen import ops
 from innet.gen.regmap import Access, switch_map
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import ERROR_FIELDS, HOP_CYCLES, STAGED_FLITS
@@ -43,6 +44,18 @@ __all__ = [
     "test_registers",
     "test_stream_throughput",
 ]
+
+
+def _accepted(reg, value: int) -> bool:
+    """Whether the switch takes ``value`` for the ``ctrl`` register ``reg``: disabled, or an
+    operation code defined on the data-type code."""
+    fields = {f.name: value >> f.offset & ((1 << f.width) - 1) for f in reg.fields}
+    if not fields["enable"]:
+        return True
+    try:
+        return ops.is_supported(ops.Op(fields["op"]), ops.DType(fields["dtype"]))
+    except ValueError:
+        return False
 
 
 def _mask(ports) -> int:
@@ -303,7 +316,8 @@ class TB:
 @cocotb.test()
 async def test_registers(dut):
     """Every register of the generated map reads back what was written; RO reads the build
-    parameters; holes read 0."""
+    parameters; holes read 0. A collective id's ``ctrl`` gets random values the configuration
+    interlock accepts (an enabled operation defined on its data type)."""
     tb = TB(dut)
     await tb.start()
     rng = tb.rng
@@ -311,6 +325,8 @@ async def test_registers(dut):
     for n in range(tb.n):
         for reg in tb.regmap.registers:
             value = rng.getrandbits(32 * reg.words) & reg.mask()
+            while reg.name.endswith(".ctrl") and not _accepted(reg, value):
+                value = rng.getrandbits(32 * reg.words) & reg.mask()
             written[(n, reg.name)] = value
             await tb.bus.write(n, [(reg.address + w, word)
                                    for w, word in enumerate(reg.split(value))])

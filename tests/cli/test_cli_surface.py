@@ -38,7 +38,7 @@ TOPOLOGY_COMMANDS = {("topo",), ("embed",), ("swing",), ("image", "build"),
 TOPOLOGY_OPTIONS = {"q", "r0", "r1", "shape", "mesh", "nodes", "sockets", "cores", "core_mesh",
                     "placement", "latency_core", "latency_socket", "latency_node"}
 #: Options whose meaning, type, default and help are one everywhere.
-SAME_EVERYWHERE = {"json", "op", "dtype", "mul", "local_depth", "buffer_depth", "payload_width",
+SAME_EVERYWHERE = {"json", "op", "dtype", "local_depth", "buffer_depth", "payload_width",
                    "p2p_vcs", "index_width", "tag_width", *TOPOLOGY_OPTIONS}
 #: Options that count elements or bytes: the one size grammar.
 SIZE_OPTIONS = {"elements", "sizes", "model_sizes", "max_elements", "vector_depth",
@@ -137,11 +137,21 @@ def test_step_depth_default_is_the_endpoints():
 
 
 def test_mul_is_one_flag_pair_everywhere():
+    """One ``--mul/--no-mul`` pair with one help text; its default is that of the block the
+    command builds (the ALU and the endpoint with their multiplier, the collective engine
+    without)."""
+    from innet.hw.alu import ALU
+    from innet.hw.ceng import CollectiveEngine
+
     uses = _by_name()
     assert "no_mul" not in uses
+    builds = {"alu": ALU.__init__, "endpoint": Endpoint.__init__,
+              "switch": CollectiveEngine.__init__, "ceng": CollectiveEngine.__init__}
+    assert len({option.help for option in uses["mul"].values()}) == 1
     for path, option in uses["mul"].items():
+        want = inspect.signature(builds[path[-1]]).parameters["mul"].default
         assert (option.opts, option.secondary_opts, option.default) == (
-            ["--mul"], ["--no-mul"], True), _name(path)
+            ["--mul"], ["--no-mul"], want), _name(path)
 
 
 def test_sizes_have_one_grammar():

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from innet.gen.ops import DType, Op
 from innet.gen.regmap import (
     COLL_BURST,
+    COLL_TIMEOUT,
     ERROR_FLAGS,
     FORMAT_VERSION,
     Access,
@@ -52,9 +53,10 @@ def test_switch_layout(radix, cids, depth):
     m = switch_map(radix, cids, depth)
     check_layout(m)
     words = math.ceil((radix + 1) / 32)
-    assert len(m) == 8 + 5 * cids + depth
-    assert [r.name for r in m][:8] == ["ident", "radix", "collective_ids", "routing_depth",
-                                       "node_id_width", "node_id", "errors", "coll_burst"]
+    assert len(m) == 9 + 8 * cids + depth
+    assert [r.name for r in m][:9] == ["ident", "radix", "collective_ids", "routing_depth",
+                                       "node_id_width", "node_id", "errors", "coll_burst",
+                                       "coll_timeout"]
     coll, route = m.arrays
     assert (coll.name, coll.count, route.name, route.count, route.stride) == \
         ("coll", cids, "route", depth, 1)
@@ -65,7 +67,9 @@ def test_switch_layout(radix, cids, depth):
         assert found == [
             (f"coll[{c}].ctrl", 0, 1), (f"coll[{c}].req_in", words, words),
             (f"coll[{c}].req_out", 2 * words, 1), (f"coll[{c}].resp_in", 2 * words + 1, 1),
-            (f"coll[{c}].resp_out", 2 * words + 2, words)]
+            (f"coll[{c}].resp_out", 2 * words + 2, words),
+            (f"coll[{c}].abort", 3 * words + 2, 1), (f"coll[{c}].status", 3 * words + 3, 1),
+            (f"coll[{c}].missing", 3 * words + 4, words)]
     assert [m[f"route[{d}]"].address for d in range(depth)] == \
         list(range(route.base, route.base + depth))
 
@@ -82,7 +86,14 @@ def test_switch_fields(radix, cids, depth):
         assert m[name].decode(m[name].reset) == {"value": value}
         assert all(f.constant for f in m[name].fields)
         assert not m[name].writable
-    assert {r.name for r in m if r.writable} == {r.name for r in m if r.address >= 5}
+    assert {r.name for r in m if r.writable} == {
+        r.name for r in m if r.address >= 5 and not r.name.endswith((".status", ".missing"))}
+    status = m[f"coll[{cids - 1}].status"]
+    assert [(f.name, f.access, f.volatile) for f in status.fields] == [
+        ("busy", Access.RO, True), ("timed_out", Access.RO, True)]
+    (missing,) = m["coll[0].missing"].fields
+    assert (missing.width, missing.access, missing.volatile) == (radix + 1, Access.RO, True)
+    assert [(f.name, f.access) for f in m["coll[0].abort"].fields] == [("drain", Access.RW)]
     last = m[f"coll[{cids - 1}].ctrl"]
     assert [(f.name, f.width, f.enum) for f in last.fields] == [
         ("enable", 1, None), ("op", 4, Op), ("dtype", 2, DType)]
@@ -108,6 +119,8 @@ def test_switch_fields(radix, cids, depth):
     assert all(f.desc == ERROR_FLAGS[f.name] for f in errors.fields)
     burst = m["coll_burst"].field("cycles")
     assert (burst.width, burst.access, burst.reset) == (4, Access.RW, COLL_BURST)
+    timeout = m["coll_timeout"].field("cycles")
+    assert (timeout.width, timeout.access, timeout.reset) == (16, Access.RW, COLL_TIMEOUT)
 
 
 def test_switch_small_example_addresses():
@@ -116,10 +129,13 @@ def test_switch_small_example_addresses():
     assert [(r.name, r.address) for r in m] == [
         ("ident", 0), ("radix", 1), ("collective_ids", 2), ("routing_depth", 3),
         ("node_id_width", 4), ("node_id", 5), ("errors", 6), ("coll_burst", 7),
+        ("coll_timeout", 8),
         ("coll[0].ctrl", 16), ("coll[0].req_in", 17), ("coll[0].req_out", 18),
-        ("coll[0].resp_in", 19), ("coll[0].resp_out", 20),
+        ("coll[0].resp_in", 19), ("coll[0].resp_out", 20), ("coll[0].abort", 21),
+        ("coll[0].status", 22), ("coll[0].missing", 23),
         ("coll[1].ctrl", 24), ("coll[1].req_in", 25), ("coll[1].req_out", 26),
-        ("coll[1].resp_in", 27), ("coll[1].resp_out", 28),
+        ("coll[1].resp_in", 27), ("coll[1].resp_out", 28), ("coll[1].abort", 29),
+        ("coll[1].status", 30), ("coll[1].missing", 31),
         ("route[0]", 32), ("route[1]", 33), ("route[2]", 34), ("route[3]", 35)]
     assert m.size == 36
     assert m.address_width == 6

@@ -322,20 +322,119 @@ def test_blocked_id_does_not_hold_up_another():
 
 
 @pytest.mark.rtl
-def test_index_mismatch_is_flagged_and_discarded():
+@pytest.mark.parametrize("start", [0, 250])  # 250: the 8-bit element indices wrap past 255
+def test_a_lost_flit_costs_one_element_and_the_streams_resynchronise(start):
+    """Port 2 loses one element's flit, port 0 another's, and the local port sends one flit
+    twice: each lost flit costs exactly its element (the heads holding the oldest index pop,
+    ``mismatch`` pulses), the duplicate costs nothing, and every other element is reduced
+    bit-exact, in order, under skew and backpressure."""
     dut = engine()
-    rng = random.Random(6)
+    rng = random.Random(6 + start)
+    width = 1 << dut.params.index_width
+    lost = {(start + 3) % width: 2, (start + 9) % width: 0}
+    duplicate = (start + 6) % width
 
     async def bench(ctx):
-        h = Harness(dut, rng)
-        h.configure(0, req_in=[0, LOCAL], req_out=1)
+        h = Harness(dut, rng, arrive=0.6, credit_back=0.7)
+        h.configure(0, req_in=[0, 2, LOCAL], req_out=1, op=Op.ADD, dtype=DType.FP32)
         await h.apply(ctx)
-        h.pending[0][0].append(Flit.request(0, 5, 1))
-        h.pending[0][LOCAL].append(Flit.request(0, 6, 2))
-        h.element(0, 7)
+        for n in range(20):
+            index = (start + n) % width
+            h.element(0, index, expect=index not in lost)
+            if index in lost:
+                h.pending[0][lost[index]].pop()
+            if index == duplicate:
+                h.pending[0][LOCAL].append(h.pending[0][LOCAL][-1])
+        await settle(h, ctx, 1000)
+        got = [f.index for _, _, f in h.sent]
+        assert got == [(start + n) % width for n in range(20) if (start + n) % width not in lost]
+        assert h.pulses == {"dropped": 0, "mismatch": len(lost) + 1, "unsupported": 0}
+
+    run(dut, bench)
+
+
+@pytest.mark.rtl
+def test_a_missing_contributor_times_out_and_the_id_runs_again_after_abort():
+    """Port 1 never sends for id 0: after ``timeout`` cycles of waiting the watchdog fires
+    once, ``missing`` names port 1, and id 1 keeps reducing meanwhile; ``abort`` drains id 0
+    (its heads are discarded, ``busy`` falls, the watchdog clears) and afterwards id 0 reduces
+    bit-exact again."""
+    dut = engine()
+    rng = random.Random(8)
+    timeout = 40
+
+    async def bench(ctx):
+        h = Harness(dut, rng, credit_back=0.8)
+        h.configure(0, req_in=[0, 1, LOCAL], req_out=2, op=Op.MAX, dtype=DType.INT32)
+        h.configure(1, req_in=[0, 2], req_out=1, op=Op.ADD, dtype=DType.INT32)
+        await h.apply(ctx)
+        ctx.set(dut.timeout, timeout)
+        stalled = 0
+        for n in range(6):
+            h.element(0, n, expect=False)
+            h.pending[0][1].pop()
+        for n in range(50):
+            h.element(1, n)
+        for cycle in range(timeout + 60):
+            await h.step(ctx)
+            stalled += ctx.get(dut.stalled)
+            if cycle == timeout - 5:
+                assert (ctx.get(dut.timed_out), stalled) == (0, 0)
+        assert [f.cid for _, _, f in h.sent] == [1] * 50  # id 1 went on meanwhile
+        assert (ctx.get(dut.timed_out), ctx.get(dut.missing[0]), stalled) == (1, 1 << 1, 1)
+        assert ctx.get(dut.busy) & 1
+        ctx.set(dut.abort, 1)
+        for _ in range(12):
+            await h.step(ctx)
+        ctx.set(dut.abort, 0)
+        await h.step(ctx)
+        await h.step(ctx)
+        assert not any(h.buffer[0])
+        assert not any(h.pending[0])
+        assert (ctx.get(dut.busy), ctx.get(dut.timed_out), ctx.get(dut.missing[0])) == (0, 0, 0)
+        for n in range(30):
+            h.element(0, n)
         await settle(h, ctx)
-        assert [f.index for _, _, f in h.sent] == [7]
-        assert h.pulses == {"dropped": 0, "mismatch": 1, "unsupported": 0}
+        assert h.pulses == {"dropped": 0, "mismatch": 0, "unsupported": 0}
+
+    run(dut, bench)
+
+
+@pytest.mark.rtl
+def test_abort_discards_queued_results_and_responses_of_its_id_only():
+    """Id 0's output returns no credits, so its results wait in its queue; a response of id 0
+    waits too. ``abort`` of id 0 discards both; id 1's responses still leave."""
+    dut = engine(queue_depth=20)
+    rng = random.Random(9)
+
+    async def bench(ctx):
+        h = Harness(dut, rng, depth=4)
+        h.configure(0, req_in=[0, 1], root=True, resp_out=[2])
+        h.configure(1, req_in=[1], root=True, resp_out=[0, LOCAL])
+        await h.apply(ctx)
+        h.credit_back = [1.0, 1.0, 0.0, 1.0]
+        h.credits[2] = [0] * dut.params.vcs
+        for n in range(8):
+            h.element(0, n, expect=False)
+        h.resp_pending[LOCAL].append(Flit.response(0, 0, 0x77))
+        for _ in range(40):
+            await h.step(ctx)
+        assert ctx.get(dut.busy) == 0b01
+        assert h.sent == []
+        ctx.set(dut.abort, 0b01)
+        cycles = 0
+        while ctx.get(dut.busy) and cycles < 20:
+            await h.step(ctx)
+            cycles += 1
+        assert cycles <= 8 + 2  # the queue empties at one result per cycle
+        ctx.set(dut.abort, 0)
+        assert not any(h.resp_buffer)
+        assert not any(h.buffer[0])
+        h.credit_back = 1.0
+        h.response(0, 1, 5, 0x99)
+        await settle(h, ctx)
+        assert [f.payload for _, _, f in h.sent] == [0x99, 0x99]
+        assert h.pulses == {"dropped": 0, "mismatch": 0, "unsupported": 0}
 
     run(dut, bench)
 
@@ -381,5 +480,5 @@ def test_parameter_errors(kwargs, error, message):
 
 def test_defaults():
     e = CollectiveEngine(FlitParams(), 8)
-    assert (e.levels, e.queue_depth, e.mul) == (4, 30, True)
+    assert (e.levels, e.queue_depth, e.mul) == (4, 30, False)
     assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [0, 8, 15, 15, 22, 22, 29]

@@ -492,3 +492,87 @@ def test_every_hop_vc_crosses_an_idle_switch_in_hop_cycles():
             assert seen == HOP_CYCLES, (hop, seen)
 
     run(dut, bench)
+
+
+def test_a_busy_collective_id_refuses_reconfiguration():
+    """The configuration interlock, through the bus: id 0 (reducing ports 0 and 1 at the root,
+    the result to the local port) holds one operand, so it is busy; writes to its registers
+    are refused and flagged (``coll_config``) and read back unchanged, while its ``abort``
+    stays writable; the element then completes with the operation it started with. Quiet
+    again, the id takes a new configuration; a ``ctrl`` that enables an operation its data
+    type does not define is refused even then."""
+    from innet.gen.ops import DType, Op
+
+    dut = Switch(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5)
+
+    async def bench(ctx):
+        await write(ctx, dut, "coll[0].req_in", ports=port_mask([0, 1], RADIX))
+        await write(ctx, dut, "coll[0].req_out", port=0, root=1)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([-1], RADIX))
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=Op.MAX, dtype=DType.INT32)
+        ctrl = await read(ctx, dut, "coll[0].ctrl")
+        links = Links(dut, random.Random(5))
+        links.src[0].push(Flit.request(0, index=3, payload=5))
+        for _ in range(6):
+            await links.step(ctx)
+        status = dut.regmap["coll[0].status"]
+        assert status.decode(await read(ctx, dut, "coll[0].status"))["busy"] == 1
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=Op.MIN, dtype=DType.INT32)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+        assert await read(ctx, dut, "coll[0].ctrl") == ctrl
+        assert await read(ctx, dut, "coll[0].resp_out") == port_mask([-1], RADIX)
+        errors = dut.regmap["errors"]
+        assert errors.decode(await read(ctx, dut, "errors"))["coll_config"] == 1
+        links.src[1].push(Flit.request(0, index=3, payload=9))
+        for _ in range(20):
+            await links.step(ctx)
+        assert [(q, f) for _, q, f in links.arrivals] == [
+            (LOCAL, Flit.response(0, index=3, payload=9))]  # MAX, as it started
+        assert status.decode(await read(ctx, dut, "coll[0].status"))["busy"] == 0
+        await write(ctx, dut, "errors", coll_config=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=Op.MIN, dtype=DType.INT32)
+        assert dut.regmap["coll[0].ctrl"].decode(
+            await read(ctx, dut, "coll[0].ctrl"))["op"] == Op.MIN
+        await write(ctx, dut, "coll[1].ctrl", enable=1, op=Op.AND, dtype=DType.FP32)
+        assert await read(ctx, dut, "coll[1].ctrl") == 0
+        assert errors.decode(await read(ctx, dut, "errors"))["coll_config"] == 1
+
+    run(dut, bench)
+
+
+def test_the_watchdog_names_the_missing_port_and_abort_clears_it():
+    """Through the bus: ``coll_timeout`` cycles after id 1's operand on port 1 arrived
+    without the local port's, ``errors.coll_timeout`` and ``coll[1].status.timed_out`` are set
+    and ``coll[1].missing`` names the local port; ``coll[1].abort``, held until the status
+    reads quiet, drains the id and clears the watchdog."""
+    dut = Switch(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5)
+
+    async def bench(ctx):
+        await write(ctx, dut, "coll_timeout", cycles=30)
+        await write(ctx, dut, "coll[1].req_in", ports=port_mask([1, -1], RADIX))
+        await write(ctx, dut, "coll[1].req_out", port=0, root=0)
+        await write(ctx, dut, "coll[1].ctrl", enable=1)
+        links = Links(dut, random.Random(6))
+        links.src[1].push(Flit.request(1, index=0, payload=1))
+        for _ in range(20):
+            await links.step(ctx)
+        status, errors = dut.regmap["coll[1].status"], dut.regmap["errors"]
+        assert status.decode(await read(ctx, dut, "coll[1].status")) == {"busy": 1,
+                                                                        "timed_out": 0}
+        for _ in range(20):
+            await links.step(ctx)
+        assert status.decode(await read(ctx, dut, "coll[1].status")) == {"busy": 1,
+                                                                        "timed_out": 1}
+        assert await read(ctx, dut, "coll[1].missing") == port_mask([-1], RADIX)
+        assert errors.decode(await read(ctx, dut, "errors"))["coll_timeout"] == 1
+        await write(ctx, dut, "coll[1].abort", drain=1)  # held until the id is quiet
+        for _ in range(10):
+            if not status.decode(await read(ctx, dut, "coll[1].status"))["busy"]:
+                break
+        await write(ctx, dut, "coll[1].abort", drain=0)
+        assert status.decode(await read(ctx, dut, "coll[1].status")) == {"busy": 0,
+                                                                        "timed_out": 0}
+        assert await read(ctx, dut, "coll[1].missing") == 0
+        assert links.arrivals == []
+
+    run(dut, bench)

@@ -4,10 +4,11 @@ A radix-8 switch (the engine with multipliers, 2 collective ids): reductions of 
 operations and types with random arrival skew on every contributing port and random
 backpressure, bit-exact against innet.sim.golden; latency per port count and throughput with
 inputs and credits always available; two ids at once with p2p background traffic. A ring of
-four switches (engines without multipliers) programmed from an image of two embeddings on two
-ids, endpoints modelled by the testbench: request trees, reductions at the meeting points, the
-roots' multicasts and the response trees, end to end. (The same test passes on PolarFly q = 2
-with ``network_bench("polarfly", 2)``; the ring keeps the Verilator build short for CI.)
+four switches (engines as built by default, without multipliers) programmed from an image of
+two embeddings on two ids, endpoints modelled by the testbench: request trees, reductions at
+the meeting points, the roots' multicasts and the response trees, end to end. (The same test
+passes on PolarFly q = 2 with ``network_bench("polarfly", 2)``; the ring keeps the Verilator
+build short for CI.)
 """
 
 import functools
@@ -50,7 +51,8 @@ def _base(top) -> dict:
 @functools.cache
 def single_bench():
     cfg = dict(SINGLE)
-    top = single(cfg.pop("radix"), **cfg)
+    top = single(cfg.pop("radix"), **cfg,
+                 collective=functools.partial(CollectiveEngine, mul=True))
     return emit(top, "ceng_bench_single"), _base(top)
 
 
@@ -60,8 +62,7 @@ def network_bench(kind: str = "ring", size: int = 4):
     topo = torus((size,)) if kind == "ring" else polarfly(size)
     switches = [Switch(topo.radix, buffer_depth=NETWORK["buffer_depth"],
                        collective_ids=NETWORK["collective_ids"], routing_depth=topo.nodes,
-                       p2p_vcs=NETWORK["p2p_vcs"],
-                       collective=functools.partial(CollectiveEngine, mul=False))
+                       p2p_vcs=NETWORK["p2p_vcs"])
                 for _ in range(topo.nodes)]
     links = []
     for link in topo.links():
