@@ -2,21 +2,23 @@
 
 The switch keeps one :class:`Buffer` per input port and VC (PIUMA, "Pipelined Reduction": the
 buffer space a sender's credits count). :class:`BufferModel` is the deliberately simple Python
-model the unit tests compare against.
+model the unit tests compare against; :func:`buffer_properties` states its formal properties
+(:data:`BUFFER_PROPERTIES`, proved by :mod:`innet.sim.formal`).
 """
 
 from __future__ import annotations
 
 from collections import deque
 
-from amaranth import Module, Mux, Shape, Signal
+from amaranth import Module, Mux, Shape, Signal, unsigned
+from amaranth.hdl import Assert, Cover
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["Buffer", "BufferModel"]
+__all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "buffer_properties"]
 
 
 class Buffer(wiring.Component):
@@ -126,3 +128,119 @@ class BufferModel:
         if push:
             self.items.append(w_payload)
 
+
+
+# -- formal properties -------------------------------------------------------------------------
+
+#: The formal properties of :class:`Buffer`, by name (:func:`buffer_properties`).
+BUFFER_PROPERTIES = {
+    "no-overflow": "a write is accepted only while fewer than depth entries are held and a read "
+                   "only while one is held, whatever the writer and the reader do; w.ready, "
+                   "r.valid and level agree with the entries held",
+    "in-order": "an entry written behind k others leaves, unchanged, as the (k + 1)-th read "
+                "after its write: entries leave in the order they came, none lost or altered",
+}
+
+
+def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type = Buffer,
+                      strengthen: bool = True) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(unsigned(width), depth)`` driven by free inputs, with the
+    property ``name`` of :data:`BUFFER_PROPERTIES` as ``Assert`` and a ``Cover`` that shows it
+    is not vacuous (for ``no-overflow``: the buffer filled, then emptied; for ``in-order``: an
+    entry written behind ``depth - 1`` others read out).
+
+    ``in-order`` watches one entry, chosen by the free input ``watch`` when it is written: the
+    harness keeps its value and the number of entries ahead of it, counts that down on every
+    read, and asserts the read that takes it out returns the value (Wolper's data-independence
+    argument: one symbolic entry stands for all). The buffer's own logic is unchanged; to make
+    the induction close, the harness adds a read port to its memory at the watched entry's
+    place and asserts that the pointers agree with ``level`` and that the memory holds the
+    watched value there. ``block`` may be a variant (a mutation) with the same interface.
+
+    Parameters
+    ----------
+    strengthen : bool
+        Assert those invariants of the memory (``in-order``). Without them the property
+        still holds within any bound, but the induction does not close.
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`BUFFER_PROPERTIES`.
+    """
+    if name not in BUFFER_PROPERTIES:
+        raise ValueError(f"Buffer property must be one of {', '.join(BUFFER_PROPERTIES)}, "
+                         f"not {name!r}")
+    m = Module()
+    watch = Signal(name="watch")
+    watching = Signal(name="watching")
+    value = Signal(width, name="watched_value")
+    ahead = Signal(range(depth + 1), name="watched_ahead")  # entries in front of it
+    behind = Signal(range(depth + 1), name="watched_behind_at_write")
+
+    class Probed(block):
+        """The block, elaborated unchanged, with the invariants of its memory asserted."""
+
+        def elaborate(self, platform):
+            inner = super().elaborate(platform)
+            storage = getattr(inner.submodules, "storage", None)
+            if (name == "in-order" and strengthen and isinstance(storage, Memory)
+                    and storage.read_ports and storage.write_ports):
+                _strengthen(inner, storage, self.level)
+            return inner
+
+    def _strengthen(inner: Module, storage: Memory, level: Signal) -> None:
+        # The pointers are in range and level apart (modulo depth), and the memory holds the
+        # watched value ``ahead`` places after the read pointer.
+        r_ptr, w_ptr = storage.read_ports[0].addr, storage.write_ports[0].addr
+        inner.d.comb += [Assert(r_ptr < depth), Assert(w_ptr < depth), Assert(level <= depth)]
+        apart = Mux(w_ptr >= r_ptr, w_ptr - r_ptr, w_ptr + depth - r_ptr)
+        inner.d.comb += Assert(apart == Mux(level == depth, 0, level))
+        peek = storage.read_port(domain="comb")
+        at = r_ptr + ahead
+        inner.d.comb += [peek.addr.eq(Mux(at >= depth, at - depth, at)),
+                         Assert(~watching | (peek.data == value))]
+
+    m.submodules.dut = dut = Probed(unsigned(width), depth)
+    w_valid, r_ready = Signal(name="w_valid"), Signal(name="r_ready")
+    w_payload = Signal(width, name="w_payload")
+    m.d.comb += [dut.w.valid.eq(w_valid), dut.w.payload.eq(w_payload),
+                 dut.r.ready.eq(r_ready)]
+    push = dut.w.valid & dut.w.ready
+    pop = dut.r.valid & dut.r.ready
+    if name == "no-overflow":
+        # Entries held, counted by the harness from the handshakes alone.
+        held = Signal(range(2 * depth + 2), name="held")
+        m.d.sync += held.eq(held + push - pop)
+        was_full = Signal(name="was_full")
+        with m.If(held == depth):
+            m.d.sync += was_full.eq(1)
+        m.d.comb += [
+            Assert(~push | (held != depth)),
+            Assert(~pop | (held != 0)),
+            Assert(held <= depth),
+            Assert(dut.level == held),
+            Assert(dut.w.ready == (held != depth)),
+            Assert(dut.r.valid == (held != 0)),
+            Cover(was_full & (held == 0)),
+        ]
+        return m, [w_valid, w_payload, r_ready]
+    with m.If(watching & pop):
+        with m.If(ahead == 0):
+            m.d.sync += watching.eq(0)
+        with m.Else():
+            m.d.sync += ahead.eq(ahead - 1)
+    with m.Elif(~watching & push & watch):
+        m.d.sync += [watching.eq(1), value.eq(w_payload), ahead.eq(dut.level - pop),
+                     behind.eq(dut.level - pop)]
+    m.d.comb += [
+        Assert(~(watching & pop & (ahead == 0)) | (dut.r.payload == value)),
+        Assert(~watching | (ahead < dut.level)),
+        Cover(watching & pop & (ahead == 0) & (behind == depth - 1)),
+    ]
+    return m, [w_valid, w_payload, r_ready, watch]

@@ -1,7 +1,8 @@
 """The formal properties of the flow-control blocks, each with its harness and proof depths.
 
 Each block states its properties beside its RTL (:func:`innet.hw.credit.credit_properties`,
-:func:`innet.hw.arbiter.round_robin_properties`, :func:`innet.hw.arbiter.conflict_properties`):
+:func:`innet.hw.arbiter.round_robin_properties`, :func:`innet.hw.arbiter.conflict_properties`,
+:func:`innet.hw.buffer.buffer_properties`, :func:`innet.hw.switch.switch_properties`):
 a harness that drives the unchanged block from free inputs, asserts the property, assumes what
 its environment promises and covers a state that shows the property is not vacuous.
 :data:`PROPERTIES` lists them with the sizes they are proved at and the k-induction depth.
@@ -37,9 +38,12 @@ class Property:
     sizes : dict
         The block parameters the property is proved at.
     depth : int
-        k of the k-induction.
+        k of the k-induction (of the bounded model check, when ``bounded``).
     cover_depth : int
         Steps within which the cover must be reached.
+    bounded : bool
+        Checked ``depth`` steps from reset only: the block is too large for the induction to
+        close in reasonable time.
     """
 
     block: str
@@ -49,6 +53,7 @@ class Property:
     sizes: dict[str, int]
     depth: int
     cover_depth: int
+    bounded: bool = False
 
     @property
     def key(self) -> str:
@@ -68,7 +73,7 @@ class Property:
               tools: Toolchain | None = None) -> ProofResult:
         """Run the proof and the cover in ``workdir`` (see :func:`innet.sim.formal.sby.check`)."""
         return check(self.rtlil(block), workdir, depth=self.depth,
-                     cover_depth=self.cover_depth, tools=tools)
+                     cover_depth=self.cover_depth, tools=tools, bounded=self.bounded)
 
 
 def _properties() -> tuple[Property, ...]:
@@ -78,16 +83,28 @@ def _properties() -> tuple[Property, ...]:
         conflict_properties,
         round_robin_properties,
     )
+    from innet.hw.buffer import BUFFER_PROPERTIES, buffer_properties
     from innet.hw.credit import CREDIT_PROPERTIES, credit_properties
+    from innet.hw.switch import SWITCH_PROPERTIES, switch_properties
 
     table = [
         ("credit", CREDIT_PROPERTIES, credit_properties, {"depth": 5}, 8, 14),
         ("round-robin", ROUND_ROBIN_PROPERTIES, round_robin_properties, {"count": 4}, 6, 10),
         ("conflict-arbiter", CONFLICT_PROPERTIES, conflict_properties,
          {"count": 3, "width": 3}, 6, 10),
+        ("buffer", BUFFER_PROPERTIES, buffer_properties, {"depth": 5, "width": 4}, 6, 14),
     ]
-    return tuple(Property(block, name, statement, harness, sizes, depth, cover)
-                 for block, props, harness, sizes, depth, cover in table
+    # The switch is checked to a bounded depth: the induction would need invariants over
+    # every buffer, counter and register.
+    switch = {"radix": 2, "depth": 5}
+    bounded = [
+        ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
+         switch_properties, switch, 6, 6),
+        ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
+    ]
+    return tuple(Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
+                 for rows in (table, bounded)
+                 for block, props, harness, sizes, depth, cover in rows
                  for name, statement in props.items())
 
 

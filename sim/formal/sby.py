@@ -8,8 +8,9 @@ first on ``PATH``. YoWASP tools cannot open absolute paths under ``/tmp``: every
 the work directory on relative names.
 
 A property is checked twice (:func:`check`): ``mode prove`` (k-induction: a base case by bounded
-model checking from reset to ``depth`` steps, then the induction step) and ``mode cover`` (its
-``Cover`` must be reachable, or the proof is vacuous).
+model checking from reset to ``depth`` steps, then the induction step), or ``mode bmc`` alone
+for a property whose induction is out of reach, and ``mode cover`` (its ``Cover`` must be
+reachable, or the proof is vacuous).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class ProofResult:
         The counterexample as VCD (``failed``).
     where : str
         The failing assertion's source location (``failed``), else ``""``.
+    induction : bool
+        k-induction was tried; ``False``: bounded model checking only.
     """
 
     status: str
@@ -65,6 +68,7 @@ class ProofResult:
     seconds: float
     trace: Path | None = None
     where: str = ""
+    induction: bool = True
 
     @property
     def ok(self) -> bool:
@@ -78,8 +82,9 @@ class ProofResult:
             return f"FAILED{at}: counterexample {self.trace}"
         if self.status == "vacuous":
             return f"VACUOUS: the cover is unreachable within {self.depth} steps"
+        how = "induction does not close" if self.induction else "bounded model check"
         head = (f"proved (k-induction, depth {self.depth})" if self.status == "proved"
-                else f"bounded to depth {self.depth} (induction does not close)")
+                else f"bounded to depth {self.depth} ({how})")
         steps = self.cover_steps
         return f"{head}; cover in {steps} step{'' if steps == 1 else 's'}"
 
@@ -146,7 +151,7 @@ def _run(tools: Toolchain, env: dict[str, str], workdir: Path, mode: str, depth:
 
 
 def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
-          tools: Toolchain | None = None) -> ProofResult:
+          tools: Toolchain | None = None, bounded: bool = False) -> ProofResult:
     """Prove the assertions of a design (RTLIL of a top module named ``top``) and reach its
     covers.
 
@@ -160,6 +165,9 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
         k of the k-induction (and of the base case).
     cover_depth : int
         Steps within which every cover must be reached.
+    bounded : bool
+        Check ``depth`` steps from reset only (``mode bmc``): the verdict is at best
+        ``bounded``.
 
     Raises
     ------
@@ -173,25 +181,26 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
     (workdir / "design.il").write_text(rtlil)
     env = tools.env(workdir / "shims")
     start = time.monotonic()
-    status, log, task = _run(tools, env, workdir, "prove", depth)
+    status, log, task = _run(tools, env, workdir, "bmc" if bounded else "prove", depth)
     if status == "FAIL":
         where = re.search(r"Assert failed in \S+: (\S+)", log)
         trace = task / "engine_0" / "trace.vcd"
         return ProofResult("failed", depth, None, time.monotonic() - start,
-                           trace if trace.exists() else None, where[1] if where else "")
+                           trace if trace.exists() else None, where[1] if where else "",
+                           not bounded)
     if status not in ("PASS", "UNKNOWN"):
         raise RuntimeError(f"SymbiYosys stopped with {status} in {task}: "
                            f"{_last_error(log)}")
-    proved = status == "PASS"
+    proved = status == "PASS" and not bounded
     status, log, task = _run(tools, env, workdir, "cover", cover_depth)
     seconds = time.monotonic() - start
     if status == "FAIL":
-        return ProofResult("vacuous", cover_depth, None, seconds)
+        return ProofResult("vacuous", cover_depth, None, seconds, induction=not bounded)
     if status != "PASS":
         raise RuntimeError(f"SymbiYosys stopped with {status} in {task}: {_last_error(log)}")
     steps = [int(s) for s in re.findall(r"Reached cover statement in step (\d+)", log)]
     return ProofResult("proved" if proved else "bounded", depth, max(steps, default=0),
-                       seconds)
+                       seconds, induction=not bounded)
 
 
 def _last_error(log: str) -> str:

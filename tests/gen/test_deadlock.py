@@ -27,6 +27,9 @@ from innet.gen.topology import LOCAL, hyperx, piuma, polarfly, torus
 
 #: A chordless 5-cycle of PolarFly q=3: nodes two apart have one common neighbour, between them.
 PENTAGON = [0, 1, 5, 9, 10]
+PENTAGON_CYCLE = ("Deadlock: cyclic channel dependency 0 -(port 0, VC 7)-> 1 -(port 2, VC 7)-> 5 "
+                  "-(port 2, VC 7)-> 9 -(port 2, VC 7)-> 10 -(port 0, VC 7)-> 0; VC 7 = "
+                  "responses of every id; from collective ids 0, 1, 2, 3, 4")
 PROPERTY = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -116,13 +119,11 @@ def test_the_image_samples_configuration_is_acyclic():
 def test_shared_response_vc_closes_a_pentagon():
     topo = polarfly(3)
     made = _pentagon_ids(topo)
-    image = build_image(topo, routes=routing(topo), embeddings=made, elements=8)
+    image = build_image(topo, routes=routing(topo), embeddings=made, elements=8,
+                        check_deadlock=False)
     with pytest.raises(DeadlockError) as caught:
         check(image_graph(image))
-    assert str(caught.value) == (
-        "Deadlock: cyclic channel dependency 0 -(port 0, VC 7)-> 1 -(port 2, VC 7)-> 5 "
-        "-(port 2, VC 7)-> 9 -(port 2, VC 7)-> 10 -(port 0, VC 7)-> 0; VC 7 = responses of "
-        "every id; from collective ids 0, 1, 2, 3, 4")
+    assert str(caught.value) == PENTAGON_CYCLE
     assert [c.node for c in caught.value.cycle] == PENTAGON
     # any four of the five ids are acyclic: the cycle needs every one
     for drop in range(5):
@@ -141,6 +142,38 @@ def test_detours_around_failures_outgrow_the_vcs():
     assert re.fullmatch(r"cyclic channel dependency 0 -\(port 0, VC 1\)-> 1 .*-> 0; VC 1 = "
                         r"p2p hops 1 and up; from routes toward nodes [0-9, ]+ and \d+ more",
                         graph.describe(cycle))
+
+
+def test_build_image_refuses_a_configuration_that_can_deadlock():
+    topo = polarfly(3)
+    made = _pentagon_ids(topo)
+    with pytest.raises(DeadlockError) as caught:
+        build_image(topo, routes=routing(topo), embeddings=made, elements=8)
+    assert isinstance(caught.value, ValueError)
+    assert str(caught.value) == PENTAGON_CYCLE
+    assert [c.node for c in caught.value.cycle] == PENTAGON
+    # the cycle is one of the graph of the same image built without the check
+    image = build_image(topo, routes=routing(topo), embeddings=made, elements=8,
+                        check_deadlock=False)
+    assert _is_cycle(image_graph(image).edges, caught.value.cycle)
+
+
+def test_build_image_refuses_routes_longer_than_the_diameter_around_a_ring():
+    topo = torus((6,))  # diameter 3: three hop-indexed p2p VCs
+    port = {(u, int(topo.ports.peer[u, p])): p for u in range(6) for p in range(2)}
+    table = np.array([[LOCAL if u == d else port[u, (u + 1) % 6] for d in range(6)]
+                      for u in range(6)])  # always the same way round: up to 5 hops
+    with pytest.raises(DeadlockError, match=r"^Deadlock: cyclic channel dependency .*VC 2 = "
+                                            r"p2p hops 2 and up; from routes toward nodes "
+                                            r"[0-9, ]+") as caught:
+        build_image(topo, routes=table)
+    cycle = caught.value.cycle
+    assert {c.vc for c in cycle} == {2}
+    assert sorted(c.node for c in cycle) == list(range(6))
+    assert all(c.peer == (c.node + 1) % 6 for c in cycle)
+    shortest = np.array([[LOCAL if u == d else port[u, (u + 1) % 6] if (d - u) % 6 <= 3
+                          else port[u, (u - 1) % 6] for d in range(6)] for u in range(6)])
+    assert build_image(topo, routes=shortest).nodes == 6
 
 
 def test_request_cycle_of_a_malformed_tree_is_found():

@@ -4,7 +4,8 @@ deliberately broken variant of its block (a mutation) makes the proof fail."""
 from pathlib import Path
 
 import pytest
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
+from amaranth.lib.memory import Memory
 
 from innet.hw.arbiter import (
     ConflictArbiter,
@@ -13,7 +14,9 @@ from innet.hw.arbiter import (
     conflict_properties,
     round_robin_properties,
 )
+from innet.hw.buffer import Buffer, buffer_properties
 from innet.hw.credit import CreditCounter, credit_properties
+from innet.hw.switch import SwitchCore, switch_properties
 from innet.sim.formal import PROPERTIES, FormalToolsMissing, ProofResult, Toolchain, select
 
 # -- mutations: each breaks one property -----------------------------------------------------------
@@ -81,6 +84,90 @@ class FrozenPriority(ConflictArbiter):
         return m
 
 
+class FullOneLate(Buffer):
+    """The full flag is one entry late: a write is accepted with ``depth`` entries held."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.w.ready.eq(self.level <= self.depth)  # the last assignment wins
+        return m
+
+
+class SkippingPointer(Buffer):
+    """The write pointer wraps one entry early, skipping the last one; the read pointer does
+    not."""
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.storage = storage = Memory(shape=self.shape, depth=depth, init=[])
+        wr = storage.write_port()
+        rd = storage.read_port(domain="comb")
+        w_ptr, r_ptr = Signal(range(depth)), Signal(range(depth))
+        push = self.w.valid & self.w.ready
+        pop = self.r.valid & self.r.ready
+        m.d.comb += [
+            self.w.ready.eq(self.level != depth),
+            self.r.valid.eq(self.level != 0),
+            rd.addr.eq(r_ptr),
+            self.r.payload.eq(rd.data),
+            wr.addr.eq(w_ptr),
+            wr.data.eq(self.w.payload),
+            wr.en.eq(push),
+        ]
+        with m.If(push):
+            m.d.sync += w_ptr.eq(Mux(w_ptr >= depth - 2, 0, w_ptr + 1))
+        with m.If(pop):
+            m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
+        m.d.sync += self.level.eq(self.level + push - pop)
+        return m
+
+
+class _Wrapped(SwitchCore):
+    """A switch inside a wrapper that changes what it sees or sends on some ports."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = SwitchCore(self.radix, self.params, self.buffer_depth,
+                                                local_depth=self.local_depth,
+                                                collective=self._collective)
+        ports = self.radix + 1
+        for d in range(len(self.route)):
+            m.d.comb += inner.route[d].eq(self.route[d])
+        for c in range(len(self.collective)):
+            m.d.comb += inner.collective[c].eq(self.collective[c])
+        m.d.comb += [inner.coll_burst.eq(self.coll_burst), self.error_events.eq(inner.error_events)]
+        for q in range(ports):
+            m.d.comb += [inner.i[q].valid.eq(self.i[q].valid),
+                         inner.i[q].payload.eq(self.i[q].payload),
+                         self.i[q].credit.eq(inner.i[q].credit)]
+        for q in range(ports):
+            out, into = self.o[self.outer(q)], inner.o[q]
+            m.d.comb += [out.valid.eq(into.valid), out.payload.eq(into.payload),
+                         into.credit.eq(out.credit | self.extra(m, q, into))]
+        return m
+
+    def outer(self, q):
+        return q
+
+    def extra(self, m, q, into):
+        return 0
+
+
+class LocalCreditsNeverRunOut(_Wrapped):
+    """The local output sees a credit come back every cycle: it never runs out of credits."""
+
+    def extra(self, m, q, into):
+        return (1 << self.params.vcs) - 1 if q == self.radix else 0
+
+
+class CrossedOutputs(_Wrapped):
+    """Network outputs 0 and 1 are swapped: flits leave on the wrong port."""
+
+    def outer(self, q):
+        return {0: 1, 1: 0}.get(q, q)
+
+
 MUTANTS = {
     "credit.in-range": GiveBeyondDepth,
     "credit.no-credit-no-send": AlwaysAvailable,
@@ -88,6 +175,10 @@ MUTANTS = {
     "round-robin.fair": FixedPriority,
     "conflict-arbiter.disjoint": IgnoreOverlap,
     "conflict-arbiter.fair": FrozenPriority,
+    "buffer.no-overflow": FullOneLate,
+    "buffer.in-order": SkippingPointer,
+    "switch.no-credit-no-send": LocalCreditsNeverRunOut,
+    "switch.route": CrossedOutputs,
 }
 
 BY_KEY = {p.key: p for p in PROPERTIES}
@@ -104,8 +195,10 @@ def tools():
 @pytest.mark.formal
 @pytest.mark.parametrize("key", sorted(BY_KEY))
 def test_property_is_proved_and_not_vacuous(key, tools, tmp_path):
-    result = BY_KEY[key].prove(tmp_path / key, tools=tools)
-    assert result.status == "proved", result.describe()
+    prop = BY_KEY[key]
+    result = prop.prove(tmp_path / key, tools=tools)
+    assert result.status == ("bounded" if prop.bounded else "proved"), result.describe()
+    assert result.depth == prop.depth
     assert result.cover_steps is not None
 
 
@@ -117,7 +210,25 @@ def test_mutation_is_caught(key, tools, tmp_path):
     assert result.status == "failed", result.describe()
     assert result.trace is not None
     assert result.trace.read_text().startswith("$")  # a VCD
-    assert "hw/arbiter.py" in result.where or "hw/credit.py" in result.where
+    block = key.split(".")[0].replace("round-robin", "arbiter").replace("conflict-", "")
+    assert f"hw/{block}.py:" in result.where
+
+
+@pytest.mark.synth
+@pytest.mark.formal
+def test_the_watched_entry_alone_catches_a_skipping_pointer(tools, tmp_path):
+    from amaranth.back import rtlil
+
+    from innet.sim.formal import check
+
+    module, ports = buffer_properties("in-order", block=SkippingPointer, strengthen=False)
+    result = check(rtlil.convert(module, ports=ports, name="top"), tmp_path / "alone",
+                   depth=14, cover_depth=14, tools=tools)
+    assert result.status == "failed", result.describe()
+    line = next(n for n, text in enumerate(Path(buffer_properties.__code__.co_filename)
+                                           .read_text().splitlines(), 1)
+                if "dut.r.payload == value" in text)
+    assert result.where.endswith(f"hw/buffer.py:{line}")
 
 
 @pytest.mark.synth
@@ -135,11 +246,15 @@ def test_every_mutated_property_is_registered():
     assert set(MUTANTS) == set(BY_KEY)
     assert [p.key for p in select("credit")] == ["credit.in-range", "credit.no-credit-no-send"]
     assert [p.key for p in select("round-robin.fair")] == ["round-robin.fair"]
+    assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order"]
+    assert [(p.key, p.bounded) for p in select("switch")] == [
+        ("switch.no-credit-no-send", True), ("switch.route", True)]
 
 
 def test_select_rejects_an_unknown_block():
     with pytest.raises(ValueError, match=r"^Block must be one of credit, round-robin, "
-                                         r"conflict-arbiter \(or BLOCK.PROPERTY\), not 'fifo'$"):
+                                         r"conflict-arbiter, buffer, switch \(or "
+                                         r"BLOCK.PROPERTY\), not 'fifo'$"):
         select("fifo")
 
 
@@ -148,6 +263,8 @@ def test_select_rejects_an_unknown_block():
                         "not 'x'")),
     (round_robin_properties, "Round-robin property must be one of one-hot, fair, not 'x'"),
     (conflict_properties, "Conflict arbiter property must be one of disjoint, fair, not 'x'"),
+    (buffer_properties, "Buffer property must be one of no-overflow, in-order, not 'x'"),
+    (switch_properties, "Switch property must be one of no-credit-no-send, route, not 'x'"),
 ])
 def test_harnesses_reject_an_unknown_property(harness, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
@@ -176,6 +293,8 @@ def test_describe():
                                                            "cover in 5 steps")
     assert ProofResult("bounded", 6, 2, 1.0).describe() == (
         "bounded to depth 6 (induction does not close); cover in 2 steps")
+    assert ProofResult("bounded", 5, 3, 1.0, induction=False).describe() == (
+        "bounded to depth 5 (bounded model check); cover in 3 steps")
     assert ProofResult("failed", 4, None, 1.0, trace, "hw/credit.py:9").describe() == (
         f"FAILED at hw/credit.py:9: counterexample {trace}")
     assert ProofResult("vacuous", 10, None, 1.0).describe() == (
