@@ -293,7 +293,8 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     verilog = marked if hierarchical else design.verilog
     version = prepare_verilator()
     key = hashlib.sha256("\0".join([
-        design.digest, version, str(_cocotb_libs()), sys.executable, f"waves={int(waves)}",
+        design.digest, version, str(_cocotb_libs()), os.path.realpath(sys.executable),
+        f"waves={int(waves)}",
         *([] if internals else ["internals=top-module-only"]),
         *([] if optimize else ["c++=-O0"]),
         *([f"hier_blocks={','.join(sorted(hier_blocks))}"] if hierarchical else []),

@@ -14,6 +14,9 @@ Verilator model first.
 - ``sim_soak_polarfly_q3``: at least 10^6 cycles of random p2p traffic at full load with
   back-to-back allreduces on two collective ids and endpoint backpressure, nothing lost or
   duplicated;
+- ``sim_matrix_16``: the 16-switch HyperX 4x4 and 4x4 torus, every algorithm, several sizes,
+  types, kinds and background loads (the test suite's scenario matrix, on networks too large
+  for it);
 - ``sim_polarfly_q5``, ``sim_polarfly_q7``, ``sim_hyperx_4x4x4``: the larger networks (31, 57
   and 64 switches), an in-network allreduce with background traffic and a ring allreduce each.
 """
@@ -117,6 +120,33 @@ def _soak(options: Options) -> dict[str, Any]:
                     f"backpressure 0.25",
             **out, "basis": "collective cycles over the wall-clock seconds from start to done; "
                             "every flit and element checked"}
+
+
+@case("sim_matrix_16", "simulation",
+      "HyperX 4x4 and 4x4 torus (16 switches): every algorithm, checked; cycles per second")
+def _matrix16(options: Options) -> dict[str, Any]:
+    from innet.gen.topology import hyperx, torus
+    from innet.sim.network import Scenario as S
+
+    matrices = {
+        "HyperX 4x4": (hyperx((4, 4)), [
+            S("innet", 64, dtype="fp32"), S("swing-l", 1), S("swing-b", 1), S("recdoub", 64),
+            S("ring", 64, background=0.5)]),
+        "torus 4x4": (torus((4, 4)), [
+            S("innet", 64, background=1.0), S("innet", 64, kind="broadcast"),
+            S("swing-l", 64), S("swing-b", 64, dtype="fp32"), S("recdoub", 1),
+            S("ring", 64)]),
+    }
+    outcomes, seconds = [], 0.0
+    for label, (topo, runs) in matrices.items():
+        _warm(topo)
+        got, took = _timed(topo, runs[:2] if options.quick else runs, seed=len(label),
+                           load="bus" if label.startswith("torus") else "lanes")
+        outcomes += got
+        seconds += took
+    return {"size": f"HyperX 4x4 and 4x4 torus: 16 nodes each, {len(outcomes)} scenarios",
+            **_speed(outcomes, seconds),
+            "basis": "collective cycles over the wall-clock seconds from start to done"}
 
 
 def _large(topo, label: str, options: Options, threads: int = 1) -> dict[str, Any]:
