@@ -254,6 +254,9 @@ def markdown(report: dict[str, Any]) -> str:
                  if r.get("status") == "ok" and r.get("note")]
         if notes:
             out += [*notes, ""]
+        for r in results:
+            if r.get("status") == "ok" and r.get("table"):
+                out += [f"{r['title']}:", "", *r["table"], ""]
         if group == "hardware":
             paths = [f"- {r['title']}: {critical_text(r['critical_path'])}" for r in results
                      if r.get("status") == "ok" and r.get("critical_path")]
