@@ -32,13 +32,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GROUPS", "REGISTRY", "Case", "Options", "case", "machine", "run", "select"]
+__all__ = ["GROUPS", "REGISTRY", "Case", "Options", "case", "machine", "run", "run_named",
+           "select"]
 
 #: The groups, in report order.
 GROUPS = ("generators", "analysis", "simulation", "hardware")
 
 _MODULES = ("innet.sim.bench.generators", "innet.sim.bench.simulation",
-            "innet.sim.bench.endpoint", "innet.sim.bench.piuma_scale", "innet.sim.bench.hardware")
+            "innet.sim.bench.endpoint", "innet.sim.bench.numerics",
+            "innet.sim.bench.piuma_scale", "innet.sim.bench.hardware")
 
 
 @dataclass(frozen=True)
@@ -137,31 +139,81 @@ def select(quick: bool = False, only: Iterable[str] = ()) -> list[Case]:
     return cases
 
 
-def run(cases: Iterable[Case], options: Options,
-        progress: Callable[[Case], None] | None = None) -> list[dict[str, Any]]:
-    """Run ``cases`` in order; one result dict per case (never raises for a failed case:
-    its ``status`` is ``"error"`` and ``error`` says why)."""
+def _run_case(c: Case, options: Options) -> dict[str, Any]:
+    """Run one case; its result dict (never raises for a failed case)."""
     from innet.sim.synth import NotCached, ToolsMissing
 
-    results = []
-    for c in cases:
+    out: dict[str, Any] = {"name": c.name, "group": c.group, "title": c.title}
+    start = time.perf_counter()
+    try:
+        out.update(c.func(options))
+        out.setdefault("status", "ok")
+    except ToolsMissing as error:
+        out.update(status="unavailable", reason=str(error))
+    except NotCached as error:
+        out.update(status="unavailable", reason=f"{error} (--cached)")
+    except Exception as error:  # a failed benchmark must not lose the others
+        out.update(status="error", error=f"{type(error).__name__}: {error}",
+                   traceback=traceback.format_exc(limit=4))
+    out["wall_seconds"] = round(time.perf_counter() - start, 2)
+    return out
+
+
+def run_named(name: str, options: Options) -> dict[str, Any]:
+    """Run the registered case ``name`` (as :func:`run` does): the task a Dask worker runs.
+
+    Raises
+    ------
+    ValueError
+        If no case has that name.
+    """
+    _load()
+    for c in REGISTRY:
+        if c.name == name:
+            return _run_case(c, options)
+    raise ValueError(f"No benchmark is named {name!r}")
+
+
+def run(cases: Iterable[Case], options: Options,
+        progress: Callable[[Case], None] | None = None,
+        client: Any = None) -> list[dict[str, Any]]:
+    """Run ``cases``; one result dict per case, in order (never raises for a failed case:
+    its ``status`` is ``"error"`` and ``error`` says why).
+
+    Without ``client`` the cases run one after the other in this process, ``progress(case)``
+    called as each starts. With a :class:`distributed.Client` (see
+    :func:`innet.sim.sweep.open_client`) the registered hardware cases run as Dask tasks, side
+    by side, after the others (so that they do not disturb their timings), and ``progress`` is
+    called for each of them as it finishes.
+    """
+    cases = list(cases)
+    parallel: list[int] = []
+    if client is not None:
+        _load()
+        registered = {c.name for c in REGISTRY}
+        parallel = [i for i, c in enumerate(cases)
+                    if c.group == "hardware" and c.name in registered]
+    results: list[dict[str, Any] | None] = [None] * len(cases)
+    for i, c in enumerate(cases):
+        if i in parallel:
+            continue
         if progress is not None:
             progress(c)
-        out: dict[str, Any] = {"name": c.name, "group": c.group, "title": c.title}
-        start = time.perf_counter()
-        try:
-            out.update(c.func(options))
-            out.setdefault("status", "ok")
-        except ToolsMissing as error:
-            out.update(status="unavailable", reason=str(error))
-        except NotCached as error:
-            out.update(status="unavailable", reason=f"{error} (--cached)")
-        except Exception as error:  # a failed benchmark must not lose the others
-            out.update(status="error", error=f"{type(error).__name__}: {error}",
-                       traceback=traceback.format_exc(limit=4))
-        out["wall_seconds"] = round(time.perf_counter() - start, 2)
-        results.append(out)
-    return results
+        results[i] = _run_case(c, options)
+    if parallel:
+        from innet.sim.sweep.run import stream
+
+        items = [(cases[i].name, options) for i in parallel]
+        for j, value in stream(client, run_named, items):
+            c = cases[parallel[j]]
+            if isinstance(value, BaseException):  # the worker died, or was lost
+                value = {"name": c.name, "group": c.group, "title": c.title,
+                         "status": "error", "error": f"{type(value).__name__}: {value}",
+                         "wall_seconds": None}
+            results[parallel[j]] = value
+            if progress is not None:
+                progress(c)
+    return [r for r in results if r is not None]
 
 
 def machine() -> dict[str, Any]:

@@ -6,6 +6,7 @@ display on stderr and writes the report as JSON and Markdown.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC, datetime
 from importlib import metadata
@@ -33,17 +34,26 @@ __all__ = ["command"]
 @click.option("--cached", is_flag=True,
               help="Hardware: only results already in the synthesis cache (an earlier run's "
                    "figures, in seconds); the others are reported as not measured.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Hardware: run the cases on the Dask cluster of this scheduler "
+                   "(tcp://host:8786).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Hardware: worker processes of the local Dask cluster that runs several "
+                   "hardware cases side by side [default: one per core].")
 @output_option("Write bench.json and bench.md into this directory.")
 @json_option
 def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, seed: int,
-            timeout: float, cached: bool, output: Path | None, as_json: bool) -> None:
+            timeout: float, cached: bool, scheduler: str | None, workers: int | None,
+            output: Path | None, as_json: bool) -> None:
     """Measure generator speed-ups over networkx, simulation speed and hardware cost.
 
     Prints the Markdown table (or --json); progress goes to stderr. Hardware needs the
-    synth extra: pip install 'innet[synth]'.
+    synth extra: pip install 'innet[synth]'. Several hardware cases run side by side on a
+    local Dask cluster (or the one of --scheduler), as `innet sweep` runs its points.
     """
     from innet.sim import bench
     from innet.sim.bench.report import markdown, targets
+    from innet.sim.sweep.run import open_client
 
     cases = bench.select(quick=quick, only=only)
     if list_only:
@@ -52,19 +62,26 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
         return
     if output is not None and output.exists() and not output.is_dir():
         raise ValueError(f"Output must be a directory, not the file {str(output)!r}")
+    if scheduler is not None and workers is not None:
+        raise ValueError("--workers sizes the local cluster; it does not apply with "
+                         "--scheduler")
     options = bench.Options(quick=quick, pnr=not no_pnr, seed=seed, timeout=timeout,
                             cached=cached)
+    hardware = sum(c.group == "hardware" for c in cases)
+    dask = scheduler is not None or (hardware > 1 and not cached)
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     host = bench.machine()
     err = err_console()
-    with err.status("benchmarks") as status:
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(open_client(scheduler, workers)) if dask else None
+        status = stack.enter_context(err.status("benchmarks"))
         done = [0]
 
         def show(c) -> None:
             done[0] += 1
             status.update(f"[{done[0]}/{len(cases)}] {c.title}")
 
-        results = bench.run(cases, options, progress=show)
+        results = bench.run(cases, options, progress=show, client=client)
     report = {
         "innet": metadata.version("innet"),
         "date": started,
