@@ -25,7 +25,7 @@ from innet.gen.image.model import Image, MapParams
 from innet.gen.image.validate import CollectiveConfig, validate
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import port_code, port_mask
-from innet.gen.regmap.switch import COLL_BURST
+from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT
 from innet.gen.topology import LOCAL
 
 __all__ = [
@@ -72,7 +72,8 @@ def _mask(ports: Iterable[int], radix: int) -> int:
 
 def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None = None,
                      collectives: Collectives | None = None,
-                     coll_burst: int = COLL_BURST) -> dict[str, dict[str, Any]]:
+                     coll_burst: int = COLL_BURST,
+                     coll_timeout: int = COLL_TIMEOUT) -> dict[str, dict[str, Any]]:
     """The register values of one switch (for :meth:`Map.pack <innet.gen.regmap.Map.pack>`).
 
     Parameters
@@ -90,6 +91,9 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
     coll_burst : int
         The p2p floor (register ``coll_burst``): collective flits an output sends in a row while
         a p2p flit waits, at most; 0: no limit.
+    coll_timeout : int
+        The collective watchdog (register ``coll_timeout``): cycles a reducing id may wait for a
+        missing contributor; 0: off.
 
     Raises
     ------
@@ -99,7 +103,7 @@ def switch_registers(node: int, params: MapParams, *, routes: np.ndarray | None 
     radix = params.radix
     values: dict[str, dict[str, Any]] = {"node_id": {"id": node},
                                          "coll_burst": {"cycles": coll_burst},
-                                         "coll_timeout": {}}
+                                         "coll_timeout": {"cycles": coll_timeout}}
     for c in range(params.collective_ids):
         cfg = (collectives or {}).get(c, {}).get(node)
         base = f"coll[{c}]"
@@ -247,7 +251,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
                 radix: int | None = None, collective_ids: int | None = None,
                 routing_depth: int | None = None, step_depth: int | None = None,
                 vector_depth: int | None = None, node_id_width: int = 16,
-                coll_burst: int = COLL_BURST, failed_links: Iterable[Any] = (),
+                coll_burst: int = COLL_BURST, coll_timeout: int = COLL_TIMEOUT,
+                failed_links: Iterable[Any] = (),
                 failed_switches: Iterable[int] = (), check_deadlock: bool = True) -> Image:
     """Build and validate the configuration image of a whole network, and check it is free of
     deadlock.
@@ -269,6 +274,10 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         Every switch's p2p floor: an output sends at most this many collective flits in a row
         while a p2p flit waits for it (0: no limit); default
         :data:`innet.gen.regmap.switch.COLL_BURST`.
+    coll_timeout : int
+        Every switch's collective watchdog: cycles a reducing id may wait for a missing
+        contributor before ``errors.coll_timeout`` (0: off); default
+        :data:`innet.gen.regmap.switch.COLL_TIMEOUT`.
     failed_links, failed_switches : iterable
         Links ``(u, v)`` and switches that have failed, recorded in the image (with those the
         routing and the embeddings were made around) so that validation checks the routes and
@@ -337,7 +346,7 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
             raise ValueError(f"The schedule has {schedule.collectives} collectives, more than "
                              f"the {params.collective_ids} collective ids")
     writes = [smap.pack(switch_registers(u, params, routes=table, collectives=collectives,
-                                         coll_burst=coll_burst))
+                                         coll_burst=coll_burst, coll_timeout=coll_timeout))
               for u in range(n)]
     writes += [emap.pack(endpoint_registers(u, params, schedule=schedule, elements=elements,
                                             op=op, dtype=dtype, vec_base=vec_base))

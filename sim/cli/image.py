@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from innet.gen.regmap.switch import COLL_BURST
+from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT
 from innet.sim.cli._common import (
     FAILED,
     console,
@@ -170,6 +170,10 @@ def command() -> None:
 @click.option("--coll-burst", type=click.IntRange(0, 15), default=COLL_BURST, show_default=True,
               help="The p2p floor of every switch: collective flits an output sends in a row "
                    "while a p2p flit waits, at most (0: no limit).")
+@click.option("--coll-timeout", type=click.IntRange(0, 0xFFFF), default=COLL_TIMEOUT,
+              show_default=True,
+              help="The collective watchdog of every switch: cycles a reducing collective id may "
+                   "wait for a missing contributor before it is flagged (0: off).")
 @click.option("--format", "fmt", type=click.Choice(["bin", "hex", "json"]), default=None,
               help="Encoding [from the -o suffix: .img/.bin, .hex/.mem, .json; else bin].")
 @output_option("Write the image to this file.", required=True)
@@ -178,7 +182,8 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
                   op: str, dtype: str, routes: bool, fail_links: str | None,
                   fail_switches: str | None, radix: int | None, collective_ids: int | None,
                   routing_depth: int | None, step_depth: int | None, vector_depth: int | None,
-                  node_id_width: int, coll_burst: int, fmt: str | None, output: Path,
+                  node_id_width: int, coll_burst: int, coll_timeout: int, fmt: str | None,
+                  output: Path,
                   as_json: bool, **options: Any) -> None:
     """Build the configuration image of the network of KIND (polarfly, hyperx, torus, piuma):
     every switch and endpoint's registers.
@@ -204,7 +209,8 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
                         elements=elements, op=op, dtype=dtype, radix=radix,
                         collective_ids=collective_ids, routing_depth=routing_depth,
                         step_depth=step_depth, vector_depth=vector_depth,
-                        node_id_width=node_id_width, coll_burst=coll_burst, **failures)
+                        node_id_width=node_id_width, coll_burst=coll_burst,
+                        coll_timeout=coll_timeout, **failures)
     fmt = fmt or format_for(output)
     data = encode(image, fmt)
     write_atomic(output, data)

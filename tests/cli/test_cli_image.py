@@ -305,6 +305,26 @@ def test_check_rejects_an_invalid_image_first(tmp_path):
     assert text.startswith(f"innet: error: {path}: Header: CRC mismatch")
 
 
+def test_build_sets_the_collective_watchdog_of_every_switch(innet, tmp_path):
+    """--coll-timeout lands in every switch's coll_timeout register (decoded by the loader's
+    decoder); without it the watchdog is off; out of range is one line, exit 2."""
+    from innet.gen.image import decode
+
+    for timeout in (0, 1000, 0xFFFF):
+        out = tmp_path / f"net{timeout}.img"
+        args = ["image", "build", "torus", "--shape", "3x3", "-o", str(out)]
+        result = innet(*args, *(["--coll-timeout", str(timeout)] if timeout else []))
+        assert result.returncode == 0, result.stderr
+        image = decode(out.read_bytes())
+        assert {image.values(t)["coll_timeout"]["cycles"] for t in image.switches()} == {timeout}
+    bad = innet("image", "build", "torus", "--shape", "3x3", "--coll-timeout", "65536",
+                "-o", str(tmp_path / "bad.img"))
+    assert bad.returncode == 2
+    assert "--coll-timeout" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "bad.img").exists()
+
+
 def test_build_sets_the_p2p_floor_of_every_switch(innet, tmp_path):
     """--coll-burst lands in every switch's coll_burst register, decoded by the loader's
     decoder; out of range is one line, exit 2, nothing written."""

@@ -132,6 +132,49 @@ def test_shared_response_vc_closes_a_pentagon():
         assert image_graph(image).cycle() is None
 
 
+def _around(topo, ring, cid):
+    """Id ``cid``'s trees along ``ring`` rotated by ``cid``: requests from the third node through
+    the second to the root (the first), the response back the same way: a chain even where the
+    three nodes are a triangle (:func:`embed` would build a star there)."""
+    root, mid, leaf = (ring[(cid + j) % 3] for j in range(3))
+    port = topo.port_to
+    return [
+        SwitchConfig(root, req_in={port(root, mid), LOCAL}, resp_out={port(root, mid), LOCAL}),
+        SwitchConfig(mid, req_in={port(mid, leaf), LOCAL}, req_out=port(mid, root),
+                     resp_in=port(mid, root), resp_out={port(mid, leaf), LOCAL}),
+        SwitchConfig(leaf, req_in={LOCAL}, req_out=port(leaf, mid), resp_in=port(leaf, mid),
+                     resp_out={LOCAL}),
+    ]
+
+
+def test_three_ids_around_a_triangle_close_a_cycle_of_the_response_vc():
+    """Three ids whose response trees run around a PolarFly q = 3 triangle, each rotated by
+    one node, are refused with the cycle and the three ids named; any two of them, and the
+    three ids as :func:`embed` builds them on the triangle (stars), are free of deadlock."""
+    topo = polarfly(3)
+    ring = _triangle(topo)
+    trees = {c: _around(topo, ring, c) for c in range(3)}
+    graph = channel_graph(topo, collectives=trees, collective_ids=3)
+    cycle = graph.cycle()
+    assert cycle is not None
+    assert {c.node for c in cycle} == set(ring)
+    assert {c.vc for c in cycle} == {graph.p2p_vcs + 3}  # the response VC
+    assert graph.describe(cycle).endswith("from collective ids 0, 1, 2")
+    with pytest.raises(DeadlockError, match=r"^Deadlock: cyclic channel dependency .* from "
+                                            r"collective ids 0, 1, 2$"):
+        check(graph)
+    for pair in itertools.combinations(range(3), 2):
+        assert channel_graph(topo, collectives={c: trees[c] for c in pair},
+                             collective_ids=3).cycle() is None
+    stars = [embed(topo, ring, root=ring[c], collective_id=c) for c in range(3)]
+    build_image(topo, routes=routing(topo), embeddings=stars, elements=8)
+
+
+def _triangle(topo):
+    graph = nx.Graph((link.u, link.v) for link in topo.links())
+    return next(c for c in nx.simple_cycles(graph, length_bound=3) if len(c) == 3)
+
+
 def test_detours_around_failures_outgrow_the_vcs():
     topo = polarfly(3)
     failed = [(2, 4), (9, 10), (2, 3), (6, 11)]
