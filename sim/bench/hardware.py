@@ -5,8 +5,8 @@ Switch variants, at radix 4, 8 and 16 (32-bit payload, 4 collective ids, the oth
 at their defaults):
 
 - ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
-  engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs with multipliers: in-network
-  reduction of every operation of :mod:`innet.gen.ops`);
+  engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs without multipliers: in-network
+  reduction of every operation of :mod:`innet.gen.ops` but ``mul``);
 - ``passthrough`` (radix 4 only): with the pass-through collective path
   (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
 - ``p2p``: the switch without a collective path (:class:`NoCollectivePath`: nothing is sent or
@@ -92,7 +92,7 @@ def synth_case(component: Any, name: str, params: dict[str, Any],
     return {"params": params, **result.as_json()}
 
 
-def collective_path(variant: str, *, mul: bool = True, payload_width: int = 32):
+def collective_path(variant: str, *, mul: bool = False, payload_width: int = 32):
     """The ``collective=`` builder of a switch variant: ``"engine"`` and ``"pass"`` as
     ``innet verilog switch --collective`` builds them
     (:func:`innet.hw.variants.switch_collective`), or ``"none"``
@@ -195,15 +195,15 @@ def _timing(options: Options) -> dict[str, Any]:
     return timing_case(top, "innet_switch", params, options)
 
 
-@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, with mul)")
+@case("hw_ceng", "hardware", "Collective engine alone (radix 8, 4 ids, 32-bit, no multipliers)")
 def _ceng(options: Options) -> dict[str, Any]:
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.ceng.top import EngineTop
     from innet.hw.flit import FlitParams
 
-    engine = CollectiveEngine(FlitParams(payload_width=32, collective_ids=4), 8)
+    engine = CollectiveEngine(FlitParams(payload_width=32, collective_ids=4), 8, mul=False)
     return synth_case(EngineTop(engine), "innet_ceng",
-                      {"radix": 8, "collective_ids": 4, "payload_width": 32, "mul": True},
+                      {"radix": 8, "collective_ids": 4, "payload_width": 32, "mul": False},
                       options)
 
 
