@@ -115,17 +115,15 @@ ERROR_FIELDS = ERROR_FLAGS
 _LOCKED = ("ctrl", "req_in", "req_out", "resp_in", "resp_out")
 
 
-def _supported_table() -> Const:
-    """Bit ``op * 4 + dtype``: the operation code is defined on the data-type code."""
+def _supported_table(mul: bool) -> Const:
+    """Bit ``op * 4 + dtype``: the operation code is defined on the data-type code (and is not
+    ``mul`` unless ``mul``)."""
     bits = 0
     for op in Op:
         for dtype in DType:
-            if is_supported(op, dtype):
+            if is_supported(op, dtype) and (mul or op != Op.MUL):
                 bits |= 1 << (int(op) << 2 | int(dtype))
     return Const(bits, 64)
-
-
-_SUPPORTED = _supported_table()
 
 
 def route_layout(radix: int) -> data.StructLayout:
@@ -601,8 +599,11 @@ class Switch(wiring.Component):
 
         m = Module()
         p = self._params
+        # The collective path is built here, so that the interlock knows whether it has a
+        # multiplier (the pass-through has no ``mul``: it takes any operation).
+        path = self._collective(p, self._radix)
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
-                          collective=self._collective)
+                          collective=lambda params, radix: path)
         regs = RegisterFile(self._map, refusable=True)
         m.submodules.core = core
         m.submodules.regs = regs
@@ -637,7 +638,8 @@ class Switch(wiring.Component):
                 regs.field(f"coll[{c}].missing", "ports").eq(core.coll_missing[c]),
             ]
         refused = Signal()
-        m.d.comb += refused.eq(self._refused(regs.bus, cfg, core.coll_busy))
+        m.d.comb += refused.eq(self._refused(regs.bus, cfg, core.coll_busy,
+                                             getattr(path, "mul", True)))
         events = Signal(error_layout())
         m.d.comb += [events.eq(core.error_events), events.coll_config.eq(refused),
                      regs.refuse.eq(refused),
@@ -648,10 +650,14 @@ class Switch(wiring.Component):
                 m.d.comb += count.eq(core.credit_counts[o][v])
         return m
 
-    def _refused(self, bus, cfg, busy) -> Value:
+    def _refused(self, bus, cfg, busy, mul: bool) -> Value:
         """The configuration interlock: high while the bus writes a register of an enabled,
         busy collective id (only its ``abort`` stays writable), or a ``ctrl`` word that enables
-        an operation its data type does not define (:func:`innet.gen.ops.is_supported`)."""
+        an operation its data type does not define (:func:`innet.gen.ops.is_supported`), or
+        ``mul`` on a switch whose collective path reduces without a multiplier (an engine
+        built with ``mul=False``; the pass-through, which never reduces, takes any
+        operation)."""
+        supported = _supported_table(mul)
         terms = []
         for c in range(self._params.collective_ids):
             ctrl = self._map[f"coll[{c}].ctrl"]
@@ -664,7 +670,7 @@ class Switch(wiring.Component):
             code = Cat(bus.w_data[dtype.offset:dtype.offset + dtype.width],
                        bus.w_data[op.offset:op.offset + op.width])
             terms.append((bus.addr == ctrl.address) & bus.w_data[enable.offset]
-                         & ~_SUPPORTED.bit_select(code, 1))
+                         & ~supported.bit_select(code, 1))
         return bus.w_en & any_of(terms)
 
 
@@ -678,6 +684,9 @@ SWITCH_PROPERTIES = {
     "route": "a p2p flit that enters leaves at most once, unchanged but for its hop, and only "
              "on the port its route names (never when it has no route), whatever else is in "
              "flight",
+    "multicast": "a collective response that enters leaves on exactly the ports of its id's "
+                 "resp_out (never when the id is disabled), all copies in the same cycle and "
+                 "unchanged, and never again, whatever other responses and p2p flits do",
 }
 
 
@@ -696,8 +705,10 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     one of them whenever it likes. The routing table and the collective configuration are free
     but constant. For ``route`` one flit is watched: the free constant ``watched`` is a p2p
     flit's content (but its hop) of which at most one arrives; one symbolic flit stands for
-    all. The switch's own logic is unchanged; ``block`` may be a variant (a mutation) with the
-    same interface.
+    all. ``multicast`` watches a response flit the same way (no other flit, of any kind, has
+    its content; no request flits enter), and asserts that the set of ports it leaves on, all in one cycle, is its id's
+    target set. The switch's own logic is unchanged; ``block`` may be a variant (a mutation)
+    with the same interface.
 
     Returns
     -------
@@ -751,6 +762,8 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
                      Assume(~valid | p.vc_valid(flit))]
         if name == "route":
             m.d.comb += Assume(~valid | (flit.kind == Kind.P2P))
+        if name == "multicast":
+            m.d.comb += Assume(~valid | (flit.kind != Kind.REQ))
         for v in range(p.vcs):
             held = Signal(range(depth + 1), init=depth, name=f"in{i}_vc{v}_credits")
             send = valid & (p.vc_of(flit) == v)
@@ -777,10 +790,12 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         return m, free
 
     watched = constant(p.layout, "watched")
-    m.d.comb += Assume(watched.kind == Kind.P2P)
+    kind = Kind.P2P if name == "route" else Kind.RESP
+    m.d.comb += Assume(watched.kind == kind)
+    ignored = ("hop",) if name == "route" else ("hop", "kind")
 
     def content(flit) -> Value:
-        return Cat(*(getattr(flit, f) for f in p.widths if f != "hop"))
+        return Cat(*(getattr(flit, f) for f in p.widths if f not in ignored))
 
     entered, left = Signal(name="watched_entered"), Signal(name="watched_left")
     arrivals = [dut.i[i].valid & (content(dut.i[i].payload) == content(watched))
@@ -788,20 +803,30 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     arrive = any_of(arrivals)
     m.d.comb += Assume(sum(arrivals) <= 1)
     m.d.comb += Assume(~(entered & arrive))  # at most one, ever
+    for i in range(ports):
+        m.d.comb += Assume(~arrivals[i] | (dut.i[i].payload.kind == kind))
     leave = [dut.o[o].valid & (content(dut.o[o].payload) == content(watched))
              for o in range(ports)]
+    with m.If(arrive):
+        m.d.sync += entered.eq(1)
+    with m.If(any_of(leave)):
+        m.d.sync += left.eq(1)
+    m.d.comb += Assert(~any_of(leave) | (entered & ~left))  # never before it came, never twice
+    if name == "multicast":
+        targets = Mux(configs[0].enable, configs[0].resp_out, 0)
+        m.d.comb += [
+            Assert(~any_of(leave) | (Cat(leave) == targets)),
+            *[Assert(~leave[o] | (dut.o[o].payload.kind == Kind.RESP)) for o in range(ports)],
+            Cover(leave[0] & leave[1]),
+        ]
+        return m, free
     entry = Signal(route_layout(radix), name="watched_route")
     with m.Switch(watched.dst):
         for d in range(p.routing_depth):
             with m.Case(d):
                 m.d.comb += entry.eq(routes[d])
     routed = entry.valid & (entry.port <= radix)
-    with m.If(arrive):
-        m.d.sync += entered.eq(1)
-    with m.If(any_of(leave)):
-        m.d.sync += left.eq(1)
     m.d.comb += [
-        Assert(~any_of(leave) | (entered & ~left)),  # never before it came, never twice
         *[Assert(~leave[o] | (routed & (entry.port == o))) for o in range(ports)],
         Cover(any_of(leave[o] for o in range(radix))),
     ]

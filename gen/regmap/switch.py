@@ -63,7 +63,8 @@ ERROR_FLAGS = {
     "coll_timeout": "a reducing collective id waited coll_timeout cycles for a contributor; "
                     "coll[c].status.timed_out names the id and coll[c].missing the ports",
     "coll_config": "a write to a collective id's registers was refused: the id was enabled and "
-                   "busy, or the operation is not defined on the data type",
+                   "busy, or the operation is not defined on the data type (or is mul on a "
+                   "switch whose engine has no multiplier)",
 }
 
 #: Reset value of the ``coll_burst`` register: an output sends at most this many collective
@@ -177,7 +178,8 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
       switch; ``timed_out``, its watchdog fired) and ``missing`` (read-only: the contributing
       ports missing when it fired). While an id is enabled and busy, writes to its ``ctrl``,
       ``req_in``, ``req_out``, ``resp_in`` and ``resp_out`` are refused (``errors.coll_config``),
-      and so is a ``ctrl`` write that enables an operation the data type does not define.
+      and so is a ``ctrl`` write that enables an operation the data type does not define (or
+      ``mul`` on a switch whose engine is built without the multiplier).
     - ``route[d]`` for each destination node id ``d < routing_depth``: ``port`` (``radix`` =
       deliver to the local port) and ``valid``.
 

@@ -540,6 +540,30 @@ def test_a_busy_collective_id_refuses_reconfiguration():
     run(dut, bench)
 
 
+@pytest.mark.parametrize(("collective", "accepted"), [
+    ("engine", False), ("engine-mul", True), ("pass", True)])
+def test_mul_is_refused_at_write_by_an_engine_without_multipliers(collective, accepted):
+    """A ``ctrl`` write enabling ``mul`` is refused and flagged (``coll_config``) by a switch
+    whose engine has no multiplier, and taken by one whose engine has it and by the
+    pass-through (which never reduces); ``add`` is taken by all three."""
+    from innet.gen.ops import DType, Op
+    from innet.hw.variants import switch_collective
+
+    builder = switch_collective(collective.removesuffix("-mul"), mul=collective.endswith("-mul"))
+    dut = Switch(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5, collective=builder)
+    ctrl, errors = dut.regmap["coll[1].ctrl"], dut.regmap["errors"]
+
+    async def bench(ctx):
+        await write(ctx, dut, "coll[1].ctrl", enable=1, op=Op.MUL, dtype=DType.INT32)
+        got = ctrl.decode(await read(ctx, dut, "coll[1].ctrl"))
+        assert (got["enable"], got["op"]) == ((1, Op.MUL) if accepted else (0, 0))
+        assert errors.decode(await read(ctx, dut, "errors"))["coll_config"] == (not accepted)
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=Op.ADD, dtype=DType.FP32)
+        assert ctrl.decode(await read(ctx, dut, "coll[0].ctrl"))["op"] == Op.ADD
+
+    run(dut, bench)
+
+
 def test_the_watchdog_names_the_missing_port_and_abort_clears_it():
     """Through the bus: ``coll_timeout`` cycles after id 1's operand on port 1 arrived
     without the local port's, ``errors.coll_timeout`` and ``coll[1].status.timed_out`` are set
