@@ -101,6 +101,7 @@ def _properties() -> tuple[Property, ...]:
         ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
          switch_properties, switch, 6, 6),
         ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
+        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 5, 5),
     ]
     return tuple(Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
                  for rows in (table, bounded)

