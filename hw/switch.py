@@ -706,9 +706,9 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     but constant. For ``route`` one flit is watched: the free constant ``watched`` is a p2p
     flit's content (but its hop) of which at most one arrives; one symbolic flit stands for
     all. ``multicast`` watches a response flit the same way (no other flit, of any kind, has
-    its content; no request flits enter), and asserts that the set of ports it leaves on, all in one cycle, is its id's
-    target set. The switch's own logic is unchanged; ``block`` may be a variant (a mutation)
-    with the same interface.
+    its content; no request flits enter), and asserts that the set of ports it leaves on, all
+    in one cycle, is its id's target set. The switch's own logic is unchanged; ``block`` may be
+    a variant (a mutation) with the same interface.
 
     Returns
     -------
