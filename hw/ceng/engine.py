@@ -21,7 +21,7 @@ from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
 from innet.hw.flit import FlitParams, Kind
 
-__all__ = ["CollectiveEngine", "engine_latency"]
+__all__ = ["ENGINE_PROPERTIES", "CollectiveEngine", "engine_latency", "engine_properties"]
 
 
 def engine_latency(count: int) -> int:
@@ -500,3 +500,155 @@ def _reduce(function, values: list):
         values = [function(values[k], values[k + 1]) if k + 1 < len(values) else values[k]
                   for k in range(0, len(values), 2)]
     return values[0]
+
+
+# -- formal properties -------------------------------------------------------------------------
+
+#: The formal properties of :class:`CollectiveEngine`, by name (:func:`engine_properties`).
+ENGINE_PROPERTIES = {
+    "in-order": "when every contributing port supplies an id's elements in index order, the "
+                "id's results leave one per element, in index order, none skipped or repeated "
+                "(a multicast carries one result on all its ports), whatever the other id, the "
+                "credits and the configuration do",
+    "isolation": "an id whose contributors all hold their next element, and whose targets "
+                 "hold credits, sends a result within a bounded number of cycles, whatever "
+                 "the other id does (a contributor missing for ever, garbage, out of step)",
+}
+
+
+def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngine
+                      ) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(params, radix)`` with two collective ids and 2-bit element
+    indices, driven by free inputs, with the property ``name`` of :data:`ENGINE_PROPERTIES` as
+    ``Assert`` and a ``Cover`` that shows it is not vacuous (a reduced result of id 0 leaving
+    after the index has wrapped; for ``isolation``, a result of id 0 leaving while id 1's
+    watchdog has fired).
+
+    Id 0 is the watched id: its configuration is a free constant that reduces or forwards
+    (``req_in`` not empty, an operation the ALUs implement on the data type, a target), and
+    each of its contributing ports presents its elements in index order (the element at the
+    head of port ``q`` is the number of elements popped there), each head held until it is
+    popped, from the third cycle on (the engine applies its configuration two cycles after a
+    write). Payloads are free. Id 1 is free: any configuration, any flits on any port, abort
+    and timeout free. Responses from other switches do not arrive. The credits are free.
+    The engine's own logic is unchanged; ``block`` may be a variant (a mutation).
+
+    Returns
+    -------
+    (Module, list of Signal)
+        The harness and its free inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a property of :data:`ENGINE_PROPERTIES`.
+    """
+    from amaranth import Value
+    from amaranth.hdl import Assert, Assume, Cover
+
+    from innet.gen.ops import DType, Op, is_supported
+    from innet.hw.collective import config_layout
+
+    if name not in ENGINE_PROPERTIES:
+        raise ValueError(f"Engine property must be one of {', '.join(ENGINE_PROPERTIES)}, "
+                         f"not {name!r}")
+    p = FlitParams(payload_width=32, routing_depth=2, collective_ids=2, p2p_vcs=1,
+                   index_width=2, tag_width=1)
+    ports = radix + 1
+    m = Module()
+    m.submodules.dut = dut = block(p, radix)
+    age = Signal(2, name="age")
+    with m.If(age != 3):
+        m.d.sync += age.eq(age + 1)
+    started = age != 0
+    settled = age >= 2
+    free = []
+
+    def constant(shape, label: str):
+        now, before = Signal(shape, name=label), Signal(shape, name=f"{label}_before")
+        m.d.sync += before.eq(now)
+        m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
+        free.append(Value.cast(now))
+        return now
+
+    def fresh(shape, label: str):
+        signal = Signal(shape, name=label)
+        free.append(Value.cast(signal))
+        return signal
+
+    configs = [constant(config_layout(radix), f"config{c}") for c in range(2)]
+    m.d.comb += [dut.config[c].eq(configs[c]) for c in range(2)]
+    watched = configs[0]
+    ok = Const(0, 1)
+    for op in Op:
+        for dtype in DType:
+            if is_supported(op, dtype) and op != Op.MUL:
+                ok = ok | ((watched.op == op) & (watched.dtype == dtype))
+    m.d.comb += [
+        Assume(watched.enable & watched.req_in.any() & ok),
+        Assume(Mux(watched.root, watched.resp_out.any(), watched.req_out <= radix)),
+    ]
+    m.d.comb += [dut.credit_req[c].eq(fresh(ports, f"credit_req{c}")) for c in range(2)]
+    m.d.comb += dut.credit_resp.eq(fresh(ports, "credit_resp"))
+    m.d.comb += [dut.abort.eq(Cat(0, fresh(1, "abort1"))),
+                 dut.timeout.eq(fresh(TIMEOUT_BITS, "timeout"))]
+    for q in range(ports):
+        m.d.comb += dut.resp[q].valid.eq(0)
+
+    # Id 0: in-order streams on its contributing ports.
+    for q in range(ports):
+        head = dut.req[0][q]
+        valid, payload = fresh(1, f"req0_{q}_valid"), fresh(32, f"req0_{q}_payload")
+        popped = Signal(p.index_width, name=f"req0_{q}_popped")
+        was, kept = Signal(name=f"req0_{q}_was"), Signal(32, name=f"req0_{q}_kept")
+        pop = head.valid & head.ready
+        m.d.sync += [was.eq(head.valid & ~head.ready), kept.eq(head.payload.payload),
+                     popped.eq(popped + pop)]
+        m.d.comb += [
+            head.valid.eq(valid), head.payload.payload.eq(payload),
+            head.payload.kind.eq(Kind.REQ), head.payload.cid.eq(0),
+            head.payload.index.eq(popped),
+            Assume(~valid | settled & watched.req_in[q]),
+            Assume(~was | valid & (payload == kept)),  # a head stays until popped
+        ]
+    # Id 1: anything.
+    for q in range(ports):
+        head = dut.req[1][q]
+        m.d.comb += [head.valid.eq(fresh(1, f"req1_{q}_valid")),
+                     head.payload.eq(fresh(p.layout, f"req1_{q}_flit")),
+                     head.payload.kind.eq(Kind.REQ), head.payload.cid.eq(1)]
+
+    # The results of id 0: one per cycle at most (a multicast is one result on several ports).
+    sends = [dut.send[o].valid & (dut.send[o].payload.cid == 0) for o in range(ports)]
+    sent = any_of(sends)
+    index = onehot_mux(sends, [dut.send[o].payload.index for o in range(ports)])
+    expected = Signal(p.index_width, name="expected")
+    wrapped = Signal(name="wrapped")
+    with m.If(sent):
+        m.d.sync += expected.eq(expected + 1)
+        with m.If(expected == (1 << p.index_width) - 1):
+            m.d.sync += wrapped.eq(1)
+    if name == "in-order":
+        m.d.comb += [
+            Assert(~sent | (index == expected)),
+            *[Assert(~sends[o] | (dut.send[o].payload.index == index)) for o in range(ports)],
+            Cover(sent & wrapped & (watched.req_in == (1 << ports) - 1)),
+        ]
+        return m, free
+
+    # isolation: id 0 ready to go (every contributor holds its head, every target a credit)
+    # waits at most ``bound`` cycles for its next result.
+    targets = Signal(ports, name="targets")
+    m.d.comb += targets.eq(Mux(watched.root, watched.resp_out,
+                               Cat(*(watched.req_out == q for q in range(ports)))))
+    credits = Mux(watched.root, dut.credit_resp, dut.credit_req[0])
+    heads = Cat(*(dut.req[0][q].valid for q in range(ports)))
+    ready = settled & ((heads & watched.req_in) == watched.req_in) & ((targets & ~credits) == 0)
+    waited = Signal(range(64), name="waited")
+    with m.If(sent | ~ready):
+        m.d.sync += waited.eq(0)
+    with m.Elif(waited != 63):
+        m.d.sync += waited.eq(waited + 1)
+    bound = engine_latency(ports) + 3
+    m.d.comb += [Assert(waited <= bound), Cover(sent & dut.timed_out[1])]
+    return m, free

@@ -2,7 +2,8 @@
 
 Each block states its properties beside its RTL (:func:`innet.hw.credit.credit_properties`,
 :func:`innet.hw.arbiter.round_robin_properties`, :func:`innet.hw.arbiter.conflict_properties`,
-:func:`innet.hw.buffer.buffer_properties`, :func:`innet.hw.switch.switch_properties`):
+:func:`innet.hw.buffer.buffer_properties`, :func:`innet.hw.switch.switch_properties`,
+:func:`innet.hw.ceng.engine.engine_properties`):
 a harness that drives the unchanged block from free inputs, asserts the property, assumes what
 its environment promises and covers a state that shows the property is not vacuous.
 :data:`PROPERTIES` lists them with the sizes they are proved at and the k-induction depth.
@@ -44,6 +45,9 @@ class Property:
     bounded : bool
         Checked ``depth`` steps from reset only: the block is too large for the induction to
         close in reasonable time.
+    checks : str, optional
+        The harness's name of the property, when ``name`` differs (the same property at other
+        sizes: ``route-radix3`` checks ``route``).
     """
 
     block: str
@@ -54,6 +58,7 @@ class Property:
     depth: int
     cover_depth: int
     bounded: bool = False
+    checks: str | None = None
 
     @property
     def key(self) -> str:
@@ -66,7 +71,7 @@ class Property:
         from amaranth.back import rtlil
 
         extra = {} if block is None else {"block": block}
-        module, ports = self.harness(self.name, **self.sizes, **extra)
+        module, ports = self.harness(self.checks or self.name, **self.sizes, **extra)
         return rtlil.convert(module, ports=ports, name="top")
 
     def prove(self, workdir: Path, *, block: type | None = None,
@@ -84,6 +89,7 @@ def _properties() -> tuple[Property, ...]:
         round_robin_properties,
     )
     from innet.hw.buffer import BUFFER_PROPERTIES, buffer_properties
+    from innet.hw.ceng.engine import ENGINE_PROPERTIES, engine_properties
     from innet.hw.credit import CREDIT_PROPERTIES, credit_properties
     from innet.hw.switch import SWITCH_PROPERTIES, switch_properties
 
@@ -97,16 +103,27 @@ def _properties() -> tuple[Property, ...]:
     # The switch is checked to a bounded depth: the induction would need invariants over
     # every buffer, counter and register.
     switch = {"radix": 2, "depth": 5}
+    engine = {"radix": 1}
     bounded = [
         ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
          switch_properties, switch, 6, 6),
         ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
         ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 5, 5),
+        # The engine's induction does not close either (the tree's pipeline would need one).
+        ("engine", {"in-order": ENGINE_PROPERTIES["in-order"]}, engine_properties, engine, 16, 16),
+        ("engine", {"isolation": ENGINE_PROPERTIES["isolation"]}, engine_properties, engine, 24,
+         16),
     ]
-    return tuple(Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
-                 for rows in (table, bounded)
-                 for block, props, harness, sizes, depth, cover in rows
-                 for name, statement in props.items())
+    found = [Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
+             for rows in (table, bounded)
+             for block, props, harness, sizes, depth, cover in rows
+             for name, statement in props.items()]
+    # The switch's cheaper properties at radix 3 too (multicast took minutes there).
+    found += [Property("switch", f"{name}-radix3", f"{SWITCH_PROPERTIES[name]} (radix 3)",
+                       switch_properties, {**switch, "radix": 3}, depth, depth, True, name)
+              for name, depth in (("no-credit-no-send", 6), ("route", 5))]
+    order = list(dict.fromkeys(p.block for p in found))
+    return tuple(sorted(found, key=lambda p: order.index(p.block)))
 
 
 #: Every property, block by block.

@@ -15,6 +15,7 @@ from innet.hw.arbiter import (
     round_robin_properties,
 )
 from innet.hw.buffer import Buffer, buffer_properties
+from innet.hw.ceng.engine import CollectiveEngine, engine_properties
 from innet.hw.collective import CollectivePath
 from innet.hw.credit import CreditCounter, credit_properties
 from innet.hw.switch import SwitchCore, switch_properties
@@ -185,6 +186,54 @@ class LosingMulticast(SwitchCore):
         super().__init__(*args, **{**kwargs, "collective": PortZeroCopyLost})
 
 
+class _WrappedEngine(CollectiveEngine):
+    """An engine inside a wrapper that changes what it sees or sends."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = CollectiveEngine(self.params, self.radix)
+        ids, ports = self.params.collective_ids, self.radix + 1
+        for c in range(ids):
+            m.d.comb += [inner.config[c].eq(self.config[c]),
+                         inner.credit_req[c].eq(self.credit_req[c])]
+            for q in range(ports):
+                into, head = inner.req[c][q], self.req[c][q]
+                m.d.comb += [into.valid.eq(head.valid & self.admit(c)),
+                             into.payload.eq(head.payload), head.ready.eq(into.ready)]
+        m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
+                     inner.timeout.eq(self.timeout)]
+        for q in range(ports):
+            m.d.comb += [inner.resp[q].valid.eq(self.resp[q].valid),
+                         inner.resp[q].payload.eq(self.resp[q].payload),
+                         self.resp[q].ready.eq(inner.resp[q].ready)]
+        for o in range(ports):
+            send = inner.send[o]
+            m.d.comb += [self.send[o].payload.eq(send.payload),
+                         self.send[o].valid.eq(send.valid & ~self.lost(send))]
+        return m
+
+    def admit(self, c):
+        return 1
+
+    def lost(self, send):
+        return 0
+
+
+class LosesElementOne(_WrappedEngine):
+    """Every result of element 1 of id 0 is lost on its way out."""
+
+    def lost(self, send):
+        return (send.payload.cid == 0) & (send.payload.index == 1)
+
+
+class OneIdAtATime(_WrappedEngine):
+    """Id 0 is not taken while id 1 has a head anywhere: an id waiting for a missing
+    contributor holds up the other."""
+
+    def admit(self, c):
+        return 1 if c else ~any_of(head.valid for head in self.req[1])
+
+
 MUTANTS = {
     "credit.in-range": GiveBeyondDepth,
     "credit.no-credit-no-send": AlwaysAvailable,
@@ -197,6 +246,10 @@ MUTANTS = {
     "switch.no-credit-no-send": LocalCreditsNeverRunOut,
     "switch.route": CrossedOutputs,
     "switch.multicast": LosingMulticast,
+    "switch.no-credit-no-send-radix3": LocalCreditsNeverRunOut,
+    "switch.route-radix3": CrossedOutputs,
+    "engine.in-order": LosesElementOne,
+    "engine.isolation": OneIdAtATime,
 }
 
 BY_KEY = {p.key: p for p in PROPERTIES}
@@ -229,7 +282,7 @@ def test_mutation_is_caught(key, tools, tmp_path):
     assert result.trace is not None
     assert result.trace.read_text().startswith("$")  # a VCD
     block = key.split(".")[0].replace("round-robin", "arbiter").replace("conflict-", "")
-    assert f"hw/{block}.py:" in result.where
+    assert f"hw/{block.replace('engine', 'ceng/engine')}.py:" in result.where
 
 
 @pytest.mark.synth
@@ -267,12 +320,15 @@ def test_every_mutated_property_is_registered():
     assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order"]
     assert [(p.key, p.bounded) for p in select("switch")] == [
         ("switch.no-credit-no-send", True), ("switch.route", True),
-        ("switch.multicast", True)]
+        ("switch.multicast", True), ("switch.no-credit-no-send-radix3", True),
+        ("switch.route-radix3", True)]
+    assert [(p.key, p.bounded) for p in select("engine")] == [
+        ("engine.in-order", True), ("engine.isolation", True)]
 
 
 def test_select_rejects_an_unknown_block():
     with pytest.raises(ValueError, match=r"^Block must be one of credit, round-robin, "
-                                         r"conflict-arbiter, buffer, switch \(or "
+                                         r"conflict-arbiter, buffer, switch, engine \(or "
                                          r"BLOCK.PROPERTY\), not 'fifo'$"):
         select("fifo")
 
@@ -285,6 +341,7 @@ def test_select_rejects_an_unknown_block():
     (buffer_properties, "Buffer property must be one of no-overflow, in-order, not 'x'"),
     (switch_properties, ("Switch property must be one of no-credit-no-send, route, multicast, "
                          "not 'x'")),
+    (engine_properties, "Engine property must be one of in-order, isolation, not 'x'"),
 ])
 def test_harnesses_reject_an_unknown_property(harness, message):
     with pytest.raises(ValueError, match=f"^{message}$"):
