@@ -32,9 +32,10 @@ class ALU(wiring.Component):
     latency, :data:`LATENCY` = 7 enabled cycles, so a tree of units stays aligned: operands
     presented in cycle ``t`` (with ``en`` high) are on ``o_*`` in cycle ``t + 7`` if ``en``
     stays high (each low cycle in between adds one). Stages, each ending in a register: (1)
-    decode, classify, compare magnitudes, integer sum, order the fp32 addends; (2) results that
-    need no floating-point datapath (integers, min/max, NaN and infinity), alignment shift with
-    sticky bit, or the multiplier's four partial products; (3) significand add/subtract, or the
+    decode, classify, compare magnitudes, integer sum, exponent difference; (2) results
+    that need no floating-point datapath (integers, min/max, NaN and infinity), the fp32 addends
+    put in order and the smaller aligned with a sticky bit, or the multiplier's four partial
+    products; (3) significand add/subtract, or the
     product sum; (4) leading-zero count (bounded so that results below the normal range come out
     subnormal), or the right shift of a product below it; (5) normalising shift; (6) round to
     nearest, ties to even; (7) increment, overflow to infinity, result select. Data registers
@@ -155,7 +156,6 @@ class ALU(wiring.Component):
         # so that |x| >= |y| and the exponent difference d is never negative.
         a_big = Signal()
         m.d.comb += a_big.eq(a[:31] >= b[:31])
-        d = Mux(a_big, fa.exponent - fb.exponent, fb.exponent - fa.exponent)[:8]
         # ea + eb - 127 = (ea + eb + 1) - 128 in ten bits: one adder (the +1 enters as a low
         # bit), then -128 only decrements bits 9..7, which plain logic does.
         biased = Signal(10)
@@ -184,17 +184,23 @@ class ALU(wiring.Component):
             inf=fa.inf | fb.inf,
             inf_sign=Mux(op_mul, fa.sign ^ fb.sign, Mux(fa.inf, fa.sign, fb.sign)),
             a_zero=fa.zero, b_zero=fb.zero,
-            x=Mux(a_big, fa.significand, fb.significand),
-            y=Mux(a_big, fb.significand, fa.significand),
+            # The operands are put in order in stage 2, from the registered comparison: the
+            # 31-bit compare then drives registers only, not the 24-bit swap muxes.
+            a_sig=fa.significand,
+            b_sig=fb.significand,
             a_big=a_big,
             a_tz=tz_a,
             b_tz=tz_b,
-            d=d,
+            # |ea - eb|: the larger exponent belongs to the larger magnitude (equal exponents
+            # give 0 either way), so the alignment distance needs only the 8-bit compare.
+            d=Mux(fa.exponent >= fb.exponent, fa.exponent - fb.exponent,
+                  fb.exponent - fa.exponent)[:8],
             eff_sub=fa.sign ^ fb.sign,
             same_magnitude=a[:31] == b[:31],
             # exp1 + 1: the biased exponent of bit 47 of the 48-bit significand of stage 3.
-            exp1=Mux(op_mul, exp_product, Mux(a_big, fa.exponent, fb.exponent)).as_signed(),
-            sign=Mux(op_mul, fa.sign ^ fb.sign, Mux(a_big, fa.sign, fb.sign)),
+            exp_product=exp_product,
+            a_exp=fa.exponent,
+            b_exp=fb.exponent,
             is_mul=op_mul,
         )
         if mul:
@@ -205,6 +211,12 @@ class ALU(wiring.Component):
 
         # ---- Stage 2: results without the fp datapath; alignment; partial products ---------
         a1, b1, op1 = s1["a"], s1["b"], s1["op"]
+        a_big1, is_mul1 = s1["a_big"], s1["is_mul"]
+        s1["x"] = Mux(a_big1, s1["a_sig"], s1["b_sig"])
+        s1["y"] = Mux(a_big1, s1["b_sig"], s1["a_sig"])
+        s1["exp1"] = Mux(is_mul1, s1["exp_product"],
+                         Mux(a_big1, s1["a_exp"], s1["b_exp"])).as_signed()
+        s1["sign"] = Mux(is_mul1, a1[31] ^ b1[31], Mux(a_big1, a1[31], b1[31]))
         any_nan, nan, inf = s1["any_nan"], s1["nan"], s1["inf"]
         a_sign, b_sign = a1[31], b1[31]
         special = nan | inf
