@@ -724,6 +724,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     from amaranth.hdl import Assert, Assume, Cover
 
     from innet.hw.collective import CollectivePath, config_layout
+    from innet.hw.testing import free_constant
 
     if name not in SWITCH_PROPERTIES:
         raise ValueError(f"Switch property must be one of {', '.join(SWITCH_PROPERTIES)}, "
@@ -740,12 +741,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     free = []
 
     def constant(shape, label: str):
-        """A free input that keeps the value it has in the first cycle."""
-        now, before = Signal(shape, name=label), Signal(shape, name=f"{label}_before")
-        m.d.sync += before.eq(now)
-        m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
-        free.append(Value.cast(now))
-        return now
+        return free_constant(m, shape, label, started, free)
 
     routes = [constant(route_layout(radix), f"route_{d}") for d in range(p.routing_depth)]
     m.d.comb += [dut.route[d].eq(routes[d]) for d in range(p.routing_depth)]

@@ -3,6 +3,7 @@
 :class:`MulAdd` is the design ``innet doctor`` builds to check the toolchain end to end (and a
 quick synthesis case). :class:`CreditThrottle` holds back returned credits at random (``go`` from
 :func:`xorshift32`): the random backpressure that simulation wrappers put on a link.
+:func:`free_constant` is the free input of a formal harness that keeps its first value.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CreditThrottle", "MulAdd", "muladd_model", "xorshift32"]
+__all__ = ["CreditThrottle", "MulAdd", "free_constant", "muladd_model", "xorshift32"]
 
 
 class MulAdd(wiring.Component):
@@ -125,3 +126,17 @@ def xorshift32(state):
     x = state ^ (state << 13)[:32]
     x = x ^ (x >> 17)
     return x ^ (x << 5)[:32]
+
+
+def free_constant(m: Module, shape, label: str, started, free: list):
+    """A free input of a formal harness that keeps the value it has in the first cycle: a
+    signal ``label`` of ``shape``, assumed equal to its previous value once ``started`` is
+    high, and appended to ``free`` (the harness's inputs)."""
+    from amaranth import Value
+    from amaranth.hdl import Assume
+
+    now, before = Signal(shape, name=label), Signal(shape, name=f"{label}_before")
+    m.d.sync += before.eq(now)
+    m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
+    free.append(Value.cast(now))
+    return now

@@ -548,6 +548,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
 
     from innet.gen.ops import DType, Op, is_supported
     from innet.hw.collective import config_layout
+    from innet.hw.testing import free_constant
 
     if name not in ENGINE_PROPERTIES:
         raise ValueError(f"Engine property must be one of {', '.join(ENGINE_PROPERTIES)}, "
@@ -565,11 +566,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     free = []
 
     def constant(shape, label: str):
-        now, before = Signal(shape, name=label), Signal(shape, name=f"{label}_before")
-        m.d.sync += before.eq(now)
-        m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
-        free.append(Value.cast(now))
-        return now
+        return free_constant(m, shape, label, started, free)
 
     def fresh(shape, label: str):
         signal = Signal(shape, name=label)
