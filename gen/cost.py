@@ -44,13 +44,13 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
 ``local_latency = 1``
     Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
     register the flit once (``hw/link.py``).
-``reduce_latency = 7``
+``reduce_latency = 9``
     Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
     A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (its collective engine
     reduces them in a pipelined tree, ``hw/ceng/tree.py``).
-``step_overhead = 8``
+``step_overhead = 10``
     Host-style only: cycles an endpoint's step engine needs between the last element of one
-    step and the first of the next (reduce the last element, 7 cycles, then advance the step
+    step and the first of the next (reduce the last element, 9 cycles, then advance the step
     table). An estimate; ``innet bench`` measures the step engine's turnaround
     (:mod:`innet.sim.bench.endpoint`).
 ``element_bytes = 4``
@@ -148,8 +148,8 @@ class CostModel:
     link_bandwidth: float = 1.0
     local_bandwidth: float | None = 1.0
     engine_bandwidth: float | None = None
-    reduce_latency: float = 7.0
-    step_overhead: float = 8.0
+    reduce_latency: float = 9.0
+    step_overhead: float = 10.0
     clock_hz: float | None = None
 
     def __post_init__(self) -> None:

@@ -8,12 +8,13 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.ops import DType, Op
 from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
-from innet.hw.alu.logic import carry_save_add, leading_zeros, low_mask, trailing_zeros
+from innet.hw.alu.logic import carry_save_add, leading_zeros, low_mask
+from innet.hw.arbiter import any_of
 
 __all__ = ["ALU", "LATENCY"]
 
 #: Cycles from an accepted operand pair to its result, for every operation.
-LATENCY = 7
+LATENCY = 9
 
 
 class ALU(wiring.Component):
@@ -29,17 +30,22 @@ class ALU(wiring.Component):
     reductions at line rate").
 
     The pipeline accepts one operand pair per enabled cycle and every operation has the same
-    latency, :data:`LATENCY` = 7 enabled cycles, so a tree of units stays aligned: operands
-    presented in cycle ``t`` (with ``en`` high) are on ``o_*`` in cycle ``t + 7`` if ``en``
-    stays high (each low cycle in between adds one). Stages, each ending in a register: (1)
-    decode, classify, compare magnitudes, integer sum, exponent difference; (2) results
-    that need no floating-point datapath (integers, min/max, NaN and infinity), the fp32 addends
-    put in order and the smaller aligned with a sticky bit, or the multiplier's four partial
-    products; (3) significand add/subtract, or the
-    product sum; (4) leading-zero count (bounded so that results below the normal range come out
-    subnormal), or the right shift of a product below it; (5) normalising shift; (6) round to
-    nearest, ties to even; (7) increment, overflow to infinity, result select. Data registers
-    have no reset; only the valid bits do.
+    latency, :data:`LATENCY` = 9 enabled cycles, so a tree of units stays aligned: operands
+    presented in cycle ``t`` (with ``en`` high) are on ``o_*`` in cycle ``t + 9`` if ``en``
+    stays high (each low cycle in between adds one). Stages, each ending in a register, each at
+    most about three LUT levels or one carry chain deep, so that the unit runs at 160 MHz on an
+    ECP5: (1) decode, partial operand classes, magnitude compare, integer sum, truth table of
+    the bitwise operation; (2) operand classes, the fp32 addends put in order, the alignment
+    distance, which 4-bit groups of the smaller addend are not zero, the min/max choice, the
+    integer or bitwise word; (3) the result that needs no floating-point datapath (integers,
+    min/max, NaN and infinity) from one-hot selects, the alignment shift by a multiple of 4,
+    the sticky bit of the groups shifted out; (4) the rest of the shift, the marker that bounds
+    normalisation, the multiplier's four partial products; (5) significand add/subtract (one
+    carry chain, the subtrahend's complement and carry in entering as addends), or the product
+    sum; (6) leading-zero count (bounded so that results below the normal range come out
+    subnormal), or the right shift of a product below it; (7) normalising shift by a multiple
+    of 4; (8) the rest of the shift, round to nearest, ties to even; (9) increment, overflow to
+    infinity, result select. Data registers have no reset; only the valid bits do.
 
     Parameters
     ----------
@@ -144,60 +150,53 @@ class ALU(wiring.Component):
         mul = self._mul
         op, dtype, a, b = self.i_op, self.i_dtype, self.i_a, self.i_b
 
-        # ---- Stage 1: decode, classify, compare, integer sum, operand swap ----------------
+        # ---- Stage 1: decode, partial classes, compares, exponent differences, integer sum --
         is_fp = dtype == DType.FP32
         is_int = (dtype == DType.INT32) | (dtype == DType.UINT32)
         op_mul = (op == Op.MUL) if mul else Const(0)
         supported = Mux(is_fp, (op == Op.ADD) | (op == Op.MIN) | (op == Op.MAX) | op_mul,
                         is_int & ((op <= Op.NOR) | op_mul))
         fa, fb = unpack(m, a, "a"), unpack(m, b, "b")
-
-        # fp32 add orders the operands by magnitude (bits 30..0 compare like the magnitudes),
-        # so that |x| >= |y| and the exponent difference d is never negative.
-        a_big = Signal()
-        m.d.comb += a_big.eq(a[:31] >= b[:31])
         # ea + eb - 127 = (ea + eb + 1) - 128 in ten bits: one adder (the +1 enters as a low
         # bit), then -128 only decrements bits 9..7, which plain logic does.
         biased = Signal(10)
         m.d.comb += biased.eq((Cat(Const(1, 1), fa.exponent) + Cat(Const(1, 1), fb.exponent))[1:])
         exp_product = Cat(biased[:7], ~biased[7], ~(biased[8] ^ biased[7]),
                           biased[9] ^ ~(biased[8] | biased[7]))
-        # The alignment's sticky bit: the bits of y27 = y << 3 that a right shift by d moves
-        # out are not all zero when y is not zero and its trailing zeros are fewer than d.
-        tz_a, tz_b = (trailing_zeros(m, Cat(Const(0, 3), f.significand), name=f"{n}_tzc")
-                      for f, n in ((fa, "a"), (fb, "b")))
+        # The bitwise operations as a truth table over (a bit, b bit) = bit a * 2 + b; 0 for
+        # any other operation.
+        truth = Signal(4)
+        with m.Switch(op):
+            for code, table in ((Op.AND, 0b1000), (Op.OR, 0b1110), (Op.XOR, 0b0110),
+                                (Op.NOR, 0b0001)):
+                with m.Case(code):
+                    m.d.comb += truth.eq(table)
+        # Both 8-bit chunks of the magnitude compare for equality, combined in stage 2.
+        same = [a[at:min(at + 8, 31)] == b[at:min(at + 8, 31)] for at in range(0, 31, 8)]
         s1 = through(
             1,
             valid=self.i_valid,
-            op=op,
+            is_add=op == Op.ADD,
+            is_min=op == Op.MIN,
+            is_max=op == Op.MAX,
             is_fp=is_fp,
             supported=supported,
             a=a,
             b=b,
             signed=dtype == DType.INT32,
             int_sum=(a + b)[:32],
-            any_nan=fa.nan | fb.nan,
-            # Special results of fp32 add and mul: NaN (a NaN operand, inf - inf, 0 * inf) and
-            # infinity. Zero products need no special case: the datapath packs them as +-0.
-            nan=fa.nan | fb.nan | Mux(op_mul, (fa.inf & fb.zero) | (fa.zero & fb.inf),
-                                      fa.inf & fb.inf & (fa.sign ^ fb.sign)),
-            inf=fa.inf | fb.inf,
-            inf_sign=Mux(op_mul, fa.sign ^ fb.sign, Mux(fa.inf, fa.sign, fb.sign)),
-            a_zero=fa.zero, b_zero=fb.zero,
-            # The operands are put in order in stage 2, from the registered comparison: the
-            # 31-bit compare then drives registers only, not the 24-bit swap muxes.
+            truth=truth,
+            # The operand classes come in stage 2 from these parts (fp32.unpack's terms).
+            a_ones=a[23:31].all(), b_ones=b[23:31].all(),
+            a_frac_zero=a[:23] == 0, b_frac_zero=b[:23] == 0,
             a_sig=fa.significand,
             b_sig=fb.significand,
-            a_big=a_big,
-            a_tz=tz_a,
-            b_tz=tz_b,
-            # |ea - eb|: the larger exponent belongs to the larger magnitude (equal exponents
-            # give 0 either way), so the alignment distance needs only the 8-bit compare.
-            d=Mux(fa.exponent >= fb.exponent, fa.exponent - fb.exponent,
-                  fb.exponent - fa.exponent)[:8],
+            # fp32 add orders the operands by magnitude (bits 30..0 compare like the
+            # magnitudes), so that |x| >= |y| and the exponent difference is never negative.
+            a_big=a[:31] >= b[:31],
+            same_parts=Cat(*same),
             eff_sub=fa.sign ^ fb.sign,
-            same_magnitude=a[:31] == b[:31],
-            # exp1 + 1: the biased exponent of bit 47 of the 48-bit significand of stage 3.
+            # exp1 + 1: the biased exponent of bit 47 of the 48-bit significand of stage 5.
             exp_product=exp_product,
             a_exp=fa.exponent,
             b_exp=fb.exponent,
@@ -209,153 +208,202 @@ class ALU(wiring.Component):
         if self._tag_width:
             s1["tag"] = reg(self.i_tag, "s1_tag")
 
-        # ---- Stage 2: results without the fp datapath; alignment; partial products ---------
-        a1, b1, op1 = s1["a"], s1["b"], s1["op"]
+        # ---- Stage 2: classes, operands in order, distance, trailing zeros, min/max --------
+        a1, b1 = s1["a"], s1["b"]
         a_big1, is_mul1 = s1["a_big"], s1["is_mul"]
-        s1["x"] = Mux(a_big1, s1["a_sig"], s1["b_sig"])
-        s1["y"] = Mux(a_big1, s1["b_sig"], s1["a_sig"])
-        s1["exp1"] = Mux(is_mul1, s1["exp_product"],
-                         Mux(a_big1, s1["a_exp"], s1["b_exp"])).as_signed()
-        s1["sign"] = Mux(is_mul1, a1[31] ^ b1[31], Mux(a_big1, a1[31], b1[31]))
-        any_nan, nan, inf = s1["any_nan"], s1["nan"], s1["inf"]
         a_sign, b_sign = a1[31], b1[31]
-        special = nan | inf
-        special_bits = Mux(nan, CANONICAL_NAN, Cat(Const(INFINITY, 31), s1["inf_sign"]))
+        a_zero = ~s1["a_sig"][23] & s1["a_frac_zero"]
+        b_zero = ~s1["b_sig"][23] & s1["b_frac_zero"]
+        a_inf, b_inf = s1["a_ones"] & s1["a_frac_zero"], s1["b_ones"] & s1["b_frac_zero"]
+        a_nan, b_nan = s1["a_ones"] & ~s1["a_frac_zero"], s1["b_ones"] & ~s1["b_frac_zero"]
         # min/max: order from the magnitude comparison of stage 1 and the sign bits. Integers
         # of different signs: the negative one is less (signed) or greater (unsigned); fp32 of
         # different signs: the negative one is less (-0 < +0); both negative: the larger
         # magnitude is less.
-        mag_less = ~s1["a_big"]
-        mag_greater = s1["a_big"] & ~s1["same_magnitude"]
+        same_magnitude = s1["same_parts"].all()
+        mag_less = ~a_big1
+        mag_greater = a_big1 & ~same_magnitude
         a_less = Signal()
         m.d.comb += a_less.eq(Mux(
             a_sign ^ b_sign,
             Mux(s1["is_fp"] | s1["signed"], a_sign, b_sign),
             Mux(s1["is_fp"] & a_sign, mag_greater, mag_less)))
-        bypass = Signal(32)
-        with m.Switch(op1):
-            with m.Case(Op.ADD):
-                m.d.comb += bypass.eq(Mux(s1["is_fp"], special_bits, s1["int_sum"]))
-            with m.Case(Op.MIN):
-                m.d.comb += bypass.eq(Mux(s1["is_fp"] & any_nan, CANONICAL_NAN,
-                                          Mux(a_less, a1, b1)))
-            with m.Case(Op.MAX):
-                m.d.comb += bypass.eq(Mux(s1["is_fp"] & any_nan, CANONICAL_NAN,
-                                          Mux(a_less, b1, a1)))
-            with m.Case(Op.AND):
-                m.d.comb += bypass.eq(a1 & b1)
-            with m.Case(Op.OR):
-                m.d.comb += bypass.eq(a1 | b1)
-            with m.Case(Op.XOR):
-                m.d.comb += bypass.eq(a1 ^ b1)
-            with m.Case(Op.NOR):
-                m.d.comb += bypass.eq(~(a1 | b1))
-            with m.Case(Op.MUL):
-                m.d.comb += bypass.eq(special_bits)  # integers: replaced by the product later
-        fp_arith = s1["is_fp"] & ((op1 == Op.ADD) | s1["is_mul"])
-
-        # Align y to x: shift right by d; the bits shifted out of y leave a sticky bit.
-        y27 = Cat(Const(0, 3), s1["y"])  # significand, guard, round, sticky
-        # Shift by the low five bits of d; from 32 on, every bit of y is sticky.
-        d_low, d_big = s1["d"][:5], s1["d"][5:].any()
-        y_shifted = Mux(d_big, 0, (y27 >> d_low)[:27])
-        y_sticky = Mux(s1["a_big"], ~s1["b_zero"] & (d_big | (s1["b_tz"] < d_low)),
-                       ~s1["a_zero"] & (d_big | (s1["a_tz"] < d_low)))
-        exp1 = s1["exp1"]
-        use_dp = s1["supported"] & fp_arith & ~special
-        # x + (-x) is +0 in round to nearest (-0 + -0 stays -0 through the datapath).
-        cancel = use_dp & ~s1["is_mul"] & s1["eff_sub"] & s1["same_magnitude"]
-        s2 = carry(2, s1, "valid", "tag", "eff_sub", "exp1", "sign", "is_mul")
+        # Which 4-bit groups of y << 3 (significand, guard, round, sticky) are not zero: the
+        # alignment's sticky bit in stage 3.
+        groups = {n: Cat(*(Cat(Const(0, 3), s1[f"{n}_sig"])[at:at + 4].any()
+                           for at in range(0, 27, 4))) for n in ("a", "b")}
+        # Stage 3's result without the fp datapath: one of a, b, the special value and the
+        # word, chosen by one-hot selects from here.
+        is_minmax = s1["is_min"] | s1["is_max"]
+        fp_arith = s1["is_fp"] & (s1["is_add"] | is_mul1)
+        special_pick = ~is_minmax & (fp_arith | is_mul1)  # integer mul: the product, later
+        pick_a = is_minmax & (a_less ^ s1["is_max"])
+        s2 = carry(2, s1, "valid", "tag", "is_fp", "supported", "eff_sub", "a_big", "a", "b",
+                   "is_mul", "ma", "mb")
         s2 |= through(
             2,
-            unsupported=~s1["supported"],
-            bypass=Mux(s1["supported"] & ~cancel, bypass, 0),
+            any_nan=a_nan | b_nan,
+            # Special results of fp32 add and mul: NaN (a NaN operand, inf - inf, 0 * inf) and
+            # infinity. Zero products need no special case: the datapath packs them as +-0.
+            nan=a_nan | b_nan | Mux(is_mul1, (a_inf & b_zero) | (a_zero & b_inf),
+                                    a_inf & b_inf & s1["eff_sub"]),
+            inf=a_inf | b_inf,
+            inf_sign=Mux(is_mul1, a_sign ^ b_sign, Mux(a_inf, a_sign, b_sign)),
+            y_groups=Mux(a_big1, groups["b"], groups["a"]),
+            x=Mux(a_big1, s1["a_sig"], s1["b_sig"]),
+            y=Mux(a_big1, s1["b_sig"], s1["a_sig"]),
+            # |ea - eb|: the larger exponent belongs to the larger magnitude (equal exponents
+            # give 0 either way).
+            d=Mux(a_big1, s1["a_exp"] - s1["b_exp"], s1["b_exp"] - s1["a_exp"])[:8],
+            exp1=Mux(is_mul1, s1["exp_product"], Mux(a_big1, s1["a_exp"], s1["b_exp"])
+                     ).as_signed(),
+            sign=Mux(is_mul1, a_sign ^ b_sign, Mux(a_big1, a_sign, b_sign)),
+            same_magnitude=same_magnitude,
+            fp_arith=fp_arith,
+            nan_pick=is_minmax & s1["is_fp"],  # a NaN operand: the canonical NaN
+            pick_a=pick_a,
+            pick_b=is_minmax & ~pick_a,
+            pick_special=special_pick,
+            pick_word=~is_minmax & ~special_pick,
+            # The result of an integer add or a bitwise operation.
+            word=Mux(s1["is_add"], s1["int_sum"],
+                     Cat(s1["truth"].bit_select(Cat(b1[i], a1[i]), 1) for i in range(32))),
+        )
+
+        # ---- Stage 3: results without the fp datapath; coarse alignment; sticky bit --------
+        special = s2["nan"] | s2["inf"]
+        special_bits = Mux(s2["nan"], CANONICAL_NAN, Cat(Const(INFINITY, 31), s2["inf_sign"]))
+        fp_arith = s2["fp_arith"]
+        bypass = (s2["pick_a"].replicate(32) & s2["a"] | s2["pick_b"].replicate(32) & s2["b"]
+                  | s2["pick_special"].replicate(32) & special_bits
+                  | s2["pick_word"].replicate(32) & s2["word"])
+        use_dp = s2["supported"] & fp_arith & ~special
+        # x + (-x) is +0 in round to nearest (-0 + -0 stays -0 through the datapath).
+        cancel = use_dp & ~s2["is_mul"] & s2["eff_sub"] & s2["same_magnitude"]
+        # Align y to x: shift right by d, here by its multiple of 4k, in stage 4 by the rest;
+        # from 32 on every bit of y is sticky. The bits shifted out leave a sticky bit: here
+        # those of the k lowest 4-bit groups (any of y's, from 32 on), in stage 4 the rest.
+        y27 = Cat(Const(0, 3), s2["y"])  # significand, guard, round, sticky
+        d_low, d_big = s2["d"][:5], s2["d"][5:].any()
+        k, groups = d_low[2:], s2["y_groups"]
+        exp1 = s2["exp1"]
+        s3 = carry(3, s2, "valid", "tag", "eff_sub", "exp1", "sign", "is_mul", "ma", "mb")
+        s3 |= through(
+            3,
+            unsupported=~s2["supported"],
+            bypass=bypass,
+            keep_bypass=s2["supported"] & ~cancel,
+            nan_bypass=s2["nan_pick"] & s2["any_nan"],
             use_dp=use_dp & ~cancel,
-            int_mul=s1["supported"] & ~s1["is_fp"] & s1["is_mul"],
-            # Subtraction as x - y = ~(~x + y): x is complemented here and the sum in stage 3,
-            # so that the adder has neither a carry in nor constant low bits.
-            x=Cat(Const(0, 3), s1["x"], Const(0, 1)) ^ s1["eff_sub"].replicate(28),
-            y=Cat(y_shifted[0] | y_sticky, y_shifted[1:]),
+            int_mul=s2["supported"] & ~s2["is_fp"] & s2["is_mul"],
+            x=Cat(Const(0, 3), s2["x"], Const(0, 1)),
+            y_coarse=Mux(d_big, 0, (y27 >> Cat(Const(0, 2), d_low[2:]))[:27]),
+            d_fine=d_low[:2],
+            y_sticky=Mux(d_big, groups.any(), any_of(groups[j] & (k > j) for j in range(7))),
         )
         if mul:
-            al, ah, bl, bh = s1["ma"][:16], s1["ma"][16:], s1["mb"][:16], s1["mb"][16:]
-            # Integers need the low word only; fp32 significands have at most 8 high bits.
-            s2 |= through(2, ll=al * bl, lh=(al * bh)[:24], hl=(ah * bl)[:24],
-                          hh=ah[:8] * bh[:8])
             # Products below the smallest exponent shift right instead (subnormal or zero).
-            right = exp1 < 0
             distance = (-exp1)[:10]
-            s2 |= through(2, right=right,
-                          rshift=Mux(right, Mux(distance[6:].any(), 63, distance[:6]), 0))
+            s3 |= through(3, right=exp1 < 0,
+                          rshift=Mux(exp1 < 0, Mux(distance[6:].any(), 63, distance[:6]), 0))
 
-        # ---- Stage 3: add or subtract the significands, sum the partial products -----------
-        total = (s2["x"] + s2["y"])[:28] ^ s2["eff_sub"].replicate(28)
-        significand = Cat(Const(0, 20), total)
-        bypass3 = s2["bypass"]
-        if mul:
-            product = carry_save_add(Cat(s2["ll"], s2["hh"]), s2["lh"] << 16, s2["hl"] << 16, 48)
-            significand = Mux(s2["is_mul"], product, significand)
-            bypass3 = Mux(s2["int_mul"], product[:32], bypass3)
+        # ---- Stage 4: fine alignment; the subnormal marker; partial products ---------------
+        y_fine = (s3["y_coarse"] >> s3["d_fine"])[:27]
+        fine_out = (s3["y_coarse"][:3] & low_mask(s3["d_fine"], 3)).any()
+        s4 = carry(4, s3, "valid", "tag", "unsupported", "use_dp", "int_mul", "sign", "eff_sub",
+                   "is_mul", "x", "right", "rshift")
         # Normalisation may shift left only as far as the smallest exponent allows: a marker bit
         # at position 47 - exp1 stops the leading-zero count there (subnormal results).
-        marker = (Const(1 << 47, 48) >> s2["exp1"].as_unsigned())[:48]
-        s3 = carry(3, s2, "valid", "tag", "unsupported", "use_dp", "sign", "right",
-                   "rshift")
-        s3 |= through(3, bypass=bypass3, significand=significand, lzc_in=significand | marker,
-                      exp0=(s2["exp1"] + 1)[:10].as_signed())
+        s4 |= through(
+            4,
+            bypass=Mux(s3["keep_bypass"],
+                       Mux(s3["nan_bypass"], CANONICAL_NAN, s3["bypass"]), 0),
+            # Subtraction as x - y = x + ~y + 1: y is complemented here, the 1 is the carry in
+            # of stage 5's adder.
+            y=Cat(y_fine[0] | s3["y_sticky"] | fine_out, y_fine[1:], Const(0, 1))
+              ^ s3["eff_sub"].replicate(28),
+            marker=(Const(1 << 47, 48) >> s3["exp1"].as_unsigned())[:48],
+            exp0=(s3["exp1"] + 1)[:10].as_signed(),
+        )
         if mul:
-            s3 |= through(3, right_mask=low_mask(s2["rshift"], 48))
+            al, ah, bl, bh = s3["ma"][:16], s3["ma"][16:], s3["mb"][:16], s3["mb"][16:]
+            # Integers need the low word only; fp32 significands have at most 8 high bits.
+            s4 |= through(4, ll=al * bl, lh=(al * bh)[:24], hl=(ah * bl)[:24],
+                          hh=ah[:8] * bh[:8], right_mask=low_mask(s3["rshift"], 48))
 
-        # ---- Stage 4: leading-zero count; right shift of tiny products ---------------------
+        # ---- Stage 5: add or subtract the significands, sum the partial products -----------
+        # The carry in enters as a low bit of both addends: 1 + eff_sub carries eff_sub.
+        total = (Cat(Const(1, 1), s4["x"]) + Cat(s4["eff_sub"], s4["y"]))[1:29]
+        significand = Cat(Const(0, 20), total)
+        bypass5 = s4["bypass"]
+        if mul:
+            product = carry_save_add(Cat(s4["ll"], s4["hh"]), s4["lh"] << 16, s4["hl"] << 16, 48)
+            significand = Mux(s4["is_mul"], product, significand)
+            bypass5 = Mux(s4["int_mul"], product[:32], bypass5)
+        s5 = carry(5, s4, "valid", "tag", "unsupported", "use_dp", "sign", "exp0", "right",
+                   "rshift", "right_mask")
+        s5 |= through(5, bypass=bypass5, significand=significand,
+                      lzc_in=significand | s4["marker"])
+
+        # ---- Stage 6: leading-zero count; right shift of tiny products ---------------------
         # Sums occupy bits 47..20 and have at most 27 leading zeros (a zero sum is the cancel
         # case above), so without products the count looks at those 28 bits only.
-        lz = leading_zeros(m, s3["lzc_in"] if mul else s3["lzc_in"][20:], name="s4_lzc")
-        s4 = carry(4, s3, "valid", "tag", "unsupported", "use_dp", "bypass", "exp0", "sign",
+        lz = leading_zeros(m, s5["lzc_in"] if mul else s5["lzc_in"][20:], name="s6_lzc")
+        s6 = carry(6, s5, "valid", "tag", "unsupported", "use_dp", "bypass", "exp0", "sign",
                    "significand", "right")
-        s4 |= through(4, lz=lz[:6])
+        s6 |= through(6, lz=lz[:6])
         if mul:
-            sig = s3["significand"]
-            s4 |= through(4, shifted_right=(sig >> s3["rshift"])[:48],
-                          sticky_right=(sig & s3["right_mask"]).any())
+            sig = s5["significand"]
+            s6 |= through(6, shifted_right=(sig >> s5["rshift"])[:48],
+                          sticky_right=(sig & s5["right_mask"]).any())
 
-        # ---- Stage 5: normalising shift ----------------------------------------------------
-        normal = (s4["significand"] << s4["lz"])[:48]
-        exponent = (s4["exp0"] - s4["lz"])[:10]
+        # ---- Stage 7: normalising shift by the multiple of 4 of the count ------------------
         if mul:
-            normal = Mux(s4["right"], s4["shifted_right"], normal)
-            exponent = Mux(s4["right"], 1, exponent)
-        s5 = carry(5, s4, "valid", "tag", "unsupported", "use_dp", "bypass", "sign",
+            width, lz, significand = 48, s6["lz"], s6["significand"]
+        else:
+            # Sums occupy bits 47..20: 28 bits shift by at most 28 places.
+            width, lz, significand = 28, s6["lz"][:5], s6["significand"][20:]
+        coarse = (significand << Cat(Const(0, 2), lz[2:]))[:width]
+        fine = lz[:2]
+        exponent = (s6["exp0"] - s6["lz"])[:10]
+        if mul:
+            coarse = Mux(s6["right"], s6["shifted_right"], coarse)
+            fine = Mux(s6["right"], 0, fine)
+            exponent = Mux(s6["right"], 1, exponent)
+        s7 = carry(7, s6, "valid", "tag", "unsupported", "use_dp", "bypass", "sign",
                    "sticky_right")
-        s5 |= through(5, normal=normal, exponent=exponent[:8], exp_big=exponent >= 0xFF)
+        s7 |= through(7, coarse=coarse, fine=fine, exponent=exponent)
 
-        # ---- Stage 6: round to nearest, ties to even ---------------------------------------
-        normal = s5["normal"]
+        # ---- Stage 8: normalising shift by the rest; round to nearest, ties to even --------
+        normal = (s7["coarse"] << s7["fine"])[:width]
+        if not mul:
+            normal = Cat(Const(0, 20), normal)
         hidden = normal[47]
         sticky = normal[:23].any()
         if mul:
-            sticky |= s5["sticky_right"]
-        s6 = carry(6, s5, "valid", "tag", "unsupported", "use_dp", "bypass", "sign")
-        s6 |= through(
-            6,
+            sticky |= s7["sticky_right"]
+        s8 = carry(8, s7, "valid", "tag", "unsupported", "use_dp", "bypass", "sign")
+        s8 |= through(
+            8,
             # The exponent field is 0 for a subnormal result (no hidden bit; exponent 1).
-            packed=Cat(normal[24:47], Mux(hidden, s5["exponent"], 0)),
+            packed=Cat(normal[24:47], Mux(hidden, s7["exponent"][:8], 0)),
             round_up=normal[23] & (sticky | normal[24]),
-            overflow=hidden & s5["exp_big"],
+            overflow=hidden & (s7["exponent"] >= 0xFF),
         )
 
-        # ---- Stage 7: increment, overflow to infinity, select the result ------------------
+        # ---- Stage 9: increment, overflow to infinity, select the result ------------------
         # A carry out of the fraction increments the exponent field: the largest subnormal
         # rounds up to the smallest normal number, 1.11...1 * 2**e to 2**(e + 1), and the
         # largest finite number to infinity (exponent 255, fraction 0).
-        packed = (s6["packed"] + s6["round_up"])[:31]
-        fp_result = Cat(Mux(s6["overflow"], INFINITY, packed), s6["sign"])
-        s7 = carry(7, s6, "valid", "tag", "unsupported")
-        s7 |= through(7, result=Mux(s6["use_dp"], fp_result, s6["bypass"]))
+        packed = (s8["packed"] + s8["round_up"])[:31]
+        fp_result = Cat(Mux(s8["overflow"], INFINITY, packed), s8["sign"])
+        s9 = carry(9, s8, "valid", "tag", "unsupported")
+        s9 |= through(9, result=Mux(s8["use_dp"], fp_result, s8["bypass"]))
 
-        m.d.comb += [self.o_valid.eq(s7["valid"]), self.o_result.eq(s7["result"]),
-                     self.o_unsupported.eq(s7["unsupported"])]
+        m.d.comb += [self.o_valid.eq(s9["valid"]), self.o_result.eq(s9["result"]),
+                     self.o_unsupported.eq(s9["unsupported"])]
         if self._tag_width:
-            m.d.comb += self.o_tag.eq(s7["tag"])
+            m.d.comb += self.o_tag.eq(s9["tag"])
         with m.If(self.en):
             m.d.sync += advance
         return m

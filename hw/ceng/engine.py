@@ -27,11 +27,12 @@ __all__ = ["ENGINE_PROPERTIES", "CollectiveEngine", "engine_latency", "engine_pr
 def engine_latency(count: int) -> int:
     """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports.
 
-    0 when ``count`` is 1 (the flit leaves like a forwarded one: 2 cycles through the switch);
-    otherwise ``1 + LATENCY * ceil(log2(count))``: one cycle to gather and compact the
-    operands, then :data:`innet.hw.alu.LATENCY` per tree level. A switch is then crossed in
-    ``2 + engine_latency(count)`` cycles, counted from the last operand's arrival: 10, 17, 24
-    and 31 cycles for 2, 3-4, 5-8 and 9-16 ports.
+    0 when ``count`` is 1 (the flit leaves like a forwarded one, in
+    :data:`innet.hw.switch.HOP_CYCLES` = 3 cycles through the switch); otherwise
+    ``1 + LATENCY * ceil(log2(count))``: one cycle to gather and compact the operands, then
+    :data:`innet.hw.alu.LATENCY` = 9 per tree level. A switch is then crossed in
+    ``3 + engine_latency(count)`` cycles, counted from the last operand's arrival: 13, 22, 31
+    and 40 cycles for 2, 3-4, 5-8 and 9-16 ports.
 
     Raises
     ------

@@ -142,7 +142,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
 @flit_options()
 @mul_option(default=False)
 @click.option("--queue-depth", type=int, default=None,
-              help="Results per id the output queue holds [default: 7 * tree levels + 2].")
+              help="Results per id the output queue holds [default: ALU latency * tree levels "
+                   "+ 2].")
 @click.option("--registered", is_flag=True,
               help="Register every port (a timing harness for out-of-context synthesis).")
 @click.option("--name", default="innet_ceng", show_default=True, help="Top module name.")

@@ -110,7 +110,7 @@ def _properties() -> tuple[Property, ...]:
         ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
         ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 5, 5),
         # The engine's induction does not close either (the tree's pipeline would need one).
-        ("engine", {"in-order": ENGINE_PROPERTIES["in-order"]}, engine_properties, engine, 16, 16),
+        ("engine", {"in-order": ENGINE_PROPERTIES["in-order"]}, engine_properties, engine, 20, 20),
         ("engine", {"isolation": ENGINE_PROPERTIES["isolation"]}, engine_properties, engine, 24,
          16),
     ]

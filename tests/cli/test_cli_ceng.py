@@ -7,6 +7,7 @@ import re
 import pytest
 from amaranth.sim import Simulator
 
+from innet.hw.alu import LATENCY
 from innet.hw.ceng import CollectiveEngine, engine_latency
 from innet.hw.ceng.top import EngineTop
 from innet.hw.flit import Flit, FlitParams
@@ -23,7 +24,7 @@ def test_ceng_writes_verilog_metadata_and_facts(innet, tmp_path):
     assert report["lines"] == len(text.splitlines())
     assert report["alus"] == 2
     assert report["levels"] == 2
-    assert report["params"]["queue_depth"] == 16
+    assert report["params"]["queue_depth"] == LATENCY * 2 + 2  # two tree levels
     assert report["params"]["mul"] is False
     assert report["latency_by_ports"] == {str(k): engine_latency(k) for k in (1, 2, 3)}
     ports = json.loads(out.with_suffix(".json").read_text())["interface"]["members"]
@@ -40,8 +41,8 @@ def test_ceng_readable_summary(innet, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("wrote innet_ceng.v (")
-    assert lines[1] == "tree:    2 ALUs without multipliers, 2 levels; 1 ids x 16 queued results"
-    assert lines[2] == "latency: cycles added by contributing ports {1: 0, 2: 8, 3: 15}"
+    assert lines[1] == "tree:    2 ALUs without multipliers, 2 levels; 1 ids x 20 queued results"
+    assert lines[2] == "latency: cycles added by contributing ports {1: 0, 2: 10, 3: 19}"
     assert lines[3] == "ports:   every port registered (timing harness)"
 
 

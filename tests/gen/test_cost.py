@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from innet.gen.cost import Cost, CostModel, envelope
+from innet.hw.alu import LATENCY
 from innet.hw.switch import HOP_CYCLES
 
 
 def test_defaults_describe_the_project_network():
     model = CostModel()
     assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
-    assert (model.reduce_latency, model.step_overhead) == (7, 8)
+    assert (model.reduce_latency, model.step_overhead) == (LATENCY, LATENCY + 1)
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None
@@ -132,6 +133,4 @@ def test_from_seconds_errors():
 
 def test_reduce_latency_default_is_the_alu_pipeline():
     """The default per-level reduction latency is the ALU's pipeline depth (``hw.alu``)."""
-    from innet.hw.alu import LATENCY
-
     assert CostModel().reduce_latency == LATENCY

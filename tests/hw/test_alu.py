@@ -139,7 +139,7 @@ def test_constructor_rejects_bad_parameters(kwargs, error, message):
 
 def test_interface_and_properties():
     alu = ALU(tag_width=5)
-    assert alu.latency == LATENCY == 7
+    assert alu.latency == LATENCY == 9
     assert alu.mul
     assert alu.tag_width == 5
     members = alu.signature.members
@@ -181,7 +181,7 @@ def test_result_appears_after_latency_cycles_and_only_once():
             valid.append(ctx.get(alu.o_valid))
             if valid[-1]:
                 assert ctx.get(alu.o_result) == 0x4040_0000  # 3.0
-        assert valid.index(1) == LATENCY - 1  # visible after the 7th edge, i.e. in cycle 7
+        assert valid.index(1) == LATENCY - 1  # visible after the LATENCY-th edge
         assert sum(valid) == 1
 
     sim = Simulator(alu)

@@ -16,6 +16,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from innet.gen.ops import DType, Op
+from innet.hw.alu import LATENCY
 from innet.hw.ceng import CollectiveEngine, engine_latency
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.golden import reduce_switch
@@ -237,7 +238,7 @@ def test_latency_per_port_count():
 
     run(dut, bench)
     assert latencies == {k: engine_latency(k) for k in range(1, PORTS + 1)}
-    assert latencies == {1: 0, 2: 8, 3: 15, 4: 15}
+    assert latencies == {1: 0, 2: 10, 3: 19, 4: 19}
 
 
 @pytest.mark.rtl
@@ -294,7 +295,8 @@ def test_random_skew_and_backpressure(seed):
 def test_blocked_id_does_not_hold_up_another():
     """Id 0's output returns no credits: its results wait in its own queue, and id 1 keeps
     reducing at one element per cycle; id 0 resumes when credits come back."""
-    dut = engine(queue_depth=20)
+    depth = LATENCY * 2 + 2  # id 1's two tree levels at one element per cycle
+    dut = engine(queue_depth=depth)
     rng = random.Random(5)
 
     async def bench(ctx):
@@ -310,10 +312,10 @@ def test_blocked_id_does_not_hold_up_another():
         for _ in range(140):
             await h.step(ctx)
         out1 = [c for c, _, f in h.sent if f.cid == 1]
-        # Both take turns (id 0 first) until id 0 has 20 elements in its queue, then id 1
-        # issues alone: between id 1's first and last result only id 0's other 19 elements.
+        # Both take turns (id 0 first) until id 0 fills its queue, then id 1 issues alone:
+        # between id 1's first and last result only id 0's other depth - 1 elements.
         assert len(out1) == 60
-        assert out1[-1] - out1[0] + 1 == 60 + 19
+        assert out1[-1] - out1[0] + 1 == 60 + depth - 1
         assert not [f for _, _, f in h.sent if f.cid == 0]
         h.credit_back = 1.0
         await settle(h, ctx)
@@ -480,5 +482,5 @@ def test_parameter_errors(kwargs, error, message):
 
 def test_defaults():
     e = CollectiveEngine(FlitParams(), 8)
-    assert (e.levels, e.queue_depth, e.mul) == (4, 30, False)
-    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [0, 8, 15, 15, 22, 22, 29]
+    assert (e.levels, e.queue_depth, e.mul) == (4, 38, False)
+    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [0, 10, 19, 19, 28, 28, 37]

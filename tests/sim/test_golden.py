@@ -194,23 +194,23 @@ def test_broken_tree_errors():
 
 def test_idle_latency_by_hand():
     """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards (out at 3); node 0 reduces node 3
-    and itself: max(3, 0) + 3 + engine_latency(2) = 14; node 2 forwards (3); the root reduces
-    three ports: max(14, 3, 0) + 3 + engine_latency(3) = 32; then 3 cycles per switch down."""
+    and itself: max(3, 0) + 3 + engine_latency(2) = 16; node 2 forwards (3); the root reduces
+    three ports: max(16, 3, 0) + 3 + engine_latency(3) = 38; then 3 cycles per switch down."""
     assert HOP_CYCLES == 3
     emb = embed(torus((4,)), op="add", dtype="fp32")
-    assert idle_latency(emb) == {0: 35, 1: 32, 2: 35, 3: 38}
+    assert idle_latency(emb) == {0: 41, 1: 38, 2: 41, 3: 44}
     # One pipeline stage per link: node 3's request crosses two links, every response one or
     # two more.
-    assert idle_latency(emb, link_latency=1) == {0: 38, 1: 34, 2: 38, 3: 42}
+    assert idle_latency(emb, link_latency=1) == {0: 44, 1: 40, 2: 44, 3: 48}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -1$"):
         idle_latency(emb, link_latency=-1)
     # Per link: the same count on every link is the uniform model. Five stages on (3, 0) only:
-    # node 3's partial reaches node 0 at 3 + 5 = 8, node 0 sends at 8 + 3 + 8 = 19, the root
-    # at max(19, 3, 0) + 3 + 15 = 37; down, 3 cycles per switch and 5 more to node 3.
+    # node 3's partial reaches node 0 at 3 + 5 = 8, node 0 sends at 8 + 3 + 10 = 21, the root
+    # at max(21, 3, 0) + 3 + 19 = 43; down, 3 cycles per switch and 5 more to node 3.
     every = {(u, v): 1 for u, _, v, _ in emb.links}
     assert idle_latency(emb, link_latency=every) == idle_latency(emb, link_latency=1)
-    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 40, 1: 37, 2: 40, 3: 48}
+    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 46, 1: 43, 2: 46, 3: 54}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -2$"):
         idle_latency(emb, link_latency={(0, 3): -2})
