@@ -150,7 +150,7 @@ class ALU(wiring.Component):
         mul = self._mul
         op, dtype, a, b = self.i_op, self.i_dtype, self.i_a, self.i_b
 
-        # ---- Stage 1: decode, partial classes, compares, exponent differences, integer sum --
+        # ---- Stage 1: decode, partial classes, magnitude compare, integer sum --------------
         is_fp = dtype == DType.FP32
         is_int = (dtype == DType.INT32) | (dtype == DType.UINT32)
         op_mul = (op == Op.MUL) if mul else Const(0)
@@ -171,7 +171,7 @@ class ALU(wiring.Component):
                                 (Op.NOR, 0b0001)):
                 with m.Case(code):
                     m.d.comb += truth.eq(table)
-        # Both 8-bit chunks of the magnitude compare for equality, combined in stage 2.
+        # The magnitudes' equality in 8-bit parts, combined in stage 2.
         same = [a[at:min(at + 8, 31)] == b[at:min(at + 8, 31)] for at in range(0, 31, 8)]
         s1 = through(
             1,
@@ -208,7 +208,7 @@ class ALU(wiring.Component):
         if self._tag_width:
             s1["tag"] = reg(self.i_tag, "s1_tag")
 
-        # ---- Stage 2: classes, operands in order, distance, trailing zeros, min/max --------
+        # ---- Stage 2: classes, operands in order, distance, group flags, min/max ----------
         a1, b1 = s1["a"], s1["b"]
         a_big1, is_mul1 = s1["a_big"], s1["is_mul"]
         a_sign, b_sign = a1[31], b1[31]
@@ -280,7 +280,7 @@ class ALU(wiring.Component):
         use_dp = s2["supported"] & fp_arith & ~special
         # x + (-x) is +0 in round to nearest (-0 + -0 stays -0 through the datapath).
         cancel = use_dp & ~s2["is_mul"] & s2["eff_sub"] & s2["same_magnitude"]
-        # Align y to x: shift right by d, here by its multiple of 4k, in stage 4 by the rest;
+        # Align y to x: shift right by d, here by 4k, its multiple of 4, in stage 4 by the rest;
         # from 32 on every bit of y is sticky. The bits shifted out leave a sticky bit: here
         # those of the k lowest 4-bit groups (any of y's, from 32 on), in stage 4 the rest.
         y27 = Cat(Const(0, 3), s2["y"])  # significand, guard, round, sticky
