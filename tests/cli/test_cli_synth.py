@@ -149,8 +149,10 @@ def test_ceng_synthesises_the_engine_alone(innet, tmp_path, env):
 def test_switch_collective_choice(innet, tmp_path, env):
     sizes = {}
     for collective in ("engine", "none"):
-        done = innet("synth", "switch", "--radix", "2", "--collective-ids", "1",
-                     "--collective", collective, "--no-mul", "--no-pnr", "--json",
+        # The smallest switch with an engine (one ALU, 4 routes): the longest synthesis here.
+        done = innet("synth", "switch", "--radix", "1", "--collective-ids", "1",
+                     "--collective", collective, "--no-mul", "--routing-depth", "4",
+                     "--no-pnr", "--json",
                      cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)

@@ -79,9 +79,11 @@ def single_routes() -> list:
 
 def run_single(testcase: str, seed: int, **params):
     design, base = single_bench()
+    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
+    # simulations are paced by the Python testbench, not by the model.
     return runner.run(design, "innet.sim.tb.tb_ceng", testcase=testcase, seed=seed,
                       params={**base, "routes": single_routes(), "collectives": [[{}, {}]],
-                              "seed": seed, **params}, internals=False).output
+                              "seed": seed, **params}, internals=False, optimize=False).output
 
 
 def coll(req_in, op, dtype, *, req_out=0, root=False, resp_out=()):
@@ -144,11 +146,13 @@ def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
                         collective_ids=p["collective_ids"], routing_depth=topo.nodes,
                         node_id_width=bits_for(topo.nodes))
     routes = [[int(x) for x in row] for row in routing(topo).hardware_table()]
+    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
+    # simulations are paced by the Python testbench, not by the model.
     return runner.run(design, "innet.sim.tb.tb_ceng", testcase=testcase, seed=seed, params={
         **base, "routes": routes, "collectives": [[{}, {}]] * topo.nodes,
         "writes": [list(image.writes[u]) for u in range(topo.nodes)],
         "embeddings": [e.to_dict() for e in embeddings], "seed": seed, **params},
-        internals=False).output
+        internals=False, optimize=False).output
 
 
 def test_network_idle_latency_matches_the_model():

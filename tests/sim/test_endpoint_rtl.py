@@ -34,8 +34,11 @@ def bench(nodes: int):
 
 def run(nodes: int, testcase: str, seed: int = 1, **params):
     design, base = bench(nodes)
+    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
+    # simulations are paced by the Python testbench, not by the model.
     return runner.run(design, "innet.sim.tb.tb_endpoint", testcase=testcase, seed=seed,
-                      params={**base, "seed": seed, **params}, internals=False).output
+                      params={**base, "seed": seed, **params}, internals=False,
+                      optimize=False).output
 
 
 def schedule_runs(nodes: int, shapes, seed: int) -> list[dict]:
@@ -94,7 +97,7 @@ def test_intrinsic_broadcast(nodes):
 def test_measurement_script_on_the_test_network():
     from innet.sim.bench.endpoint import measure, summarise
 
-    report = measure(2, 16, design=bench(2))
+    report = measure(2, 16, design=bench(2), optimize=False)
     (intrinsic,) = report["intrinsic"]
     assert intrinsic["requests"] == 16
     # Node 0 streams its 16 requests in 16 cycles on an idle network (the throttles idle).
