@@ -9,13 +9,23 @@ next, the short tests last. Within each group the collection order is kept.
 
 from __future__ import annotations
 
+import fcntl
+import functools
+import hashlib
+import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import pytest
 
-__all__ = ["innet", "pytest_collection_modifyitems"]
+__all__ = ["innet", "pytest_collection_modifyitems", "run_innet", "shared"]
+
+#: Where :func:`shared` keeps its results: a directory of this test run's temporary root, the
+#: same for every pytest-xdist worker of the run (set by :func:`_shared_root`).
+_SHARED: Path | None = None
 
 #: Test files whose simulations take minutes.
 LONG = ("test_network.py", "test_demo.py", "test_network_piuma.py")
@@ -52,3 +62,43 @@ def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None =
 def innet() -> Callable[..., subprocess.CompletedProcess]:
     """:func:`run_innet`: ``innet("topo", "polarfly", "-q", "3")``."""
     return run_innet
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_root(tmp_path_factory) -> None:
+    global _SHARED
+    base = tmp_path_factory.getbasetemp()
+    # Under pytest-xdist each worker's directory is inside the run's own.
+    _SHARED = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared"
+
+
+def shared(function: Callable) -> Callable:
+    """``function`` (of hashable arguments, returning something picklable: a bench's design
+    and parameters) computed once per test run: in memory, and in a file the run's
+    pytest-xdist workers share, so that a bench is elaborated by one worker only."""
+    memo: dict = {}
+
+    @functools.wraps(function)
+    def once(*args):
+        if args in memo:
+            return memo[args]
+        if _SHARED is None:
+            memo[args] = function(*args)
+            return memo[args]
+        name = hashlib.sha256(repr((function.__module__, function.__qualname__, args))
+                              .encode()).hexdigest()[:16]
+        path = _SHARED / f"{function.__name__}-{name}.pickle"
+        _SHARED.mkdir(parents=True, exist_ok=True)
+        with open(path.with_suffix(".lock"), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if path.exists():
+                value = pickle.loads(path.read_bytes())
+            else:
+                value = function(*args)
+                partial = path.with_suffix(".partial")
+                partial.write_bytes(pickle.dumps(value))
+                partial.replace(path)
+        memo[args] = value
+        return value
+
+    return once

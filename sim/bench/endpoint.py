@@ -28,12 +28,11 @@ RUNS = ("swing-l", "recdoub-l", "swing-b", "recdoub-b", "ring")
 
 
 def measure(nodes: int, elements: int = 4096, *, throttle: bool = False,
-            design: Any = None, optimize: bool = True) -> dict[str, Any]:
+            design: Any = None) -> dict[str, Any]:
     """Run the measurements on a ring of ``nodes``; returns the raw reports of
     :func:`innet.sim.tb.tb_endpoint.test_measure` (``runs``, ``intrinsic``) plus ``nodes`` and
     ``elements``. ``design`` is a ``(Design, params)`` of
-    :func:`~innet.sim.tb.endpointbench.bench_design` to use instead of building one;
-    ``optimize=False`` builds its C++ at -O0 (:func:`innet.sim.runner.build`)."""
+    :func:`~innet.sim.tb.endpointbench.bench_design` to use instead of building one."""
     from innet.gen.swing import build_schedule
     from innet.sim import runner
     from innet.sim.tb.endpointbench import bench_design
@@ -50,8 +49,7 @@ def measure(nodes: int, elements: int = 4096, *, throttle: bool = False,
     intrinsic = [{"root": 0, "cid": 0, "elements": elements}]
     out = runner.run(built, "innet.sim.tb.tb_endpoint", testcase="test_measure", seed=1,
                      params={**params, "seed": 1, "runs": latency + bandwidth,
-                             "intrinsic": intrinsic}, internals=False,
-                     optimize=optimize).output
+                             "intrinsic": intrinsic}, internals=False).output
     return {"nodes": nodes, "elements": elements, **out}
 
 

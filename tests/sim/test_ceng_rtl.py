@@ -14,6 +14,7 @@ build short for CI.)
 import functools
 
 import pytest
+from conftest import shared
 
 from innet.gen.embed import embed
 from innet.gen.image import build_image
@@ -48,7 +49,7 @@ def _base(top) -> dict:
     }
 
 
-@functools.cache
+@shared
 def single_bench():
     cfg = dict(SINGLE)
     top = single(cfg.pop("radix"), **cfg,
@@ -79,8 +80,8 @@ def single_routes() -> list:
 
 def run_single(testcase: str, seed: int, **params):
     design, base = single_bench()
-    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
-    # simulations are paced by the Python testbench, not by the model.
+    # optimize=False: the model's C++ at -O0 compiles in about half the time and simulates
+    # these tests, paced by the Python testbench, at about the same speed.
     return runner.run(design, "innet.sim.tb.tb_ceng", testcase=testcase, seed=seed,
                       params={**base, "routes": single_routes(), "collectives": [[{}, {}]],
                               "seed": seed, **params}, internals=False, optimize=False).output
@@ -146,8 +147,8 @@ def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
                         collective_ids=p["collective_ids"], routing_depth=topo.nodes,
                         node_id_width=bits_for(topo.nodes))
     routes = [[int(x) for x in row] for row in routing(topo).hardware_table()]
-    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
-    # simulations are paced by the Python testbench, not by the model.
+    # optimize=False: the model's C++ at -O0 compiles in about half the time and simulates
+    # these tests, paced by the Python testbench, at about the same speed.
     return runner.run(design, "innet.sim.tb.tb_ceng", testcase=testcase, seed=seed, params={
         **base, "routes": routes, "collectives": [[{}, {}]] * topo.nodes,
         "writes": [list(image.writes[u]) for u in range(topo.nodes)],

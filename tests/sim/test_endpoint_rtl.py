@@ -6,10 +6,10 @@ against innet.gen.swing.golden; random backpressure between every switch and its
 random per-node start delays, a flit scoreboard that must be empty after every run.
 """
 
-import functools
 import itertools
 
 import pytest
+from conftest import shared
 
 from innet.gen import ops
 from innet.gen.swing import ALGORITHMS
@@ -26,19 +26,17 @@ SUPPORTED = [(op.name.lower(), dtype.name.lower()) for dtype in ops.DType for op
              if ops.is_supported(op, dtype)]
 
 
-@functools.cache
+@shared
 def bench(nodes: int):
-    """(Design, params) of the test network of ``nodes`` nodes in a ring (built once)."""
+    """(Design, params) of the test network of ``nodes`` nodes in a ring (made once per test
+    run)."""
     return bench_design(nodes, vector_depth=VECTOR_DEPTH, **SIZES[nodes])
 
 
 def run(nodes: int, testcase: str, seed: int = 1, **params):
     design, base = bench(nodes)
-    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
-    # simulations are paced by the Python testbench, not by the model.
     return runner.run(design, "innet.sim.tb.tb_endpoint", testcase=testcase, seed=seed,
-                      params={**base, "seed": seed, **params}, internals=False,
-                      optimize=False).output
+                      params={**base, "seed": seed, **params}, internals=False).output
 
 
 def schedule_runs(nodes: int, shapes, seed: int) -> list[dict]:
@@ -97,7 +95,7 @@ def test_intrinsic_broadcast(nodes):
 def test_measurement_script_on_the_test_network():
     from innet.sim.bench.endpoint import measure, summarise
 
-    report = measure(2, 16, design=bench(2), optimize=False)
+    report = measure(2, 16, design=bench(2))
     (intrinsic,) = report["intrinsic"]
     assert intrinsic["requests"] == 16
     # Node 0 streams its 16 requests in 16 cycles on an idle network (the throttles idle).

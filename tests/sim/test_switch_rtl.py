@@ -6,10 +6,10 @@ model in the testbench (exactly once, right port, in order); every credit counte
 cycle; latency and throughput reported.
 """
 
-import functools
 import random
 
 import pytest
+from conftest import shared
 
 from innet.gen.regmap import switch_map
 from innet.hw.collective import CollectivePath
@@ -29,9 +29,10 @@ RING = {"count": 4, "payload_width": 32, "buffer_depth": 5, "collective_ids": 2,
         "routing_depth": 8, "p2p_vcs": 2, "local_depth": 5, "collective": CollectivePath}
 
 
-@functools.cache
+@shared
 def bench(kind: str):
-    """(Design, params) of a bench; built once per test session (and cached on disk)."""
+    """(Design, params) of a bench, made once per test run (its Verilator build cached on
+    disk)."""
     if kind == "single":
         cfg = dict(SINGLE)
         top = single(cfg.pop("radix"), **cfg)
@@ -93,8 +94,8 @@ def ring_config() -> dict:
 def run(kind: str, testcase: str, seed: int = 1, **params):
     design, base = bench(kind)
     config = single_config(seed) if kind == "single" else ring_config()
-    # optimize=False: the model's C++ at -O0 compiles in about half the time, and these
-    # simulations are paced by the Python testbench, not by the model.
+    # optimize=False: the model's C++ at -O0 compiles in about half the time and simulates
+    # these tests, paced by the Python testbench, at about the same speed.
     return runner.run(design, "innet.sim.tb.tb_switch", testcase=testcase, seed=seed,
                       params={**base, **config, "seed": seed, **params}, internals=False,
                       optimize=False)
