@@ -15,6 +15,7 @@ again. Everything else is always compiled: the model's own files, and cocotb's `
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 __all__ = ["objcache_command"]
@@ -57,8 +58,6 @@ def objcache_command(store: Path) -> str | None:
     return its path, for ``OBJCACHE=...`` in ``MAKEFLAGS``. ``None`` when the path has
     whitespace (``MAKEFLAGS`` cannot carry it) or ``sha256sum`` is missing: objects are then
     compiled as usual."""
-    import shutil
-
     if any(c.isspace() for c in str(store)) or shutil.which("sha256sum") is None:
         return None
     store.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ next, the short tests last. Within each group the collection order is kept.
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import os
@@ -20,6 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
+
+from innet.sim.runner import _locked
 
 __all__ = ["innet", "pytest_collection_modifyitems", "run_innet", "shared"]
 
@@ -88,9 +89,7 @@ def shared(function: Callable) -> Callable:
         name = hashlib.sha256(repr((function.__module__, function.__qualname__, args))
                               .encode()).hexdigest()[:16]
         path = _SHARED / f"{function.__name__}-{name}.pickle"
-        _SHARED.mkdir(parents=True, exist_ok=True)
-        with open(path.with_suffix(".lock"), "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with _locked(path.with_suffix(".lock")):
             if path.exists():
                 value = pickle.loads(path.read_bytes())
             else:
