@@ -36,7 +36,9 @@ class CreditCounter(wiring.Component):
     count : Out(range(depth + 1))
         Credits held (registered); reset to ``depth``. Updated as ``count - take + give``.
     available : Out(1)
-        ``count != 0``: a flit may be sent this cycle.
+        ``count != 0``: a flit may be sent this cycle. A register of its own, loaded with the
+        next count's test (a ``take`` decides it through one gate), so that it starts a path
+        instead of ending a comparator.
     error : Out(1)
         Sticky: a ``take`` without a credit or a ``give`` beyond ``depth`` happened (the
         count then stays in range; the event is a protocol violation by the caller or the
@@ -54,7 +56,7 @@ class CreditCounter(wiring.Component):
             "take": In(1),
             "give": In(1),
             "count": Out(range(depth + 1), init=depth),
-            "available": Out(1),
+            "available": Out(1, init=1),
             "error": Out(1),
         })
 
@@ -66,17 +68,16 @@ class CreditCounter(wiring.Component):
         m = Module()
         take = self.take & ~self.give
         give = self.give & ~self.take
-        m.d.comb += self.available.eq(self.count != 0)
         with m.If(take):
             with m.If(self.count == 0):
                 m.d.sync += self.error.eq(1)
             with m.Else():
-                m.d.sync += self.count.eq(self.count - 1)
+                m.d.sync += [self.count.eq(self.count - 1), self.available.eq(self.count >= 2)]
         with m.Elif(give):
             with m.If(self.count == self._depth):
                 m.d.sync += self.error.eq(1)
             with m.Else():
-                m.d.sync += self.count.eq(self.count + 1)
+                m.d.sync += [self.count.eq(self.count + 1), self.available.eq(1)]
         return m
 
 
