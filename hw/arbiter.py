@@ -98,8 +98,12 @@ class RoundRobin(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._count
-        # mask: requesters after the last granted one (all ones at reset).
-        self._mask = mask = Signal(n, init=(1 << n) - 1, name="mask")
+        # mask: requesters after the last granted one (all ones at reset). The grant taken is
+        # registered as it is and the mask derived from that register, so that the carry of
+        # ``last - 1`` starts a path instead of ending the allocation's.
+        last = Signal(n, name="last")
+        self._mask = mask = Signal(n, name="mask")
+        m.d.comb += mask.eq(Mux(last.any(), ~(last | (last - 1)[:n])[:n], (1 << n) - 1))
         masked = Signal(n)
         m.d.comb += masked.eq(self.requests & mask)
         pick = Signal(n)
@@ -108,7 +112,7 @@ class RoundRobin(wiring.Component):
         # Lowest set bit: x & -x.
         m.d.comb += self.grant.eq(pick & (~pick + 1)[:n])
         with m.If(self.take & self.grant.any()):
-            m.d.sync += mask.eq(~(self.grant | (self.grant - 1)[:n])[:n])
+            m.d.sync += last.eq(self.grant)
         return m
 
 
