@@ -13,7 +13,8 @@ Pipeline (one flit per cycle per port)
 --------------------------------------
 ========  =================================================================================
 cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
-          flit's output port is looked up in the routing table and stored with it
+          flit's output port is looked up in the input's copy of the routing table (a
+          LUT RAM) and stored with it
 cycle 1   allocation: the flit is at the head of its buffer; each input offers the head of
           the p2p VC it chose in the previous cycle (round-robin over the VCs whose head has
           a credit at its output, and the empty VCs a flit arrives on), if that output holds
@@ -70,6 +71,7 @@ from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
@@ -92,6 +94,7 @@ __all__ = [
     "default_collective",
     "error_layout",
     "route_layout",
+    "route_write_layout",
     "switch_properties",
 ]
 
@@ -130,6 +133,13 @@ def route_layout(radix: int) -> data.StructLayout:
     """One routing-table entry, mirroring ``route[d]`` of :func:`innet.gen.regmap.switch_map`:
     ``port`` (bits for ``radix + 1``; ``radix`` is the local port) and ``valid``."""
     return data.StructLayout({"port": bits_for(radix + 1), "valid": 1})
+
+
+def route_write_layout(radix: int, routing_depth: int) -> data.StructLayout:
+    """A write of one routing-table entry: ``en``, ``node`` (the destination) and ``entry``
+    (:func:`route_layout`)."""
+    return data.StructLayout({"en": 1, "node": range(routing_depth),
+                              "entry": route_layout(radix)})
 
 
 def error_layout() -> data.StructLayout:
@@ -195,9 +205,13 @@ class SwitchCore(wiring.Component):
         Input links (``i[radix]`` from the endpoint). Each VC has ``buffer_depth`` entries.
     o : Out(link_signature(params)).array(radix + 1)
         Output links (``o[radix]`` to the endpoint); ``valid``/``payload`` are registers.
-    route : In(route_layout(radix)).array(routing_depth)
-        Routing table: output port per destination node id. An entry that is not ``valid``
-        or names a port above ``radix`` means "no route": such flits are discarded
+    route_write : In(route_write_layout(radix, routing_depth))
+        Writes the routing table: the output port per destination node id. Every input keeps
+        a copy of the ports in a LUT RAM, looked up by the destination of the flit arriving
+        (a memory per input instead of a multiplexer over registers); the ``valid`` bits are
+        registers, so that a reset invalidates every entry. A write while ``en`` is high
+        applies to flits arriving from the next cycle. An entry that is not ``valid`` or
+        names a port above ``radix`` means "no route": such flits are discarded
         (``error_events.no_route``).
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers.
@@ -239,7 +253,7 @@ class SwitchCore(wiring.Component):
         super().__init__({
             "i": In(link_signature(params)).array(ports),
             "o": Out(link_signature(params)).array(ports),
-            "route": In(route_layout(radix)).array(params.routing_depth),
+            "route_write": In(route_write_layout(radix, params.routing_depth)),
             "collective": In(config_layout(radix)).array(params.collective_ids),
             "coll_burst": In(4, init=COLL_BURST),
             "coll_timeout": In(TIMEOUT_BITS),
@@ -313,6 +327,12 @@ class SwitchCore(wiring.Component):
         m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available & ~slot[o]
                                             for o in range(ports)))
 
+        # The routing table's valid bits (its ports are in each input's LUT RAM).
+        routed = Signal(p.routing_depth, name="route_valid")
+        with m.If(self.route_write.en):
+            m.d.sync += routed.bit_select(self.route_write.node, 1).eq(
+                self.route_write.entry.valid)
+
         bad_vc, overflow, no_route = [], [], []
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
         chosen = []  # per input: (outputs it asks for, entry) of the p2p flit it offers
@@ -328,13 +348,15 @@ class SwitchCore(wiring.Component):
 
             # Stage 1, routing at write: output port of the destination, and the outgoing hop VC.
             port = Signal(range(ports + 1), name=f"in{i}_port")  # ports = no route
-            with m.Switch(link.payload.dst):
-                for node in range(p.routing_depth):
-                    with m.Case(node):
-                        route = self.route[node]
-                        m.d.comb += port.eq(Mux(route.valid, route.port, ports))
-                with m.Default():
-                    m.d.comb += port.eq(ports)  # no such node: no route
+            table = Memory(shape=bits_for(radix + 1), depth=p.routing_depth, init=[])
+            m.submodules[f"route_i{i}"] = table
+            write, lookup = table.write_port(), table.read_port(domain="comb")
+            dst = link.payload.dst
+            m.d.comb += [write.en.eq(self.route_write.en), write.addr.eq(self.route_write.node),
+                         write.data.eq(self.route_write.entry.port),
+                         lookup.addr.eq(dst[:len(lookup.addr)])]
+            known = routed.bit_select(dst, 1) & (dst < p.routing_depth)  # else no such node
+            m.d.comb += port.eq(Mux(known, lookup.data, ports))
             hop_in = link.payload.hop
             hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
             new = Signal(entry, name=f"in{i}_entry")
@@ -612,9 +634,19 @@ class Switch(wiring.Component):
             wiring.connect(m, wiring.flipped(self.i[port]), core.i[port])
             wiring.connect(m, core.o[port], wiring.flipped(self.o[port]))
         cfg = regs.config
-        for node in range(p.routing_depth):
-            m.d.comb += [core.route[node].port.eq(cfg["route"][node]["port"]),
-                         core.route[node].valid.eq(cfg["route"][node]["valid"])]
+        # The core's copies of the routing table are written with the register file's.
+        bus, first = regs.bus, self._map["route[0]"]
+        port, valid = first.field("port"), first.field("valid")
+        node = bus.addr - first.address
+        assert all(self._map[f"route[{d}]"].address == first.address + d
+                   for d in range(p.routing_depth)), "the routing table is one word per node"
+        m.d.comb += [
+            core.route_write.en.eq(bus.w_en & (bus.addr >= first.address)
+                                   & (node < p.routing_depth)),
+            core.route_write.node.eq(node),
+            core.route_write.entry.port.eq(bus.w_data[port.offset:port.offset + port.width]),
+            core.route_write.entry.valid.eq(bus.w_data[valid.offset]),
+        ]
         for c in range(p.collective_ids):
             reg = cfg["coll"][c]
             target = core.collective[c]
@@ -702,12 +734,14 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     The senders on the inputs keep the link protocol (:func:`~innet.hw.flit.link_signature`):
     a flit of VC ``v`` only while the harness's count of that sender's credits is positive,
     and only on an existing VC. Each receiver holds the flits it got and returns a credit for
-    one of them whenever it likes. The routing table and the collective configuration are free
-    but constant. For ``route`` one flit is watched: the free constant ``watched`` is a p2p
-    flit's content (but its hop) of which at most one arrives; one symbolic flit stands for
-    all. ``multicast`` watches a response flit the same way (no other flit, of any kind, has
-    its content; no request flits enter), and asserts that the set of ports it leaves on, all
-    in one cycle, is its id's target set. The switch's own logic is unchanged; ``block`` may be
+    one of them whenever it likes. The routing table is written freely, at any time (every
+    entry starts invalid); the collective configuration is free but constant. For ``route``
+    one flit is watched: the free constant ``watched`` is a p2p flit's content (but its hop)
+    of which at most one arrives, and its route is the table's entry when it arrives (the
+    harness keeps a copy of the table); one symbolic flit stands for all. ``multicast``
+    watches a response flit the same way (no other flit, of any kind, has its content; no
+    request flits enter), and asserts that the set of ports it leaves on, all in one cycle, is
+    its id's target set. The switch's own logic is unchanged; ``block`` may be
     a variant (a mutation) with the same interface.
 
     Returns
@@ -743,8 +777,14 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     def constant(shape, label: str):
         return free_constant(m, shape, label, started, free)
 
-    routes = [constant(route_layout(radix), f"route_{d}") for d in range(p.routing_depth)]
-    m.d.comb += [dut.route[d].eq(routes[d]) for d in range(p.routing_depth)]
+    # The routing table, written freely, and the harness's copy of it.
+    write = Signal(route_write_layout(radix, p.routing_depth), name="route_write")
+    free.append(Value.cast(write))
+    m.d.comb += [dut.route_write.eq(write), Assume(write.node < p.routing_depth)]
+    routes = [Signal(route_layout(radix), name=f"route_{d}") for d in range(p.routing_depth)]
+    for d in range(p.routing_depth):
+        with m.If(write.en & (write.node == d)):
+            m.d.sync += routes[d].eq(write.entry)
     configs = [constant(config_layout(radix), f"collective_{c}")
                for c in range(p.collective_ids)]
     m.d.comb += [dut.collective[c].eq(configs[c]) for c in range(p.collective_ids)]
@@ -816,11 +856,11 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
             Cover(leave[0] & leave[1]),
         ]
         return m, free
-    entry = Signal(route_layout(radix), name="watched_route")
-    with m.Switch(watched.dst):
+    entry = Signal(route_layout(radix), name="watched_route")  # when it arrived
+    with m.If(arrive), m.Switch(watched.dst):
         for d in range(p.routing_depth):
             with m.Case(d):
-                m.d.comb += entry.eq(routes[d])
+                m.d.sync += entry.eq(routes[d])
     routed = entry.valid & (entry.port <= radix)
     m.d.comb += [
         *[Assert(~leave[o] | (routed & (entry.port == o))) for o in range(ports)],

@@ -300,6 +300,33 @@ def test_collective_overtakes_p2p_at_a_busy_output():
     run(dut, bench)
 
 
+def test_a_route_written_applies_to_every_input():
+    """Each input looks routes up in its own copy of the table: a write reaches them all, and
+    the flits that arrive after it follow it."""
+    dut = small_switch()
+
+    async def bench(ctx):
+        links = Links(dut, random.Random(11))
+        rounds = [(0, 1), (1, LOCAL), (2, 0)]  # (round, port of route[3])
+        for n, port in rounds:
+            await write(ctx, dut, "route[3]", port=port, valid=1)
+            for q in range(RADIX + 1):
+                links.src[q].push(Flit.p2p(dst=3, src=q, payload=n * 10 + q))
+            for _ in range(12):
+                await links.step(ctx)
+        got = sorted((flit.payload, q) for _, q, flit in links.arrivals)
+        assert got == [(n * 10 + q, port) for n, port in rounds for q in range(RADIX + 1)]
+        assert ctx.get(dut.errors.no_route) == 0
+        await write(ctx, dut, "route[3]", port=0, valid=0)
+        links.src[1].push(Flit.p2p(dst=3, src=1, payload=99))
+        for _ in range(8):
+            await links.step(ctx)
+        assert len(links.arrivals) == len(got)
+        assert ctx.get(dut.errors.no_route) == 1
+
+    run(dut, bench)
+
+
 def test_no_route_is_discarded_and_flagged():
     dut = small_switch()
     p = dut.params

@@ -42,7 +42,7 @@ class AlwaysAvailable(CreditCounter):
 
     def elaborate(self, platform):
         m = super().elaborate(platform)
-        m.d.comb += self.available.eq(1)  # the last assignment wins
+        m.d.sync += self.available.eq(1)  # the last assignment wins
         return m
 
 
@@ -134,8 +134,7 @@ class _Wrapped(SwitchCore):
                                                 local_depth=self.local_depth,
                                                 collective=self._collective)
         ports = self.radix + 1
-        for d in range(len(self.route)):
-            m.d.comb += inner.route[d].eq(self.route[d])
+        m.d.comb += inner.route_write.eq(self.route_write)
         for c in range(len(self.collective)):
             m.d.comb += inner.collective[c].eq(self.collective[c])
         m.d.comb += [inner.coll_burst.eq(self.coll_burst), self.error_events.eq(inner.error_events)]
