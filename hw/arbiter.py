@@ -26,7 +26,9 @@ __all__ = [
     "RoundRobin",
     "RoundRobinModel",
     "any_of",
+    "binary_mux",
     "conflict_properties",
+    "encode_onehot",
     "onehot_mux",
     "round_robin_properties",
 ]
@@ -43,6 +45,28 @@ def onehot_mux(selects, values) -> Value:
     width = max(len(v) for v in values)
     return _or_tree([v.as_unsigned() & Value.cast(sel).replicate(width)
                      for sel, v in zip(selects, values, strict=True)])
+
+
+def binary_mux(select, values) -> Value:
+    """``values[select]`` for a binary ``select`` (0 past the last value): a balanced tree of
+    2:1 multiplexers, one level per select bit, which synthesis packs into the FPGA's wide
+    multiplexers (a 9:1 multiplexer costs fewer LUTs this way than gated by a one-hot select
+    and ORed)."""
+    select = Value.cast(select)
+    level = [Value.cast(v).as_unsigned() for v in values]
+    width = max(len(v) for v in level)
+    for bit in range(len(select)):
+        level += [Const(0, width)] * (len(level) % 2)
+        level = [Mux(select[bit], level[k + 1], level[k]) for k in range(0, len(level), 2)]
+    return level[0] if len(level) == 1 else Const(0, width)
+
+
+def encode_onehot(onehot) -> Value:
+    """The binary index of the high bit of a one-hot ``onehot`` (0 when all low)."""
+    onehot = Value.cast(onehot)
+    bits = max(1, (len(onehot) - 1).bit_length())
+    return Cat(*(any_of(onehot[i] for i in range(len(onehot)) if i >> k & 1)
+                 for k in range(bits)))
 
 
 def any_of(values) -> Value:

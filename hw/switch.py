@@ -14,17 +14,20 @@ Pipeline (one flit per cycle per port)
 ========  =================================================================================
 cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
           flit's output port is looked up in the input's copy of the routing table (a
-          LUT RAM) and stored with it
+          LUT RAM) and stored with it, in a small buffer per p2p VC, while the flit goes
+          into the input's one memory of p2p flits, partitioned by VC
 cycle 1   allocation: the flit is at the head of its buffer; each input offers the head of
           the p2p VC it chose in the previous cycle (round-robin over the VCs whose head has
           a credit at its output, and the empty VCs a flit arrives on), if that output holds
           a credit and is not taken by the collective path; each output grants one input
           (round-robin); the grant pops the buffer, takes the output's credit and registers
-          a one-hot select per output, and each input registers the flit it offered. A
+          the granted input's number as the output's select, and each input registers the
+          flit it offered (read from its memory of p2p flits at the chosen VC's head). A
           collective flit the collective path sends this cycle is registered beside the
           output, its credit taken
 cycle 2   traversal: the output register loads the staged collective flit, else the p2p
-          flit of the registered select (the crossbar), and the credit of every pop is on
+          flit of the registered select (the crossbar: a multiplexer tree per output on
+          the select's bits), and the credit of every pop is on
           the input's link toward its sender
 cycle 3   the flit is on output link ``o[q]``
 ========  =================================================================================
@@ -77,7 +80,7 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op, is_supported
 from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
-from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
 from innet.hw.credit import CreditCounter
@@ -288,7 +291,10 @@ class SwitchCore(wiring.Component):
         p = self._params
         radix, ports, hops = self._radix, self._radix + 1, p.p2p_vcs
         layout = p.layout
-        entry = data.StructLayout({"flit": layout, "out": ports, "hop": p.hop_width})
+        # A p2p VC's buffer holds the flit's route (output one-hot, outgoing hop VC); the
+        # flits of every p2p VC of an input are in one memory, VC v in entries v * depth on.
+        entry = data.StructLayout({"out": ports, "hop": p.hop_width})
+        depth = self._buffer_depth
 
         # Credit counters per output and VC.
         counters = [[CreditCounter(self._depth(o)) for _ in range(p.vcs)] for o in range(ports)]
@@ -304,7 +310,7 @@ class SwitchCore(wiring.Component):
         coll_valid = [Signal(name=f"out{o}_coll_valid") for o in range(ports)]
         coll_stage = [Signal(layout, name=f"out{o}_coll") for o in range(ports)]
         sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
-        sel = [Signal(ports, name=f"out{o}_sel") for o in range(ports)]
+        sel = [Signal(range(ports), name=f"out{o}_sel") for o in range(ports)]
         hold_valid = [Signal(name=f"out{o}_hold_valid") for o in range(ports)]
         hold = [Signal(layout, name=f"out{o}_hold") for o in range(ports)]
         # The p2p floor: a registered pulse that keeps the collective path off an output for
@@ -361,7 +367,6 @@ class SwitchCore(wiring.Component):
             hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
             new = Signal(entry, name=f"in{i}_entry")
             m.d.comb += [
-                new.flit.eq(link.payload),
                 new.out.eq(Cat(port == o for o in range(ports))),
                 new.hop.eq(Mux(port == radix, 0, hop_up)),
             ]
@@ -369,13 +374,37 @@ class SwitchCore(wiring.Component):
             buffers = []
             for v in range(p.vcs):
                 shape = entry if v < hops else layout
-                buf = Buffer(shape, self._buffer_depth)
+                buf = Buffer(shape, depth)
                 m.submodules[f"buf_i{i}_vc{v}"] = buf
                 buffers.append(buf)
                 m.d.comb += [buf.w.valid.eq(link.valid & good & (vc == v)),
                              buf.w.payload.eq(new if v < hops else link.payload)]
+
+            # The p2p VC whose head this input offers (chosen in the previous cycle, one-hot).
+            vc_sel = Signal(hops, init=1, name=f"in{i}_vc_sel")
+
+            # The p2p flits, VC-partitioned in one memory; its pointers follow the buffers'.
+            flits = Memory(shape=layout, depth=1 << (hops * depth - 1).bit_length(), init=[])
+            m.submodules[f"flits_i{i}"] = flits
+            put, get = flits.write_port(), flits.read_port(domain="comb")
+            w_ptr = [Signal(range(depth), name=f"in{i}_vc{h}_w_ptr") for h in range(hops)]
+            r_ptr = [Signal(range(depth), name=f"in{i}_vc{h}_r_ptr") for h in range(hops)]
+            for h in range(hops):
+                buf = buffers[h]
+                with m.If(buf.w.valid & buf.w.ready):
+                    m.d.sync += w_ptr[h].eq(Mux(w_ptr[h] == depth - 1, 0, w_ptr[h] + 1))
+                with m.If(buf.r.valid & buf.r.ready):
+                    m.d.sync += r_ptr[h].eq(Mux(r_ptr[h] == depth - 1, 0, r_ptr[h] + 1))
+            m.d.comb += [
+                put.en.eq(any_of(buffers[h].w.valid & buffers[h].w.ready for h in range(hops))),
+                put.addr.eq(onehot_mux([vc == h for h in range(hops)],
+                                       [h * depth + w_ptr[h] for h in range(hops)])),
+                put.data.eq(link.payload),
+            ]
             full = Signal(name=f"in{i}_full")
             m.d.comb += full.eq(any_of(buf.w.valid & ~buf.w.ready for buf in buffers))
+            m.d.comb += get.addr.eq(onehot_mux(vc_sel, [h * depth + r_ptr[h]
+                                                        for h in range(hops)]))
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
@@ -392,7 +421,6 @@ class SwitchCore(wiring.Component):
             # popped offers its next flit in the following cycle: no bubble.
             vc_rr = RoundRobin(hops)
             m.submodules[f"vc_rr{i}"] = vc_rr
-            vc_sel = Signal(hops, init=1, name=f"in{i}_vc_sel")
             heads = [buffers[h].r for h in range(hops)]
             offer = Signal(entry, name=f"in{i}_offer_entry")
             offer_to = Signal(ports, name=f"in{i}_offer_to")
@@ -429,7 +457,7 @@ class SwitchCore(wiring.Component):
             chosen.append((offer_to, offer))
             chosen_take.append(take)
             data_reg = Signal(layout, name=f"in{i}_data")
-            m.d.sync += [data_reg.eq(offer.flit), data_reg.hop.eq(offer.hop)]
+            m.d.sync += [data_reg.eq(get.data), data_reg.hop.eq(offer.hop)]
             in_data.append(data_reg)
 
             # Credits back to the sender, registered.
@@ -449,7 +477,7 @@ class SwitchCore(wiring.Component):
             granted = rr.grant.any()
             hop = Signal(p.hop_width, name=f"out{o}_hop")
             m.d.comb += hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))
-            m.d.sync += [sel_valid[o].eq(granted), sel[o].eq(rr.grant)]
+            m.d.sync += [sel_valid[o].eq(granted), sel[o].eq(encode_onehot(rr.grant))]
 
             # The collective flit of this cycle is staged, then has priority at the output.
             send = coll.send[o]
@@ -459,7 +487,7 @@ class SwitchCore(wiring.Component):
             # or the crossbar (registered select over the registered input flits).
             link = self.o[o]
             p2p_flit = Signal(layout, name=f"out{o}_p2p")
-            m.d.comb += p2p_flit.eq(onehot_mux(sel[o], in_data))
+            m.d.comb += p2p_flit.eq(binary_mux(sel[o], in_data))
             p2p_out = Signal(name=f"out{o}_p2p_out")
             with m.If(coll_valid[o]):
                 m.d.sync += [link.valid.eq(1), link.payload.eq(coll_stage[o])]

@@ -140,8 +140,12 @@ class Toolchain:
 
 
 def _sby_file(mode: str, depth: int, solver: str) -> str:
+    # Memories become registers (``memory_map``): the harnesses' memories are a few entries,
+    # and without it yices crashed reading back a model with several memories (the cover of
+    # the radix-3 switch).
     return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc {solver}\n\n"
-            f"[script]\nread_rtlil design.il\nprep -top top\n\n[files]\ndesign.il\n")
+            f"[script]\nread_rtlil design.il\nprep -top top\nmemory_map\n\n"
+            f"[files]\ndesign.il\n")
 
 
 def _run(tools: Toolchain, env: dict[str, str], workdir: Path, mode: str, depth: int
