@@ -22,22 +22,22 @@ cycle 1   allocation: the flit is at the head of its buffer; each input offers t
           a credit and is not taken by the collective path; each output grants one input
           (round-robin); the grant pops the buffer, takes the output's credit and registers
           the granted input's number as the output's select, and each input registers the
-          flit it offered (read from its memory of p2p flits at the chosen VC's head). A
+          place of the flit it offered in its memory of p2p flits. A
           collective flit the collective path sends this cycle is registered beside the
           output, its credit taken
 cycle 2   traversal: the output register loads the staged collective flit, else the p2p
           flit of the registered select (the crossbar: a multiplexer tree per output on
-          the select's bits), and the credit of every pop is on
-          the input's link toward its sender
+          the select's bits, over the inputs' memories read at the registered places),
+          and the credit of every pop is on the input's link toward its sender
 cycle 3   the flit is on output link ``o[q]``
 ========  =================================================================================
 
 So a flit crosses an idle switch in :data:`HOP_CYCLES` = 3 cycles, collective or p2p
 (measured by ``tests/hw/test_switch.py`` and the cocotb testbench). Allocation starts from
 registered state only (buffer heads, credit counters, the staged collective flits) and ends
-in registers, and the crossbar is driven by registered selects and registered flits, so no
-path runs from a buffer read through allocation into the crossbar, and none from the
-collective path into a p2p pop.
+in registers, and the crossbar is driven by registered selects and memories read at
+registered addresses, so no path runs from a buffer read through allocation into the
+crossbar, and none from the collective path into a p2p pop.
 
 A collective flit wins its output over p2p (PIUMA, "Collective Virtual Channel"): p2p is not
 allocated an output whose staged collective flit leaves next, and a p2p flit granted in the
@@ -403,8 +403,13 @@ class SwitchCore(wiring.Component):
             ]
             full = Signal(name=f"in{i}_full")
             m.d.comb += full.eq(any_of(buf.w.valid & ~buf.w.ready for buf in buffers))
-            m.d.comb += get.addr.eq(onehot_mux(vc_sel, [h * depth + r_ptr[h]
-                                                        for h in range(hops)]))
+            # The flit offered is read in the next cycle, at its registered place, straight
+            # into the crossbar: popped in the allocation, its entry is not written again
+            # before its credit has reached the sender and come back as a flit.
+            offered = Signal(range(flits.depth), name=f"in{i}_offered")
+            m.d.sync += offered.eq(onehot_mux(vc_sel, [h * depth + r_ptr[h]
+                                                       for h in range(hops)]))
+            m.d.comb += get.addr.eq(offered)
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
@@ -456,8 +461,10 @@ class SwitchCore(wiring.Component):
                              pops[i][h].eq(head.valid & head.ready)]
             chosen.append((offer_to, offer))
             chosen_take.append(take)
+            hop_reg = Signal(p.hop_width, name=f"in{i}_hop")
             data_reg = Signal(layout, name=f"in{i}_data")
-            m.d.sync += [data_reg.eq(get.data), data_reg.hop.eq(offer.hop)]
+            m.d.sync += hop_reg.eq(offer.hop)
+            m.d.comb += [data_reg.eq(get.data), data_reg.hop.eq(hop_reg)]
             in_data.append(data_reg)
 
             # Credits back to the sender, registered.
