@@ -383,7 +383,9 @@ class SwitchCore(wiring.Component):
             # The p2p VC whose head this input offers (chosen in the previous cycle, one-hot).
             vc_sel = Signal(hops, init=1, name=f"in{i}_vc_sel")
 
-            # The p2p flits, VC-partitioned in one memory; its pointers follow the buffers'.
+            # The p2p flits, VC-partitioned in one memory (its depth rounded up to a power of
+            # two, which costs nothing in 16-entry LUT RAM cells); its pointers follow the
+            # buffers'.
             flits = Memory(shape=layout, depth=1 << (hops * depth - 1).bit_length(), init=[])
             m.submodules[f"flits_i{i}"] = flits
             put, get = flits.write_port(), flits.read_port(domain="comb")
