@@ -493,7 +493,8 @@ class SwitchCore(wiring.Component):
             m.d.sync += [coll_valid[o].eq(send.valid), coll_stage[o].eq(send.payload)]
 
             # Stage 3: the output register, from the staged collective flit, the held p2p flit
-            # or the crossbar (registered select over the registered input flits).
+            # or the crossbar (registered select over the inputs' memories read at the registered
+            # places).
             link = self.o[o]
             p2p_flit = Signal(layout, name=f"out{o}_p2p")
             m.d.comb += p2p_flit.eq(binary_mux(sel[o], in_data))

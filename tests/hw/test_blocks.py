@@ -5,10 +5,17 @@ random traffic)."""
 import random
 
 import pytest
-from amaranth import ClockDomain, Module
+from amaranth import ClockDomain, Const, Module, Signal
 from amaranth.sim import Simulator
 
-from innet.hw.arbiter import ConflictArbiter, ConflictArbiterModel, RoundRobin, RoundRobinModel
+from innet.hw.arbiter import (
+    ConflictArbiter,
+    ConflictArbiterModel,
+    RoundRobin,
+    RoundRobinModel,
+    binary_mux,
+    encode_onehot,
+)
 from innet.hw.buffer import Buffer, BufferModel
 from innet.hw.credit import CreditCounter, CreditModel
 from innet.hw.testing import CreditThrottle, MulAdd
@@ -267,5 +274,31 @@ def test_onehot_mux_selects_the_one_value():
             assert ctx.get(out) == (0 if pick == 4 else data[pick])
 
     sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("count", [1, 2, 5, 9, 16, 17])
+def test_binary_mux_and_onehot_encoder_match_indexing(count):
+    rng = random.Random(count)
+    values = [rng.getrandbits(12) for _ in range(count)]
+    width = max(1, (count - 1).bit_length())
+    select, onehot = Signal(width + 1), Signal(count)
+    picked, index = Signal(12), Signal(width)
+    m = Module()
+    m.d.comb += [picked.eq(binary_mux(select, [Const(v, 12) for v in values])),
+                 index.eq(encode_onehot(onehot))]
+    sim = Simulator(m)
+
+    async def bench(ctx):
+        for s in range(1 << (width + 1)):
+            ctx.set(select, s)
+            assert ctx.get(picked) == (values[s] if s < count else 0), s
+        for i in range(count):
+            ctx.set(onehot, 1 << i)
+            assert ctx.get(index) == i
+        ctx.set(onehot, 0)
+        assert ctx.get(index) == 0
+
     sim.add_testbench(bench)
     sim.run()
