@@ -83,6 +83,11 @@ def _or_tree(terms: list) -> Value:
     return terms[0]
 
 
+def _first(bits: Value) -> Value:
+    """One-hot: the lowest set bit of ``bits`` (0 when none)."""
+    return Cat(*(bits[i] & ~any_of(bits[k] for k in range(i)) for i in range(len(bits))))
+
+
 class RoundRobin(wiring.Component):
     """A round-robin arbiter: one grant among ``count`` requesters.
 
@@ -130,11 +135,10 @@ class RoundRobin(wiring.Component):
         m.d.comb += mask.eq(Mux(last.any(), ~(last | (last - 1)[:n])[:n], (1 << n) - 1))
         masked = Signal(n)
         m.d.comb += masked.eq(self.requests & mask)
-        pick = Signal(n)
-        m.d.comb += pick.eq(masked.any().replicate(n) & masked
-                            | ~masked.any().replicate(n) & self.requests)
-        # Lowest set bit: x & -x.
-        m.d.comb += self.grant.eq(pick & (~pick + 1)[:n])
+        # The first masked requester if there is one, else the first requester: both searched
+        # at once, each a prefix OR in LUTs (a carry chain's entry and exit cost more than
+        # its few bits save).
+        m.d.comb += self.grant.eq(Mux(masked.any(), _first(masked), _first(self.requests)))
         with m.If(self.take & self.grant.any()):
             m.d.sync += last.eq(self.grant)
         return m

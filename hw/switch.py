@@ -12,17 +12,19 @@ credit-based flow control between neighbours.
 Pipeline (one flit per cycle per port)
 --------------------------------------
 ========  =================================================================================
-cycle 0   the flit is on input link ``i[p]``; it is written into the buffer of its VC; a p2p
-          flit's output port is looked up in the input's copy of the routing table (a
-          LUT RAM) and stored with it, in a small buffer per p2p VC, while the flit goes
-          into the input's one memory of p2p flits, partitioned by VC
-cycle 1   allocation: the flit is at the head of its buffer; each input offers the head of
-          the p2p VC it chose in the previous cycle (round-robin over the VCs whose head has
-          a credit at its output, and the empty VCs a flit arrives on), if that output holds
-          a credit and is not taken by the collective path; each output grants one input
-          (round-robin); the grant pops the buffer, takes the output's credit and registers
-          the granted input's number as the output's select, and each input registers the
-          place of the flit it offered in its memory of p2p flits. A
+cycle 0   the flit is on input link ``i[p]``; a collective flit is written into the buffer
+          of its VC; a p2p flit's output port is looked up in the input's copy of the
+          routing table (a LUT RAM) and written with its outgoing hop VC into the input's
+          memory of routes, the flit into its memory of flits (both partitioned by VC,
+          :class:`~innet.hw.input_unit.InputUnit`); if it is the next flit of the VC the input
+          offers next, its route is loaded into the input's offer register
+cycle 1   allocation: each input's offer (the route of the head of one p2p VC, a register)
+          asks for its output if that output holds a credit of the offer's outgoing VC and is
+          not taken by the collective path; each output grants one input (round-robin); the
+          grant takes the output's credit and registers the granted input's number as the
+          output's select; the input pops the head and loads its next offer, prepared for
+          both outcomes from registered state (after a take the same VC's next flit, so
+          back-to-back grants have no bubble; after none another VC's head). A
           collective flit the collective path sends this cycle is registered beside the
           output, its credit taken
 cycle 2   traversal: the output register loads the staged collective flit, else the p2p
@@ -34,8 +36,8 @@ cycle 3   the flit is on output link ``o[q]``
 
 So a flit crosses an idle switch in :data:`HOP_CYCLES` = 3 cycles, collective or p2p
 (measured by ``tests/hw/test_switch.py`` and the cocotb testbench). Allocation starts from
-registered state only (buffer heads, credit counters, the staged collective flits) and ends
-in registers, and the crossbar is driven by registered selects and memories read at
+registered state only (the inputs' offers, credit counters, the staged collective flits)
+and ends in registers, and the crossbar is driven by registered selects and memories read at
 registered addresses, so no path runs from a buffer read through allocation into the
 crossbar, and none from the collective path into a p2p pop.
 
@@ -85,6 +87,7 @@ from innet.hw.buffer import Buffer
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
 from innet.hw.credit import CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
+from innet.hw.input_unit import InputUnit
 
 __all__ = [
     "CREDIT_ROUND_TRIP",
@@ -209,12 +212,12 @@ class SwitchCore(wiring.Component):
     o : Out(link_signature(params)).array(radix + 1)
         Output links (``o[radix]`` to the endpoint); ``valid``/``payload`` are registers.
     route_write : In(route_write_layout(radix, routing_depth))
-        Writes the routing table: the output port per destination node id. Every input keeps
-        a copy of the ports in a LUT RAM, looked up by the destination of the flit arriving
-        (a memory per input instead of a multiplexer over registers); the ``valid`` bits are
-        registers, so that a reset invalidates every entry. A write while ``en`` is high
-        applies to flits arriving from the next cycle. An entry that is not ``valid`` or
-        names a port above ``radix`` means "no route": such flits are discarded
+        Writes the routing table: the output port per destination node id. Every input keeps a
+        copy of the ports, decoded to one-hot, in a LUT RAM, looked up by the destination of the
+        flit arriving (a memory per input instead of a multiplexer over registers); the
+        ``valid`` bits are registers, so that a reset invalidates every entry. A write while
+        ``en`` is high applies to flits arriving from the next cycle. An entry that is not
+        ``valid`` or names a port above ``radix`` means "no route": such flits are discarded
         (``error_events.no_route``).
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers.
@@ -333,8 +336,10 @@ class SwitchCore(wiring.Component):
         m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available & ~slot[o]
                                             for o in range(ports)))
 
-        # The routing table's valid bits (its ports are in each input's LUT RAM).
+        # The routing table's valid bits (its outputs are in each input's LUT RAM).
         routed = Signal(p.routing_depth, name="route_valid")
+        written = Signal(ports, name="route_written")  # the entry written, as a one-hot output
+        m.d.comb += written.eq(Cat(self.route_write.entry.port == o for o in range(ports)))
         with m.If(self.route_write.en):
             m.d.sync += routed.bit_select(self.route_write.node, 1).eq(
                 self.route_write.entry.valid)
@@ -344,7 +349,7 @@ class SwitchCore(wiring.Component):
         chosen = []  # per input: (outputs it asks for, entry) of the p2p flit it offers
         chosen_take = []
         in_data = []  # per input: the flit it offered last cycle, with its outgoing hop VC
-        wanted = []  # per input and p2p VC: the outputs its head could use but for the collective
+        wanted = []  # per input: the outputs its offer could use but for the collective path
 
         for i in range(ports):
             link = self.i[i]
@@ -352,66 +357,39 @@ class SwitchCore(wiring.Component):
             good = Signal(name=f"in{i}_good")
             m.d.comb += [vc.eq(p.vc_of(link.payload)), good.eq(p.vc_valid(link.payload))]
 
-            # Stage 1, routing at write: output port of the destination, and the outgoing hop VC.
-            port = Signal(range(ports + 1), name=f"in{i}_port")  # ports = no route
-            table = Memory(shape=bits_for(radix + 1), depth=p.routing_depth, init=[])
+            # Stage 1, routing at write: the output (one-hot, none: no route) of the destination,
+            # and the outgoing hop VC.
+            table = Memory(shape=ports, depth=p.routing_depth, init=[])
             m.submodules[f"route_i{i}"] = table
             write, lookup = table.write_port(), table.read_port(domain="comb")
             dst = link.payload.dst
             m.d.comb += [write.en.eq(self.route_write.en), write.addr.eq(self.route_write.node),
-                         write.data.eq(self.route_write.entry.port),
-                         lookup.addr.eq(dst[:len(lookup.addr)])]
+                         write.data.eq(written), lookup.addr.eq(dst[:len(lookup.addr)])]
             known = routed.bit_select(dst, 1) & (dst < p.routing_depth)  # else no such node
-            m.d.comb += port.eq(Mux(known, lookup.data, ports))
             hop_in = link.payload.hop
             hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
             new = Signal(entry, name=f"in{i}_entry")
             m.d.comb += [
-                new.out.eq(Cat(port == o for o in range(ports))),
-                new.hop.eq(Mux(port == radix, 0, hop_up)),
+                new.out.eq(Mux(known, lookup.data, 0)),
+                new.hop.eq(Mux(lookup.data[radix], 0, hop_up)),
             ]
 
-            buffers = []
-            for v in range(p.vcs):
-                shape = entry if v < hops else layout
-                buf = Buffer(shape, depth)
+            # The p2p VCs: queues of routes and flits, and the registered offer of one head.
+            unit = InputUnit(entry, layout, hops, depth)
+            m.submodules[f"p2p_i{i}"] = unit
+            m.d.comb += [unit.w_valid.eq(link.valid & good & (vc < hops)),
+                         unit.w_vc.eq(vc), unit.w_route.eq(new), unit.w_flit.eq(link.payload)]
+            # The collective VCs: a buffer each.
+            buffers = {}
+            for v in range(hops, p.vcs):
+                buf = Buffer(layout, depth)
                 m.submodules[f"buf_i{i}_vc{v}"] = buf
-                buffers.append(buf)
+                buffers[v] = buf
                 m.d.comb += [buf.w.valid.eq(link.valid & good & (vc == v)),
-                             buf.w.payload.eq(new if v < hops else link.payload)]
-
-            # The p2p VC whose head this input offers (chosen in the previous cycle, one-hot).
-            vc_sel = Signal(hops, init=1, name=f"in{i}_vc_sel")
-
-            # The p2p flits, VC-partitioned in one memory (its depth rounded up to a power of
-            # two, which costs nothing in 16-entry LUT RAM cells); its pointers follow the
-            # buffers'.
-            flits = Memory(shape=layout, depth=1 << (hops * depth - 1).bit_length(), init=[])
-            m.submodules[f"flits_i{i}"] = flits
-            put, get = flits.write_port(), flits.read_port(domain="comb")
-            w_ptr = [Signal(range(depth), name=f"in{i}_vc{h}_w_ptr") for h in range(hops)]
-            r_ptr = [Signal(range(depth), name=f"in{i}_vc{h}_r_ptr") for h in range(hops)]
-            for h in range(hops):
-                buf = buffers[h]
-                with m.If(buf.w.valid & buf.w.ready):
-                    m.d.sync += w_ptr[h].eq(Mux(w_ptr[h] == depth - 1, 0, w_ptr[h] + 1))
-                with m.If(buf.r.valid & buf.r.ready):
-                    m.d.sync += r_ptr[h].eq(Mux(r_ptr[h] == depth - 1, 0, r_ptr[h] + 1))
-            m.d.comb += [
-                put.en.eq(any_of(buffers[h].w.valid & buffers[h].w.ready for h in range(hops))),
-                put.addr.eq(onehot_mux([vc == h for h in range(hops)],
-                                       [h * depth + w_ptr[h] for h in range(hops)])),
-                put.data.eq(link.payload),
-            ]
+                             buf.w.payload.eq(link.payload)]
             full = Signal(name=f"in{i}_full")
-            m.d.comb += full.eq(any_of(buf.w.valid & ~buf.w.ready for buf in buffers))
-            # The flit offered is read in the next cycle, at its registered place, straight
-            # into the crossbar: popped in the allocation, its entry is not written again
-            # before its credit has reached the sender and come back as a flit.
-            offered = Signal(range(flits.depth), name=f"in{i}_offered")
-            m.d.sync += offered.eq(onehot_mux(vc_sel, [h * depth + r_ptr[h]
-                                                       for h in range(hops)]))
-            m.d.comb += get.addr.eq(offered)
+            m.d.comb += full.eq(unit.w_refused
+                                | any_of(buf.w.valid & ~buf.w.ready for buf in buffers.values()))
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
@@ -422,51 +400,28 @@ class SwitchCore(wiring.Component):
             wiring.connect(m, buffers[p.resp_vc].r, coll.resp[i])
             m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
 
-            # Stage 2, p2p: each input offers the head of the VC chosen last cycle (a one-hot
-            # register), and chooses the VC of the next offer among the heads that can go
-            # (round-robin), so VC selection is off the allocation path. A VC whose head is
-            # popped offers its next flit in the following cycle: no bubble.
-            vc_rr = RoundRobin(hops)
-            m.submodules[f"vc_rr{i}"] = vc_rr
-            heads = [buffers[h].r for h in range(hops)]
-            offer = Signal(entry, name=f"in{i}_offer_entry")
+            # Stage 2, p2p: the input's offer (a register) asks for its output if that output
+            # holds a credit of the offer's outgoing VC and is not taken by the collective path.
+            # An offer with no route is dropped.
+            offer = unit.offer
             offer_to = Signal(ports, name=f"in{i}_offer_to")
-            drops, usables = [], []
-            for h, head in enumerate(heads):
-                usable = Signal(ports, name=f"in{i}_h{h}_usable")
-                m.d.comb += usable.eq(head.payload.out & onehot_mux(
-                    [head.payload.hop == hv for hv in range(hops)],
-                    [Cat(counters[o][hv].available for o in range(ports))
-                     for hv in range(hops)]))
-                usables.append(Mux(head.valid, usable, 0))
-                wanted.append(usables[-1])
-                # An empty VC receiving a flit may be chosen too, so that the flit is offered
-                # in the cycle after its arrival.
-                arriving = link.valid & good & (vc == h)
-                m.d.comb += vc_rr.requests[h].eq(
-                    Mux(head.valid, (usable & ~Cat(blocked)).any(), arriving))
-                drop = head.valid & ~head.payload.out.any()
-                drops.append(drop)
-            m.d.comb += [
-                offer.eq(onehot_mux(vc_sel, [head.payload for head in heads])),
-                offer_to.eq(onehot_mux(vc_sel, usables) & ~Cat(blocked)),
-            ]
-            no_route.append(any_of(drops))
+            credit = onehot_mux([offer.hop == hv for hv in range(hops)],
+                                [Cat(counters[o][hv].available for o in range(ports))
+                                 for hv in range(hops)])
+            m.d.comb += offer_to.eq(Mux(unit.offer_valid, offer.out & credit & ~Cat(blocked), 0))
+            wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
+            drop = unit.offer_valid & ~offer.out.any()
+            no_route.append(drop)
             take = Signal(name=f"in{i}_taken")
-            # Rotate after every choice, taken or not, so that a VC whose output is busy does
-            # not hold up the other VCs of this input.
-            m.d.comb += vc_rr.take.eq(vc_rr.grant.any())
-            with m.If(vc_rr.grant.any()):
-                m.d.sync += vc_sel.eq(vc_rr.grant)
-            for h, head in enumerate(heads):
-                m.d.comb += [head.ready.eq((vc_sel[h] & take) | drops[h]),
-                             pops[i][h].eq(head.valid & head.ready)]
+            m.d.comb += unit.take.eq(take | drop)
+            for h in range(hops):
+                m.d.comb += pops[i][h].eq(unit.pop[h])
             chosen.append((offer_to, offer))
             chosen_take.append(take)
             hop_reg = Signal(p.hop_width, name=f"in{i}_hop")
             data_reg = Signal(layout, name=f"in{i}_data")
             m.d.sync += hop_reg.eq(offer.hop)
-            m.d.comb += [data_reg.eq(get.data), data_reg.hop.eq(hop_reg)]
+            m.d.comb += [data_reg.eq(unit.flit), data_reg.hop.eq(hop_reg)]
             in_data.append(data_reg)
 
             # Credits back to the sender, registered.

@@ -1,0 +1,240 @@
+"""The p2p side of a switch input: per-VC queues in LUT RAM and a registered offer.
+
+A switch input holds its point-to-point flits per hop-indexed VC (PIUMA, "Switch Architecture
+for In-network Computing": input buffers per virtual channel, the space a sender's credits
+count). :class:`InputUnit` keeps them in two VC-partitioned memories, one of routes (what
+allocation needs: the output one-hot and the outgoing VC) and one of flits (what the crossbar
+needs), and presents the head of one VC as its *offer*, a register. Allocation therefore
+starts from flip-flops: the unit computes its next offer for both outcomes of the current one
+(taken, or not) from registered state, and the ``take`` of the allocation only selects
+between the two. :class:`InputUnitModel` is the deliberately simple Python model the unit
+tests compare against.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from amaranth import Cat, Module, Mux, Shape, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from innet.gen.checks import check_int
+from innet.hw.arbiter import any_of, onehot_mux
+
+__all__ = ["STREAK", "InputUnit", "InputUnitModel"]
+
+#: Flits one VC may have taken in a row while another VC of the input holds a flit.
+STREAK = 4
+
+
+class InputUnit(wiring.Component):
+    """The p2p VC queues of one switch input, with the offer of one head to the allocator.
+
+    The VC offered changes when its offer is not taken and another VC holds a flit (the next
+    one after it, cyclically), when it runs empty, and after :data:`STREAK` flits taken in a
+    row while another VC holds a flit; otherwise the next flit of the same VC is offered in
+    the cycle after the take (no bubble between back-to-back grants). A flit written into an
+    empty VC can be offered in the next cycle.
+
+    Parameters
+    ----------
+    route_shape, flit_shape : shape-like
+        An entry of the route memory and of the flit memory.
+    vcs : int
+        Virtual channels (at least 1).
+    depth : int
+        Entries per VC (at least 1).
+
+    Members
+    -------
+    w_valid, w_vc, w_route, w_flit : In
+        A flit written this cycle on VC ``w_vc``: its route and the flit itself.
+    w_refused : Out(1)
+        The write is refused: its VC holds ``depth`` flits (the sender broke its credits).
+    offer_valid : Out(1), offer : Out(route_shape), offer_vc : Out(vcs)
+        Registers: the route of the head of VC ``offer_vc`` (one-hot), if it holds a flit.
+        Reset: nothing offered, VC 0.
+    take : In(1)
+        The offer is taken (ignored when ``offer_valid`` is low): the head leaves its VC.
+    pop : Out(vcs)
+        One-hot: the VC whose head left this cycle (``take & offer_valid``).
+    flit : Out(flit_shape)
+        The flit taken in the previous cycle, read from the flit memory at a registered
+        address. Its entry is not written again before its credit has reached the sender and
+        come back as a flit, so it is still there.
+    levels : Out(range(depth + 1)).array(vcs)
+        Flits held per VC (registers). Reset: 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``vcs`` or ``depth`` is not a positive integer.
+    """
+
+    def __init__(self, route_shape, flit_shape, vcs: int, depth: int) -> None:
+        check_int("VCs", vcs, low=1)
+        check_int("Depth", depth, low=1)
+        Shape.cast(route_shape)
+        Shape.cast(flit_shape)
+        self._vcs = vcs
+        self._depth = depth
+        super().__init__({
+            "w_valid": In(1), "w_vc": In(range(vcs)), "w_route": In(route_shape),
+            "w_flit": In(flit_shape), "w_refused": Out(1),
+            "offer_valid": Out(1), "offer": Out(route_shape), "offer_vc": Out(vcs, init=1),
+            "take": In(1), "pop": Out(vcs), "flit": Out(flit_shape),
+            "levels": Out(range(depth + 1)).array(vcs),
+        })
+
+    @property
+    def vcs(self) -> int:
+        return self._vcs
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        vcs, depth = self._vcs, self._depth
+        # VC h holds entries h * depth .. h * depth + depth - 1 of both memories; their depth
+        # is rounded up to a power of two, which costs nothing in 16-entry LUT RAM cells.
+        size = 1 << (vcs * depth - 1).bit_length()
+        # Three copies of the routes, one per read (a VC's first flit, its second, another
+        # VC's first): read ports of one memory whose data meet in a multiplexer would be
+        # merged by synthesis into one port behind a multiplexed address, which puts the
+        # allocation's outcome in front of the memory.
+        routes = [Memory(shape=self.offer.shape(), depth=size, init=[]) for _ in range(3)]
+        for n, memory in enumerate(routes):
+            m.submodules[f"routes{n}"] = memory
+        m.submodules.flits = flits = Memory(shape=self.flit.shape(), depth=size, init=[])
+        base = [h * depth for h in range(vcs)]
+        w_addr = [Signal(range(size), init=base[h], name=f"vc{h}_w_addr") for h in range(vcs)]
+        r_addr = [Signal(range(size), init=base[h], name=f"vc{h}_r_addr") for h in range(vcs)]
+        level = self.levels
+
+        def bump(addr, h):
+            return Mux(addr == base[h] + depth - 1, base[h], addr + 1)
+
+        # Writes.
+        arriving = [self.w_valid & (self.w_vc == h) for h in range(vcs)]
+        push = [arriving[h] & (level[h] != depth) for h in range(vcs)]
+        m.d.comb += self.w_refused.eq(any_of(arriving[h] & (level[h] == depth)
+                                             for h in range(vcs)))
+        for memory, data in [*((r, self.w_route) for r in routes), (flits, self.w_flit)]:
+            port = memory.write_port()
+            m.d.comb += [port.en.eq(any_of(push)), port.addr.eq(onehot_mux(arriving, w_addr)),
+                         port.data.eq(data)]
+        for h in range(vcs):
+            with m.If(push[h]):
+                m.d.sync += w_addr[h].eq(bump(w_addr[h], h))
+
+        # Reads, pops.
+        taken = self.take & self.offer_valid
+        c = self.offer_vc
+        m.d.comb += self.pop.eq(c & taken.replicate(vcs))
+        for h in range(vcs):
+            m.d.sync += level[h].eq(level[h] + push[h] - self.pop[h])
+            with m.If(self.pop[h]):
+                m.d.sync += r_addr[h].eq(bump(r_addr[h], h))
+
+        # The next offer, for both outcomes, from registered state and the write of this
+        # cycle. ``c`` is the VC offered; ``other`` the next VC after it (cyclically) holding
+        # a flit or receiving one. A VC's first flit is at its read address, its second after
+        # it (when a VC holds none or one flit, the flit arriving is its first or second: it is
+        # written at that very address).
+        has = [(level[h] != 0) | push[h] for h in range(vcs)]
+        after = []
+        for k in range(vcs):
+            order = [(k + j) % vcs for j in range(1, vcs)]
+            bits = [0] * vcs
+            for n, h in enumerate(order):
+                bits[h] = has[h] & ~any_of(has[g] for g in order[:n])
+            after.append(Cat(*bits) if vcs > 1 else Cat(0))
+        other = Signal(vcs, name="other_vc")
+        m.d.comb += other.eq(onehot_mux(c, after))
+        other_valid = other.any()
+
+        level_c = onehot_mux(c, level)
+        push_c = onehot_mux(c, push)
+        addr_c = onehot_mux(c, r_addr)
+        addr_c2 = onehot_mux(c, [bump(r_addr[h], h) for h in range(vcs)])
+        addr_o = onehot_mux(other, r_addr)
+        first, second, first_o = (memory.read_port(domain="comb") for memory in routes)
+        m.d.comb += [first.addr.eq(addr_c), second.addr.eq(addr_c2), first_o.addr.eq(addr_o)]
+        next_c_valid = (level_c >= 2) | ((level_c == 1) & push_c)
+        empty_o = onehot_mux(other, level) == 0
+
+        # After a take: the same VC's next flit, unless the VC is empty or has had its streak
+        # while another VC waits; after no take: the other VC if there is one.
+        streak = Signal(range(STREAK), name="streak")
+        stay = Signal(name="stay")
+        m.d.comb += stay.eq(next_c_valid & ~((streak == STREAK - 1) & other_valid))
+        addr = Signal(range(size), name="offer_addr")
+        fresh = Mux(taken, Mux(stay, level_c < 2, empty_o), Mux(other_valid, empty_o, level_c == 0))
+        m.d.sync += [
+            self.offer_valid.eq(Mux(taken, stay | other_valid, other_valid | onehot_mux(c, has))),
+            self.offer_vc.eq(Mux(Mux(taken, ~stay, 1) & other_valid, other, c)),
+            # The flit written this cycle is offered if the VC offered next holds none ahead
+            # of it; that choice and the memories' are made apart, so that the route arriving
+            # passes one multiplexer.
+            self.offer.eq(Mux(fresh, self.w_route,
+                              Mux(taken, Mux(stay, second.data, first_o.data),
+                                  Mux(other_valid, first_o.data, first.data)))),
+            addr.eq(Mux(taken, Mux(stay, addr_c2, addr_o), Mux(other_valid, addr_o, addr_c))),
+            streak.eq(Mux(taken, Mux(stay, Mux(streak == STREAK - 1, streak, streak + 1), 0),
+                          Mux(other_valid, 0, streak))),
+        ]
+
+        # The flit taken last cycle, read at its registered address.
+        sent = Signal(range(size), name="sent_addr")
+        m.d.sync += sent.eq(addr)
+        read = flits.read_port(domain="comb")
+        m.d.comb += [read.addr.eq(sent), self.flit.eq(read.data)]
+        return m
+
+
+class InputUnitModel:
+    """Python model of :class:`InputUnit`, one call of :meth:`step` per clock edge.
+
+    The state is what the unit's contract names: the flits per VC, the VC offered, whether it
+    has an offer, and the streak of flits taken in a row from that VC.
+    """
+
+    def __init__(self, vcs: int, depth: int) -> None:
+        self.vcs, self.depth = vcs, depth
+        self.queues = [deque() for _ in range(vcs)]
+        self.vc, self.valid, self.streak = 0, False, 0
+        self.last = None  # the flit taken in the previous cycle
+
+    @property
+    def offer(self):
+        """The (route, flit) offered, or None."""
+        return self.queues[self.vc][0] if self.valid else None
+
+    def step(self, write, take: bool) -> tuple[bool, object]:
+        """Advance one edge. ``write`` is None or ``(vc, route, flit)``; returns
+        ``(refused, flit taken in the previous cycle)``."""
+        taken = take and self.valid
+        flit = self.last
+        refused = write is not None and len(self.queues[write[0]]) >= self.depth
+        self.last = self.queues[self.vc][0][1] if taken else None
+        if taken:
+            self.queues[self.vc].popleft()
+        if write is not None and not refused:
+            vc, route, data = write
+            self.queues[vc].append((route, data))
+        others = [(self.vc + j) % self.vcs for j in range(1, self.vcs)]
+        other = next((h for h in others if self.queues[h]), None)
+        stay = taken and bool(self.queues[self.vc]) and not (
+            self.streak == STREAK - 1 and other is not None)
+        if stay:
+            self.streak = min(self.streak + 1, STREAK - 1)
+        elif other is not None:
+            self.vc, self.streak = other, 0
+        elif taken:
+            self.streak = 0
+        self.valid = bool(self.queues[self.vc])
+        return refused, flit
