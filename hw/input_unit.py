@@ -136,7 +136,8 @@ class InputUnit(wiring.Component):
         c = self.offer_vc
         m.d.comb += self.pop.eq(c & taken.replicate(vcs))
         for h in range(vcs):
-            m.d.sync += level[h].eq(level[h] + push[h] - self.pop[h])
+            # Both sums ready before the pop, which only selects one.
+            m.d.sync += level[h].eq(Mux(self.pop[h], level[h] + push[h] - 1, level[h] + push[h]))
             with m.If(self.pop[h]):
                 m.d.sync += r_addr[h].eq(bump(r_addr[h], h))
 

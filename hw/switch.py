@@ -377,8 +377,11 @@ class SwitchCore(wiring.Component):
             # The p2p VCs: queues of routes and flits, and the registered offer of one head.
             unit = InputUnit(entry, layout, hops, depth)
             m.submodules[f"p2p_i{i}"] = unit
-            m.d.comb += [unit.w_valid.eq(link.valid & good & (vc < hops)),
-                         unit.w_vc.eq(vc), unit.w_route.eq(new), unit.w_flit.eq(link.payload)]
+            # (A p2p flit's VC is its hop, decoded here from the header directly.)
+            m.d.comb += [
+                unit.w_valid.eq(link.valid & (link.payload.kind == Kind.P2P) & (hop_in < hops)),
+                unit.w_vc.eq(hop_in), unit.w_route.eq(new), unit.w_flit.eq(link.payload),
+            ]
             # The collective VCs: a buffer each.
             buffers = {}
             for v in range(hops, p.vcs):
