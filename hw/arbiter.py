@@ -128,11 +128,12 @@ class RoundRobin(wiring.Component):
         m = Module()
         n = self._count
         # mask: requesters after the last granted one (all ones at reset). The grant taken is
-        # registered as it is and the mask derived from that register, so that the carry of
-        # ``last - 1`` starts a path instead of ending the allocation's.
+        # registered as it is and the mask derived from that register (a prefix OR), so that
+        # it starts a path instead of ending the allocation's.
         last = Signal(n, name="last")
         self._mask = mask = Signal(n, name="mask")
-        m.d.comb += mask.eq(Mux(last.any(), ~(last | (last - 1)[:n])[:n], (1 << n) - 1))
+        m.d.comb += mask.eq(Cat(*(any_of(last[k] for k in range(i)) | ~last.any()
+                                  for i in range(n))))
         masked = Signal(n)
         m.d.comb += masked.eq(self.requests & mask)
         # The first masked requester if there is one, else the first requester: both searched
