@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 
 from amaranth import Cat, Module, Mux, Shape, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -32,16 +32,22 @@ STREAK = 4
 class InputUnit(wiring.Component):
     """The p2p VC queues of one switch input, with the offer of one head to the allocator.
 
-    The VC offered changes when its offer is not taken and another VC holds a flit (the next
-    one after it, cyclically), when it runs empty, and after :data:`STREAK` flits taken in a
-    row while another VC holds a flit; otherwise the next flit of the same VC is offered in
-    the cycle after the take (no bubble between back-to-back grants). A flit written into an
-    empty VC can be offered in the next cycle.
+    A route names its output (one-hot ``out``) and its outgoing VC (``hop``); the offer
+    requests its output when ``ready`` says that output takes a flit on that VC now. The VC
+    offered gives way to the next one after it (cyclically) that holds a flit when it runs
+    empty, after :data:`STREAK` flits taken in a row while another VC holds a flit, and when
+    its offer cannot go but the other VC's head can. An offer requested and not taken stays
+    (the allocator's round-robin grants it within a round), and after a take the next flit of
+    the same VC is offered in the next cycle (no bubble between back-to-back grants). So no VC
+    waits for more than :data:`STREAK` flits of another, whatever the rhythm of the grants. A
+    flit written into an empty VC can be offered in the next cycle.
 
     Parameters
     ----------
-    route_shape, flit_shape : shape-like
-        An entry of the route memory and of the flit memory.
+    outputs : int
+        Outputs a route can name (at least 1).
+    flit_shape : shape-like
+        An entry of the flit memory.
     vcs : int
         Virtual channels (at least 1).
     depth : int
@@ -50,12 +56,17 @@ class InputUnit(wiring.Component):
     Members
     -------
     w_valid, w_vc, w_route, w_flit : In
-        A flit written this cycle on VC ``w_vc``: its route and the flit itself.
+        A flit written this cycle on VC ``w_vc``: its route (:meth:`route_layout`) and the
+        flit itself.
     w_refused : Out(1)
         The write is refused: its VC holds ``depth`` flits (the sender broke its credits).
-    offer_valid : Out(1), offer : Out(route_shape), offer_vc : Out(vcs)
+    offer_valid : Out(1), offer : Out(route_layout(outputs, vcs)), offer_vc : Out(vcs)
         Registers: the route of the head of VC ``offer_vc`` (one-hot), if it holds a flit.
         Reset: nothing offered, VC 0.
+    ready : In(outputs).array(vcs)
+        ``ready[h]``: the outputs that take a flit on VC ``h`` this cycle.
+    request : Out(outputs)
+        The offer's output if it is ``ready`` for the offer's VC (0 without an offer).
     take : In(1)
         The offer is taken (ignored when ``offer_valid`` is low): the head leaves its VC.
     pop : Out(vcs)
@@ -70,23 +81,35 @@ class InputUnit(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        If ``vcs`` or ``depth`` is not a positive integer.
+        If ``outputs``, ``vcs`` or ``depth`` is not a positive integer.
     """
 
-    def __init__(self, route_shape, flit_shape, vcs: int, depth: int) -> None:
+    def __init__(self, outputs: int, flit_shape, vcs: int, depth: int) -> None:
+        check_int("Outputs", outputs, low=1)
         check_int("VCs", vcs, low=1)
         check_int("Depth", depth, low=1)
-        Shape.cast(route_shape)
         Shape.cast(flit_shape)
+        self._outputs = outputs
         self._vcs = vcs
         self._depth = depth
+        route = self.route_layout(outputs, vcs)
         super().__init__({
-            "w_valid": In(1), "w_vc": In(range(vcs)), "w_route": In(route_shape),
+            "w_valid": In(1), "w_vc": In(range(vcs)), "w_route": In(route),
             "w_flit": In(flit_shape), "w_refused": Out(1),
-            "offer_valid": Out(1), "offer": Out(route_shape), "offer_vc": Out(vcs, init=1),
+            "offer_valid": Out(1), "offer": Out(route), "offer_vc": Out(vcs, init=1),
+            "ready": In(outputs).array(vcs), "request": Out(outputs),
             "take": In(1), "pop": Out(vcs), "flit": Out(flit_shape),
             "levels": Out(range(depth + 1)).array(vcs),
         })
+
+    @staticmethod
+    def route_layout(outputs: int, vcs: int) -> data.StructLayout:
+        """A route: ``out``, the output (one-hot, 0: none), and ``hop``, the outgoing VC."""
+        return data.StructLayout({"out": outputs, "hop": range(vcs)})
+
+    @property
+    def outputs(self) -> int:
+        return self._outputs
 
     @property
     def vcs(self) -> int:
@@ -123,10 +146,10 @@ class InputUnit(wiring.Component):
         push = [arriving[h] & (level[h] != depth) for h in range(vcs)]
         m.d.comb += self.w_refused.eq(any_of(arriving[h] & (level[h] == depth)
                                              for h in range(vcs)))
-        for memory, data in [*((r, self.w_route) for r in routes), (flits, self.w_flit)]:
+        for memory, value in [*((r, self.w_route) for r in routes), (flits, self.w_flit)]:
             port = memory.write_port()
             m.d.comb += [port.en.eq(any_of(push)), port.addr.eq(onehot_mux(arriving, w_addr)),
-                         port.data.eq(data)]
+                         port.data.eq(value)]
         for h in range(vcs):
             with m.If(push[h]):
                 m.d.sync += w_addr[h].eq(bump(w_addr[h], h))
@@ -173,20 +196,46 @@ class InputUnit(wiring.Component):
         streak = Signal(range(STREAK), name="streak")
         stay = Signal(name="stay")
         m.d.comb += stay.eq(next_c_valid & ~((streak == STREAK - 1) & other_valid))
+        # Without a take: the other VC's head if the offer could not go in the last cycle and
+        # that head could (or if there is no offer).
+        def can_go(route):
+            return (route.out & onehot_mux([route.hop == h for h in range(vcs)],
+                                           list(self.ready))).any()
+
+        m.d.comb += self.request.eq(Mux(self.offer_valid & can_go(self.offer), self.offer.out, 0))
+        head_o = Signal(self.offer.shape(), name="other_head")
+        m.d.comb += head_o.eq(Mux(empty_o, self.w_route, first_o.data))
+        # Both tests are registered (a cycle old when used), to keep them off the allocation.
+        stalled, other_ok = Signal(name="stalled"), Signal(name="other_ok")
+        m.d.sync += [stalled.eq(self.offer_valid & ~self.request.any()),
+                     other_ok.eq(other_valid & can_go(head_o))]
+        turn = Signal(name="turn")
+        m.d.comb += turn.eq(other_valid & (~self.offer_valid | stalled & other_ok))
+        # Every register's next value is prepared for both outcomes, each kept as a signal of
+        # its own, so that synthesis does not fold the late ``taken`` into the logic before it
+        # and the allocation ends in one multiplexer.
+        def both(name, if_taken, if_not, shape):
+            pair = [Signal(shape, name=f"{name}_if_{case}", attrs={"keep": 1})
+                    for case in ("taken", "not")]
+            m.d.comb += [pair[0].eq(if_taken), pair[1].eq(if_not)]
+            return Mux(taken, *pair)
+
         addr = Signal(range(size), name="offer_addr")
-        fresh = Mux(taken, Mux(stay, level_c < 2, empty_o), Mux(other_valid, empty_o, level_c == 0))
+        # The flit written this cycle is offered if the VC offered next holds none ahead of it.
         m.d.sync += [
-            self.offer_valid.eq(Mux(taken, stay | other_valid, other_valid | onehot_mux(c, has))),
-            self.offer_vc.eq(Mux(Mux(taken, ~stay, 1) & other_valid, other, c)),
-            # The flit written this cycle is offered if the VC offered next holds none ahead
-            # of it; that choice and the memories' are made apart, so that the route arriving
-            # passes one multiplexer.
-            self.offer.eq(Mux(fresh, self.w_route,
-                              Mux(taken, Mux(stay, second.data, first_o.data),
-                                  Mux(other_valid, first_o.data, first.data)))),
-            addr.eq(Mux(taken, Mux(stay, addr_c2, addr_o), Mux(other_valid, addr_o, addr_c))),
-            streak.eq(Mux(taken, Mux(stay, Mux(streak == STREAK - 1, streak, streak + 1), 0),
-                          Mux(other_valid, 0, streak))),
+            self.offer_valid.eq(both("valid", stay | other_valid, turn | onehot_mux(c, has), 1)),
+            self.offer_vc.eq(both("vc", Mux(~stay & other_valid, other, c),
+                                  Mux(turn, other, c), vcs)),
+            self.offer.eq(both("offer",
+                               Mux(Mux(stay, level_c < 2, empty_o), self.w_route,
+                                   Mux(stay, second.data, first_o.data)),
+                               Mux(Mux(turn, empty_o, level_c == 0), self.w_route,
+                                   Mux(turn, first_o.data, first.data)),
+                               self.offer.shape())),
+            addr.eq(both("addr", Mux(stay, addr_c2, addr_o), Mux(turn, addr_o, addr_c),
+                         range(size))),
+            streak.eq(both("streak", Mux(stay, Mux(streak == STREAK - 1, streak, streak + 1), 0),
+                           Mux(turn, 0, streak), range(STREAK))),
         ]
 
         # The flit taken last cycle, read at its registered address.
@@ -209,15 +258,18 @@ class InputUnitModel:
         self.queues = [deque() for _ in range(vcs)]
         self.vc, self.valid, self.streak = 0, False, 0
         self.last = None  # the flit taken in the previous cycle
+        self.stalled = self.other_ok = False  # last cycle: the offer could not go, the other could
 
     @property
     def offer(self):
         """The (route, flit) offered, or None."""
         return self.queues[self.vc][0] if self.valid else None
 
-    def step(self, write, take: bool) -> tuple[bool, object]:
-        """Advance one edge. ``write`` is None or ``(vc, route, flit)``; returns
-        ``(refused, flit taken in the previous cycle)``."""
+    def step(self, write, take: bool, can_go) -> tuple[bool, object]:
+        """Advance one edge. ``write`` is None or ``(vc, route, flit)``, ``can_go(route)``
+        whether a route's output takes a flit now; returns ``(refused, flit taken in the
+        previous cycle)``."""
+        stalled = self.valid and not can_go(self.offer[0])
         taken = take and self.valid
         flit = self.last
         refused = write is not None and len(self.queues[write[0]]) >= self.depth
@@ -229,13 +281,15 @@ class InputUnitModel:
             self.queues[vc].append((route, data))
         others = [(self.vc + j) % self.vcs for j in range(1, self.vcs)]
         other = next((h for h in others if self.queues[h]), None)
-        stay = taken and bool(self.queues[self.vc]) and not (
-            self.streak == STREAK - 1 and other is not None)
-        if stay:
-            self.streak = min(self.streak + 1, STREAK - 1)
-        elif other is not None:
+        if taken:
+            if self.queues[self.vc] and not (self.streak == STREAK - 1 and other is not None):
+                self.streak = min(self.streak + 1, STREAK - 1)
+            else:
+                self.streak = 0
+                self.vc = self.vc if other is None else other
+        elif other is not None and (not self.valid or (self.stalled and self.other_ok)):
             self.vc, self.streak = other, 0
-        elif taken:
-            self.streak = 0
+        self.stalled = stalled
+        self.other_ok = other is not None and can_go(self.queues[other][0][0])
         self.valid = bool(self.queues[self.vc])
         return refused, flit

@@ -296,7 +296,7 @@ class SwitchCore(wiring.Component):
         layout = p.layout
         # A p2p VC's buffer holds the flit's route (output one-hot, outgoing hop VC); the
         # flits of every p2p VC of an input are in one memory, VC v in entries v * depth on.
-        entry = data.StructLayout({"out": ports, "hop": p.hop_width})
+        entry = InputUnit.route_layout(ports, hops)
         depth = self._buffer_depth
 
         # Credit counters per output and VC.
@@ -375,7 +375,7 @@ class SwitchCore(wiring.Component):
             ]
 
             # The p2p VCs: queues of routes and flits, and the registered offer of one head.
-            unit = InputUnit(entry, layout, hops, depth)
+            unit = InputUnit(ports, layout, hops, depth)
             m.submodules[f"p2p_i{i}"] = unit
             # (A p2p flit's VC is its hop, decoded here from the header directly.)
             m.d.comb += [
@@ -407,11 +407,13 @@ class SwitchCore(wiring.Component):
             # holds a credit of the offer's outgoing VC and is not taken by the collective path.
             # An offer with no route is dropped.
             offer = unit.offer
-            offer_to = Signal(ports, name=f"in{i}_offer_to")
+            for h in range(hops):
+                m.d.comb += unit.ready[h].eq(Cat(counters[o][h].available & ~blocked[o]
+                                                 for o in range(ports)))
+            offer_to = unit.request
             credit = onehot_mux([offer.hop == hv for hv in range(hops)],
                                 [Cat(counters[o][hv].available for o in range(ports))
                                  for hv in range(hops)])
-            m.d.comb += offer_to.eq(Mux(unit.offer_valid, offer.out & credit & ~Cat(blocked), 0))
             wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
             drop = unit.offer_valid & ~offer.out.any()
             no_route.append(drop)
