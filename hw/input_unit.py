@@ -2,13 +2,12 @@
 
 A switch input holds its point-to-point flits per hop-indexed VC (PIUMA, "Switch Architecture
 for In-network Computing": input buffers per virtual channel, the space a sender's credits
-count). :class:`InputUnit` keeps them in two VC-partitioned memories, one of routes (what
-allocation needs: the output one-hot and the outgoing VC) and one of flits (what the crossbar
-needs), and presents the head of one VC as its *offer*, a register. Allocation therefore
-starts from flip-flops: the unit computes its next offer for both outcomes of the current one
-(taken, or not) from registered state, and the ``take`` of the allocation only selects
-between the two. :class:`InputUnitModel` is the deliberately simple Python model the unit
-tests compare against.
+count). :class:`InputUnit` keeps them in VC-partitioned memories, of routes (what allocation
+needs: the output one-hot and the outgoing VC) and of flits (what the crossbar needs), and
+presents the head of one VC as its *offer*, a register. Allocation therefore starts from
+flip-flops: the unit computes its next offer for both outcomes of the current one (taken, or
+not) from registered state, and the ``take`` of the allocation only selects between the two.
+:class:`InputUnitModel` is the deliberately simple Python model the unit tests compare against.
 """
 
 from __future__ import annotations
@@ -36,11 +35,12 @@ class InputUnit(wiring.Component):
     requests its output when ``ready`` says that output takes a flit on that VC now. The VC
     offered gives way to the next one after it (cyclically) that holds a flit when it runs
     empty, after :data:`STREAK` flits taken in a row while another VC holds a flit, and when
-    its offer cannot go but the other VC's head can. An offer requested and not taken stays
-    (the allocator's round-robin grants it within a round), and after a take the next flit of
-    the same VC is offered in the next cycle (no bubble between back-to-back grants). So no VC
-    waits for more than :data:`STREAK` flits of another, whatever the rhythm of the grants. A
-    flit written into an empty VC can be offered in the next cycle.
+    in the previous cycle its offer could not go but the other VC's head could. An offer
+    requested and not taken stays (the allocator's round-robin grants it within a round), and
+    after a take the next flit of the same VC is offered in the next cycle (no bubble between
+    back-to-back grants). So a VC whose head can go waits for at most :data:`STREAK` flits of
+    another, whatever the rhythm of the grants. A flit written into an empty VC can be offered
+    in the next cycle.
 
     Parameters
     ----------
@@ -192,7 +192,7 @@ class InputUnit(wiring.Component):
         empty_o = onehot_mux(other, level) == 0
 
         # After a take: the same VC's next flit, unless the VC is empty or has had its streak
-        # while another VC waits; after no take: the other VC if there is one.
+        # while another VC waits (then the other VC's head).
         streak = Signal(range(STREAK), name="streak")
         stay = Signal(name="stay")
         m.d.comb += stay.eq(next_c_valid & ~((streak == STREAK - 1) & other_valid))

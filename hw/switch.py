@@ -294,8 +294,8 @@ class SwitchCore(wiring.Component):
         p = self._params
         radix, ports, hops = self._radix, self._radix + 1, p.p2p_vcs
         layout = p.layout
-        # A p2p VC's buffer holds the flit's route (output one-hot, outgoing hop VC); the
-        # flits of every p2p VC of an input are in one memory, VC v in entries v * depth on.
+        # A p2p flit's route: its output (one-hot) and outgoing hop VC, kept beside the flit
+        # in its input's InputUnit.
         entry = InputUnit.route_layout(ports, hops)
         depth = self._buffer_depth
 
