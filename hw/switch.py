@@ -351,6 +351,11 @@ class SwitchCore(wiring.Component):
         in_data = []  # per input: the flit it offered last cycle, with its outgoing hop VC
         wanted = []  # per input: the outputs its offer could use but for the collective path
 
+        # Per p2p VC: the outputs holding a credit of it, and those of them that take a flit
+        # now (not held by the collective path); the same for every input.
+        held = [Cat(counters[o][h].available for o in range(ports)) for h in range(hops)]
+        ready = [held[h] & ~Cat(blocked) for h in range(hops)]
+
         for i in range(ports):
             link = self.i[i]
             vc = Signal(range(p.vcs), name=f"in{i}_vc")
@@ -407,13 +412,9 @@ class SwitchCore(wiring.Component):
             # holds a credit of the offer's outgoing VC and is not taken by the collective path.
             # An offer with no route is dropped.
             offer = unit.offer
-            for h in range(hops):
-                m.d.comb += unit.ready[h].eq(Cat(counters[o][h].available & ~blocked[o]
-                                                 for o in range(ports)))
+            m.d.comb += [unit.ready[h].eq(ready[h]) for h in range(hops)]
             offer_to = unit.request
-            credit = onehot_mux([offer.hop == hv for hv in range(hops)],
-                                [Cat(counters[o][hv].available for o in range(ports))
-                                 for hv in range(hops)])
+            credit = onehot_mux([offer.hop == hv for hv in range(hops)], held)
             wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
             drop = unit.offer_valid & ~offer.out.any()
             no_route.append(drop)
