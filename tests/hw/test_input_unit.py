@@ -140,12 +140,14 @@ def test_no_vc_waits_more_than_a_streak(period):
     simulate(dut, bench)
 
 
-@pytest.mark.parametrize(("vcs", "depth", "error", "message"), [
-    (0, 5, ValueError, "VCs must be at least 1, not 0"),
-    (2, 0.5, TypeError, "Depth must be an integer, not 0.5"),
-    (2, 0, ValueError, "Depth must be at least 1, not 0"),
-    (2.0, 5, TypeError, "VCs must be an integer, not 2.0"),
+@pytest.mark.parametrize(("outputs", "vcs", "depth", "error", "message"), [
+    (0, 2, 5, ValueError, "Outputs must be at least 1, not 0"),
+    ("8", 2, 5, TypeError, "Outputs must be an integer, not '8'"),
+    (8, 0, 5, ValueError, "VCs must be at least 1, not 0"),
+    (8, 2, 0.5, TypeError, "Depth must be an integer, not 0.5"),
+    (8, 2, 0, ValueError, "Depth must be at least 1, not 0"),
+    (8, 2.0, 5, TypeError, "VCs must be an integer, not 2.0"),
 ])
-def test_errors(vcs, depth, error, message):
+def test_errors(outputs, vcs, depth, error, message):
     with pytest.raises(error, match=rf"^{message}$"):
-        InputUnit(8, 16, vcs, depth)
+        InputUnit(outputs, 16, vcs, depth)
