@@ -20,9 +20,12 @@ Two blocks keep this contract (the ``collective`` argument of
 
 Interface contract (for any replacement)
 ----------------------------------------
-- ``req[c][p]`` is the head of the request buffer of collective id ``c`` at input port ``p``
-  (a ready/valid stream; ``ready`` pops it and returns its credit upstream). Flits on it have
-  ``kind == REQ`` and ``cid == c``.
+- ``req[p]`` (valid, payload) is the request flit arriving on input port ``p`` this cycle
+  (``kind == REQ``, ``cid`` below ``collective_ids``; no ready). The block keeps the request
+  buffers: ``depth`` flits per (id, port), the credits the upstream sender holds, and
+  ``req_pop[c]`` bit ``p`` pulses for every flit of id ``c`` from port ``p`` it consumes or
+  discards (the switch returns that credit upstream). A flit that finds its (id, port) buffer
+  full is not kept and ``req_refused`` pulses (the sender broke the credit protocol).
 - ``resp[p]`` is the head of the response buffer of input port ``p`` (flits of any id).
 - ``config[c]`` holds the per-id registers (:func:`config_layout`); a register write takes
   effect from the next cycle.
@@ -42,8 +45,9 @@ Interface contract (for any replacement)
 - ``abort[c]``: while high, every flit of id ``c`` that reaches the block (request and response
   heads, and results the block holds) is discarded without a flag, and the id's watchdog is
   cleared; the way to drain an id that can no longer complete.
-- ``busy[c]``: a flit of id ``c`` is in the block or at the head of one of its buffers
-  (registered; the configuration interlock of :class:`innet.hw.switch.Switch`).
+- ``busy[c]``: a flit of id ``c`` is in the block, in its request buffers or at the head of a
+  response buffer (registered; the configuration interlock of
+  :class:`innet.hw.switch.Switch`).
 - ``timeout``: cycles a reducing id may wait with some but not all of its contributors present
   before its watchdog fires (0: never). ``stalled`` pulses when a watchdog fires;
   ``timed_out[c]`` stays high from then until ``abort[c]``, and ``missing[c]`` holds the
@@ -58,6 +62,8 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
+from innet.hw.buffer import Buffer
+from innet.hw.credit import CREDIT_ROUND_TRIP
 from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
 
 __all__ = ["TIMEOUT_BITS", "CollectivePath", "config_layout", "path_members", "send_signature"]
@@ -71,7 +77,9 @@ def path_members(params: FlitParams, radix: int) -> dict:
     of any block that keeps it."""
     ids, ports = params.collective_ids, radix + 1
     return {
-        "req": In(stream_signature(params)).array(ids, ports),
+        "req": In(send_signature(params)).array(ports),
+        "req_pop": Out(ports).array(ids),
+        "req_refused": Out(1),
         "resp": In(stream_signature(params)).array(ports),
         "config": In(config_layout(radix)).array(ids),
         "credit_req": In(ports).array(ids),
@@ -127,7 +135,8 @@ def config_layout(radix: int) -> data.StructLayout:
 
 
 def send_signature(params: FlitParams) -> wiring.Signature:
-    """One output's collective flit for this cycle: ``valid`` and ``payload`` (no ready)."""
+    """A flit of this cycle, ``valid`` and ``payload`` with no ready: an output's collective
+    flit, or a request flit arriving at the collective path."""
     return wiring.Signature({"valid": Out(1), "payload": Out(params.layout)})
 
 
@@ -148,6 +157,8 @@ class CollectivePath(wiring.Component):
     port starves. A flit whose configuration names no target (``resp_out`` empty, ``req_out``
     not a port, the id not enabled) is discarded and ``dropped`` pulses.
 
+    The request buffers are one :class:`~innet.hw.buffer.Buffer` per (id, port).
+
     Latency: the flit is on ``send`` in the same cycle it is at the head of its buffer.
 
     Parameters
@@ -156,11 +167,15 @@ class CollectivePath(wiring.Component):
         The flit format (collective ids, widths).
     radix : int
         Network ports of the switch (the local port is ``radix``).
+    depth : int
+        Request flits per (id, port): the credits of the request VCs (default
+        :data:`~innet.hw.credit.CREDIT_ROUND_TRIP`).
 
     Members
     -------
     See the module docstring for the contract; shapes:
-    ``req`` In(stream).array(collective_ids, radix + 1), ``resp`` In(stream).array(radix + 1),
+    ``req`` In(send_signature).array(radix + 1), ``req_pop`` Out(radix + 1).array(collective_ids),
+    ``req_refused`` Out(1), ``resp`` In(stream).array(radix + 1),
     ``config`` In(config_layout(radix)).array(collective_ids),
     ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
     ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1), ``mismatch`` Out(1),
@@ -170,12 +185,14 @@ class CollectivePath(wiring.Component):
     three always 0 here).
     """
 
-    def __init__(self, params: FlitParams, radix: int) -> None:
+    def __init__(self, params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
         check_int("Radix", radix, low=1)
+        check_int("Request buffer depth", depth, low=1)
         self._params = params
         self._radix = radix
+        self._depth = depth
         super().__init__(path_members(params, radix))
 
     @property
@@ -185,6 +202,10 @@ class CollectivePath(wiring.Component):
     @property
     def radix(self) -> int:
         return self._radix
+
+    @property
+    def depth(self) -> int:
+        return self._depth
 
     def elaborate(self, platform):
         m = Module()
@@ -201,12 +222,25 @@ class CollectivePath(wiring.Component):
         pops = [Signal(name=f"src{s}_pop") for s in range(sources)]
         dropped = []
 
+        # The request buffers: one per (id, port).
+        refused = []
+        buffers = [[Buffer(layout, self._depth) for _ in range(ports)] for _ in range(ids)]
+        for c, row in enumerate(buffers):
+            for q, buf in enumerate(row):
+                m.submodules[f"req{c}_buf{q}"] = buf
+                arriving = self.req[q]
+                m.d.comb += [buf.w.valid.eq(arriving.valid & (arriving.payload.cid == c)),
+                             buf.w.payload.eq(arriving.payload),
+                             self.req_pop[c][q].eq(buf.r.valid & buf.r.ready)]
+                refused.append(buf.w.valid & ~buf.w.ready)
+        m.d.comb += self.req_refused.eq(any_of(refused))
+
         # Request sources: round-robin over the input ports holding a request of id c.
         for c in range(ids):
             cfg = self.config[c]
             rr = RoundRobin(ports)
             m.submodules[f"req_rr{c}"] = rr
-            heads = self.req[c]
+            heads = [buf.r for buf in buffers[c]]
             m.d.comb += rr.requests.eq(Cat(*(h.valid for h in heads)))
             head = Signal(layout, name=f"req{c}_head")
             m.d.comb += head.eq(onehot_mux(rr.grant, [h.payload for h in heads]))

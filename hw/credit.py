@@ -16,7 +16,12 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CREDIT_PROPERTIES", "CreditCounter", "CreditModel", "credit_properties"]
+__all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "CreditCounter", "CreditModel",
+           "credit_properties"]
+
+#: Cycles from taking a credit to being able to use it again on a direct link: the depth an
+#: input buffer (per VC) needs for one flit per cycle.
+CREDIT_ROUND_TRIP = 5
 
 
 class CreditCounter(wiring.Component):

@@ -12,8 +12,9 @@ credit-based flow control between neighbours.
 Pipeline (one flit per cycle per port)
 --------------------------------------
 ========  =================================================================================
-cycle 0   the flit is on input link ``i[p]``; a collective flit is written into the buffer
-          of its VC; a p2p flit's output port is looked up in the input's copy of the
+cycle 0   the flit is on input link ``i[p]``; a request flit is written into the collective
+          path's buffers (partitioned by id), a response flit into the input's response
+          buffer; a p2p flit's output port is looked up in the input's copy of the
           routing table (a LUT RAM) and written with its outgoing hop VC into the input's
           memory of routes, the flit into its memory of flits (both partitioned by VC,
           :class:`~innet.hw.input_unit.InputUnit`); if it is the next flit of the VC the input
@@ -85,7 +86,7 @@ from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
 from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
-from innet.hw.credit import CreditCounter
+from innet.hw.credit import CREDIT_ROUND_TRIP, CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 from innet.hw.input_unit import InputUnit
 
@@ -103,9 +104,6 @@ __all__ = [
     "route_write_layout",
     "switch_properties",
 ]
-
-#: Cycles from taking a credit to being able to use it again on a direct link.
-CREDIT_ROUND_TRIP = 5
 
 #: Cycles from a flit on an input link to the flit on an output link, idle switch.
 HOP_CYCLES = 3
@@ -153,16 +151,16 @@ def error_layout() -> data.StructLayout:
     return data.StructLayout(dict.fromkeys(ERROR_FIELDS, 1))
 
 
-def default_collective(params: FlitParams, radix: int):
+def default_collective(params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP):
     """The collective path a switch gets by default: the collective engine
     (:class:`innet.hw.ceng.CollectiveEngine`, in-network reduction) for 32-bit payloads, the
     pass-through (:class:`~innet.hw.collective.CollectivePath`) otherwise (the ALUs reduce
-    32-bit elements only)."""
+    32-bit elements only); ``depth`` request flits per (id, input port)."""
     if params.payload_width == 32:
         from innet.hw.ceng import CollectiveEngine
 
-        return CollectiveEngine(params, radix)
-    return CollectivePath(params, radix)
+        return CollectiveEngine(params, radix, depth)
+    return CollectivePath(params, radix, depth)
 
 
 def _check_switch(radix, params, buffer_depth, local_depth, collective) -> int:
@@ -199,7 +197,8 @@ class SwitchCore(wiring.Component):
         Credits per VC of the local output (the endpoint's receive buffer depth); defaults to
         ``buffer_depth``. At least 1.
     collective : callable, optional
-        ``collective(params, radix)`` builds the collective path (default
+        ``collective(params, radix, depth)`` builds the collective path, its request buffers
+        ``buffer_depth`` deep (default
         :func:`default_collective`: the collective engine, reducing in the switch);
         :class:`~innet.hw.collective.CollectivePath` is the pass-through without reduction,
         ``functools.partial(CollectiveEngine, mul=True)`` an engine with multipliers. See
@@ -324,7 +323,7 @@ class SwitchCore(wiring.Component):
             m.d.comb += blocked[o].eq(coll_valid[o] & ~slot[o] | hold_valid[o])
 
         # Collective path: it sees an output's credits only outside the output's p2p slot.
-        coll = self._collective(p, radix)
+        coll = self._collective(p, radix, depth)
         m.submodules.collective = coll
         m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
                      self.coll_busy.eq(coll.busy), self.coll_timed_out.eq(coll.timed_out)]
@@ -358,9 +357,8 @@ class SwitchCore(wiring.Component):
 
         for i in range(ports):
             link = self.i[i]
-            vc = Signal(range(p.vcs), name=f"in{i}_vc")
             good = Signal(name=f"in{i}_good")
-            m.d.comb += [vc.eq(p.vc_of(link.payload)), good.eq(p.vc_valid(link.payload))]
+            m.d.comb += good.eq(p.vc_valid(link.payload))
 
             # Stage 1, routing at write: the output (one-hot, none: no route) of the destination,
             # and the outgoing hop VC.
@@ -387,26 +385,22 @@ class SwitchCore(wiring.Component):
                 unit.w_valid.eq(link.valid & (link.payload.kind == Kind.P2P) & (hop_in < hops)),
                 unit.w_vc.eq(hop_in), unit.w_route.eq(new), unit.w_flit.eq(link.payload),
             ]
-            # The collective VCs: a buffer each.
-            buffers = {}
-            for v in range(hops, p.vcs):
-                buf = Buffer(layout, depth)
-                m.submodules[f"buf_i{i}_vc{v}"] = buf
-                buffers[v] = buf
-                m.d.comb += [buf.w.valid.eq(link.valid & good & (vc == v)),
-                             buf.w.payload.eq(link.payload)]
+            # Request flits go to the collective path, which buffers them per id; responses
+            # to a buffer here.
+            m.d.comb += [coll.req[i].valid.eq(link.valid & good & (link.payload.kind == Kind.REQ)),
+                         coll.req[i].payload.eq(link.payload)]
+            for c in range(p.collective_ids):
+                m.d.comb += pops[i][p.req_vc(c)].eq(coll.req_pop[c][i])
+            resp = Buffer(layout, depth)
+            m.submodules[f"resp_i{i}"] = resp
+            m.d.comb += [resp.w.valid.eq(link.valid & good & (link.payload.kind == Kind.RESP)),
+                         resp.w.payload.eq(link.payload)]
+            wiring.connect(m, resp.r, coll.resp[i])
+            m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
             full = Signal(name=f"in{i}_full")
-            m.d.comb += full.eq(unit.w_refused
-                                | any_of(buf.w.valid & ~buf.w.ready for buf in buffers.values()))
+            m.d.comb += full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
-
-            # Collective heads go to the collective path.
-            for c in range(p.collective_ids):
-                wiring.connect(m, buffers[p.req_vc(c)].r, coll.req[c][i])
-                m.d.comb += pops[i][p.req_vc(c)].eq(coll.req[c][i].valid & coll.req[c][i].ready)
-            wiring.connect(m, buffers[p.resp_vc].r, coll.resp[i])
-            m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
 
             # Stage 2, p2p: the input's offer (a register) asks for its output if that output
             # holds a credit of the offer's outgoing VC and is not taken by the collective path.
@@ -504,7 +498,9 @@ class SwitchCore(wiring.Component):
 
         # Error events (the Switch's register file keeps them as sticky flags).
         flags = {
-            "bad_vc": any_of(bad_vc), "overflow": any_of(overflow), "no_route": any_of(no_route),
+            "bad_vc": any_of(bad_vc),
+            "overflow": any_of(overflow) | coll.req_refused,
+            "no_route": any_of(no_route),
             "coll_drop": coll.dropped,
             "coll_index": coll.mismatch,
             "coll_op": coll.unsupported,
@@ -622,9 +618,9 @@ class Switch(wiring.Component):
         p = self._params
         # The collective path is built here, so that the interlock knows whether it has a
         # multiplier (the pass-through has no ``mul``: it takes any operation).
-        path = self._collective(p, self._radix)
+        path = self._collective(p, self._radix, self._buffer_depth)
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
-                          collective=lambda params, radix: path)
+                          collective=lambda params, radix, depth: path)
         regs = RegisterFile(self._map, refusable=True)
         m.submodules.core = core
         m.submodules.regs = regs

@@ -5,10 +5,11 @@ PIUMA, "Collective Engine": each switch reduces in-flight request packets of sev
 ports in a pipelined tree of units, in a fixed port order, at line rate.
 """
 
-from innet.hw.ceng.engine import CollectiveEngine, engine_latency
+from innet.hw.ceng.engine import FRONT_CYCLES, CollectiveEngine, engine_latency
 from innet.hw.ceng.tree import ReductionTree, exit_signature, levels_for, tree_shape
 
 __all__ = [
+    "FRONT_CYCLES",
     "CollectiveEngine",
     "ReductionTree",
     "engine_latency",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 
 from innet.gen.checks import check_int
 from innet.hw.alu import LATENCY
@@ -19,28 +20,32 @@ from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
-from innet.hw.flit import FlitParams, Kind
+from innet.hw.credit import CREDIT_ROUND_TRIP
+from innet.hw.flit import FlitParams, Kind, bits_for
 
-__all__ = ["ENGINE_PROPERTIES", "CollectiveEngine", "engine_latency", "engine_properties"]
+__all__ = ["ENGINE_PROPERTIES", "FRONT_CYCLES", "CollectiveEngine", "engine_latency",
+           "engine_properties"]
+
+#: Cycles of the engine's front end: issue, operand read, index check.
+FRONT_CYCLES = 3
 
 
 def engine_latency(count: int) -> int:
     """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports.
 
-    0 when ``count`` is 1 (the flit leaves like a forwarded one, in
-    :data:`innet.hw.switch.HOP_CYCLES` = 3 cycles through the switch); otherwise
-    ``1 + LATENCY * ceil(log2(count))``: one cycle to gather and compact the operands, then
-    :data:`innet.hw.alu.LATENCY` = 9 per tree level. A switch is then crossed in
-    ``3 + engine_latency(count)`` cycles, counted from the last operand's arrival: 13, 22, 31
-    and 40 cycles for 2, 3-4, 5-8 and 9-16 ports.
+    :data:`FRONT_CYCLES` = 3 (issue, operand read, index check and compaction) plus
+    :data:`innet.hw.alu.LATENCY` = 9 per level of the tree, ``ceil(log2(count))`` levels: 3
+    when ``count`` is 1 (the flit is forwarded without the tree). A switch is then crossed in
+    ``HOP_CYCLES + engine_latency(count)`` cycles (:data:`innet.hw.switch.HOP_CYCLES` = 3),
+    counted from the last operand's arrival: 6, 15, 24, 33 and 42 cycles for 1, 2, 3-4, 5-8 and
+    9-16 ports.
 
     Raises
     ------
     TypeError, ValueError
         If ``count`` is not a positive integer.
     """
-    levels = levels_for(count)
-    return 0 if levels == 0 else 1 + LATENCY * levels
+    return FRONT_CYCLES + LATENCY * levels_for(count)
 
 
 def _popcount(bits) -> object:
@@ -58,20 +63,20 @@ class CollectiveEngine(wiring.Component):
 
     Behaviour per collective id ``c`` with ``k`` ports in ``config[c].req_in`` (enabled):
 
-    - ``k >= 2``: the engine waits until every port of ``req_in`` holds a request flit of
-      ``c`` at the head of its buffer, pops them together, and reduces their payloads with
-      ``config[c].op`` on ``config[c].dtype`` in port order (network ports ascending, the local
-      port ``radix`` last), compacted onto the first ``k`` leaves of a :class:`ReductionTree`
-      of :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies
-      (shape: :func:`~innet.hw.ceng.tree.tree_shape`). The result leaves as one flit (its
-      element index, ``cid = c``): a request to ``req_out``, or at the root a response
-      multicast to ``resp_out``. If the heads' element indices differ (a flit was lost or sent
-      twice), nothing is reduced: the heads holding the oldest index are discarded and
-      ``mismatch`` pulses, so that a lost flit costs one element and the streams are back in
-      step (:meth:`_resync`); an operation the ALUs do not implement on the data type discards
-      the element and pulses ``unsupported``. Never a wrong result.
+    - ``k >= 2``: once every port of ``req_in`` holds a request flit of ``c``, the engine
+      consumes one flit of each and reduces their payloads with ``config[c].op`` on
+      ``config[c].dtype`` in port order (network ports ascending, the local port ``radix``
+      last), compacted onto the first ``k`` leaves of a :class:`ReductionTree` of
+      :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies (shape:
+      :func:`~innet.hw.ceng.tree.tree_shape`). The result leaves as one flit (its element
+      index, ``cid = c``): a request to ``req_out``, or at the root a response multicast to
+      ``resp_out``. If the flits' element indices differ (a flit was lost or sent twice),
+      nothing is reduced: the flits holding the oldest index are discarded and ``mismatch``
+      pulses, so that a lost flit costs one element and the streams are back in step
+      (:meth:`_resync`); an operation the ALUs do not implement on the data type discards the
+      element and pulses ``unsupported``. Never a wrong result.
     - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
-      at the root), in the cycle it is at the head of its buffer.
+      at the root), through the front end but not the tree.
     - requests on ports outside ``req_in`` (or of a disabled id) are discarded and ``dropped``
       pulses.
 
@@ -79,32 +84,50 @@ class CollectiveEngine(wiring.Component):
     pass-through. Every multicast leaves only when every target output holds a credit, all
     copies in the same cycle.
 
+    Front end
+    ---------
+    The request flits of every id arriving on an input port are written into one LUT RAM per
+    port, partitioned by id (``depth`` flits each, the credits of the request VCs). Per (id,
+    port) registers count the flits held and the flits not yet issued. Three registered
+    stages follow, so no path runs from a buffer read into the choice of the next element:
+
+    1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
+       round-robin from those registered counts; every port's read address is registered;
+    2. operand read: every port's LUT RAM is read at its address into an operand register;
+    3. check: the contributing flits' indices agree: the flits are consumed (their credits
+       return) and the operands are compacted onto the first leaves in a register, the tree's
+       input (or the forwarded flit). If they disagree, the id's flits in flight are issued
+       again later and the resynchronisation unit takes the element.
+
+    A flit is consumed only in the check stage, so an element issued speculatively behind one
+    whose indices disagree is simply issued again.
+
     Latency and throughput
     ----------------------
     With credits available, a reduction's flit is on ``send`` :func:`engine_latency` cycles
-    after its last operand reached the head of its buffer (0 for ``k == 1`` and responses).
-    The tree takes one element per cycle: the ids with a complete set of heads take turns
-    (round-robin, one element each), so one id alone reduces one element per cycle and
-    several ids share that rate (PIUMA, "Multiple In-network Collectives": collectives on
-    different ids that overlap on a switch are executed one at a time; here they interleave
-    element by element). Forwarded requests (``k == 1``) and responses do not use the tree
-    and flow in parallel, one flit per output per cycle.
+    after its last operand was written (in the cycle after its arrival on the switch's input
+    link). The front end issues one element per cycle: the ids with a complete set of flits
+    take turns (round-robin, one element each), so one id alone reduces or forwards one
+    element per cycle and several ids share that rate (PIUMA, "Multiple In-network
+    Collectives": collectives on different ids that overlap on a switch are executed one at a
+    time; here they interleave element by element). Responses do not use the front end and
+    flow in parallel, one flit per output per cycle.
 
     The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results,
-    and an element enters the tree only when its id has a free slot in it (counting the
-    elements still in the tree): a result that cannot leave for lack of credits waits in its
-    own id's queue and never holds up another id, so ids cannot deadlock each other through
-    the engine. ``queue_depth`` of at least ``LATENCY * ceil(log2 k) + 2`` keeps one id at one
-    element per cycle; the default covers ``k = radix + 1``.
+    and an element is issued only when its id has room in it for everything the front end
+    and the tree may hold: a result that cannot leave for lack of credits waits in its own
+    id's queue and never holds up another id, so ids cannot deadlock each other through the
+    engine. ``queue_depth`` of at least ``LATENCY * ceil(log2 k) + FRONT_CYCLES + 1`` keeps one
+    id at one element per cycle; the default covers ``k = radix + 1``.
 
     A watchdog per reducing id (``timeout``, :meth:`_watchdog`) names the contributors missing
-    when the id has waited too long; ``abort`` drains an id (its heads, queued results and
-    responses are discarded) and ``busy`` says when it is quiet (see
+    when the id has waited too long; ``abort`` drains an id (its request flits, queued results
+    and responses are discarded) and ``busy`` says when it is quiet (see
     :mod:`innet.hw.collective`).
 
     Configuration (``config``) is registered once more inside the engine: a register write
-    applies to flits at the head of a buffer two cycles later. :class:`innet.hw.switch.Switch`
-    refuses writes to an enabled id while ``busy``.
+    applies to flits issued two cycles later. :class:`innet.hw.switch.Switch` refuses writes
+    to an enabled id while ``busy``.
 
     Parameters
     ----------
@@ -112,16 +135,21 @@ class CollectiveEngine(wiring.Component):
         The flit format; ``payload_width`` must be 32 (the ALUs' width).
     radix : int
         Network ports (the local port is ``radix``).
+    depth : int
+        Request flits per (id, input port): the credits of the request VCs (default
+        :data:`~innet.hw.credit.CREDIT_ROUND_TRIP`).
     mul : bool
         Build the ALUs with their multiplier (``mul`` of every data type). Off by default: the
         multipliers are about half the tree, and in-network reductions are sums, minima,
         maxima and bitwise operations; without them ``mul`` is unsupported (``coll_op``).
     queue_depth : int, optional
-        Results per id the output queue holds (default ``LATENCY * ceil(log2(radix + 1)) + 2``).
+        Results per id the output queue holds, at least ``FRONT_CYCLES`` (default
+        ``LATENCY * ceil(log2(radix + 1)) + FRONT_CYCLES + 1``).
 
     Members
     -------
-    As :class:`~innet.hw.collective.CollectivePath` (``req``, ``resp``, ``config``,
+    As :class:`~innet.hw.collective.CollectivePath` (``req``, ``req_pop``, ``req_refused``,
+    ``resp``, ``config``,
     ``credit_req``, ``credit_resp``, ``send``, ``dropped``, ``mismatch``, ``unsupported``,
     ``abort``, ``busy``, ``timeout``, ``stalled``, ``timed_out``, ``missing``).
 
@@ -131,8 +159,8 @@ class CollectiveEngine(wiring.Component):
         On a parameter of the wrong type or out of range.
     """
 
-    def __init__(self, params: FlitParams, radix: int, *, mul: bool = False,
-                 queue_depth: int | None = None) -> None:
+    def __init__(self, params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP, *,
+                 mul: bool = False, queue_depth: int | None = None) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
         check_int("Radix", radix, low=1)
@@ -141,12 +169,14 @@ class CollectiveEngine(wiring.Component):
                              f"{params.payload_width}-bit ones")
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
+        check_int("Request buffer depth", depth, low=1)
         levels = levels_for(radix + 1)
         if queue_depth is None:
-            queue_depth = LATENCY * levels + 2
-        check_int("Queue depth", queue_depth, low=1)
+            queue_depth = LATENCY * levels + FRONT_CYCLES + 1
+        check_int("Queue depth", queue_depth, low=FRONT_CYCLES)
         self._params = params
         self._radix = radix
+        self._depth = depth
         self._mul = mul
         self._queue_depth = queue_depth
         super().__init__(path_members(params, radix))
@@ -158,6 +188,10 @@ class CollectiveEngine(wiring.Component):
     @property
     def radix(self) -> int:
         return self._radix
+
+    @property
+    def depth(self) -> int:
+        return self._depth
 
     @property
     def mul(self) -> bool:
@@ -196,13 +230,13 @@ class CollectiveEngine(wiring.Component):
         for c in range(ids):
             reg = self.config[c]
             contrib = Mux(reg.enable, reg.req_in, 0)
-            count = _popcount(contrib[q] for q in range(ports))
+            k = _popcount(contrib[q] for q in range(ports))
             decode_out = Cat(*(reg.req_out == q for q in range(ports)))
             m.d.sync += [
                 cfg[c].contrib.eq(contrib),
-                cfg[c].count.eq(count),
-                cfg[c].tree.eq(count >= 2),
-                cfg[c].forward.eq(count == 1),
+                cfg[c].count.eq(k),
+                cfg[c].tree.eq(k >= 2),
+                cfg[c].forward.eq(k == 1),
                 cfg[c].root.eq(reg.root),
                 cfg[c].targets.eq(Mux(reg.enable, Mux(reg.root, reg.resp_out, decode_out), 0)),
                 cfg[c].resp_targets.eq(Mux(reg.enable, reg.resp_out, 0)),
@@ -215,94 +249,191 @@ class CollectiveEngine(wiring.Component):
                     contrib[q] & (rank[q] == j) if q >= j else Const(0, 1)
                     for q in range(ports))))
 
-        ready_terms = [[[] for _ in range(ports)] for _ in range(ids)]  # pops of req[c][q]
-        dropped = []
-
         abort = self.abort
         iw = p.index_width
+        slots = self._depth
+        dropped = []
 
-        # ---- Requests outside the configuration are discarded -------------------------------
-        for c in range(ids):
-            for q in range(ports):
-                stray = Signal(name=f"stray{c}_{q}")
-                m.d.comb += stray.eq(self.req[c][q].valid & ~cfg[c].contrib[q] & ~abort[c])
-                ready_terms[c][q] += [stray, abort[c]]
-                dropped.append(stray)
+        # ---- Request buffers: one LUT RAM per input port, partitioned by id -----------------
+        # Per (id, port): the write place, the oldest flit held (``rptr``), the next flit to
+        # issue (``spec``), flits held (``count``: the sender's credits) and flits not issued
+        # yet (``pend``). An issued flit is held until the check stage consumes it, so that an
+        # element whose heads disagree can be issued again.
+        pw, ib = bits_for(slots), (ids - 1).bit_length()
+        entry = data.StructLayout({"payload": 32, "index": iw})
 
-        # ---- Per id: every contributing head present, and all of one element -----------------
-        present = [Signal(ports, name=f"present{c}") for c in range(ids)]
-        full = [Signal(name=f"full{c}") for c in range(ids)]
-        agree = [Signal(name=f"agree{c}") for c in range(ids)]
-        for c in range(ids):
-            on = cfg[c].contrib
-            index = [self.req[c][q].payload.index for q in range(ports)]
+        def per_port(shape, label):
+            return [[Signal(shape, name=f"req{c}_p{q}_{label}") for q in range(ports)]
+                    for c in range(ids)]
+
+        wptr, rptr, spec = per_port(pw, "wptr"), per_port(pw, "rptr"), per_port(pw, "spec")
+        count, pend = per_port(range(slots + 1), "count"), per_port(range(slots + 1), "pend")
+        accept, issue, commit = per_port(1, "accept"), per_port(1, "issue"), per_port(1, "commit")
+        squash = per_port(1, "squash")
+        refused, reads = [], []
+        for q in range(ports):
+            arriving = self.req[q]
+            mem = Memory(shape=entry, depth=1 << (pw + ib), init=[])
+            m.submodules[f"req_mem{q}"] = mem
+            write, read = mem.write_port(), mem.read_port(domain="comb")
+            reads.append(read)
+            hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
+            for c in range(ids):
+                m.d.comb += accept[c][q].eq(hits[c] & (count[c][q] != slots))
+                refused.append(hits[c] & (count[c][q] == slots))
             m.d.comb += [
-                present[c].eq(Cat(*(self.req[c][q].valid for q in range(ports))) & on),
-                full[c].eq(present[c] == on),
-                agree[c].eq(
-                    _reduce(lambda a, b: a & b,
-                            [index[q] | (~on[q]).replicate(iw) for q in range(ports)])
-                    == _reduce(lambda a, b: a | b,
-                               [index[q] & on[q].replicate(iw) for q in range(ports)])),
+                write.en.eq(any_of(accept[c][q] for c in range(ids))),
+                write.addr.eq(Cat(onehot_mux(hits, [wptr[c][q] for c in range(ids)]),
+                                  arriving.payload.cid[:ib])),
+                write.data.payload.eq(arriving.payload.payload),
+                write.data.index.eq(arriving.payload.index),
             ]
+        m.d.comb += self.req_refused.eq(any_of(refused))
 
-        # ---- Issue: one id per cycle whose heads are all present, round-robin ----------------
+        # ---- Issue: one id per cycle whose contributors all hold a flit not issued yet ------
+        # From registered counts only; round-robin over the ids.
         reserved = [Signal(range(depth + 1), name=f"reserved{c}") for c in range(ids)]
+        resyncing = Signal(ids, name="resyncing")  # one-hot: the id the resync unit holds
         issue_rr = RoundRobin(ids)
         m.submodules.issue_rr = issue_rr
         for c in range(ids):
-            m.d.comb += issue_rr.requests[c].eq(cfg[c].tree & full[c] & agree[c] & ~abort[c]
-                                                & (reserved[c] != depth))
+            on = cfg[c].contrib
+            ready = Cat(pend[c][q] != 0 for q in range(ports))
+            m.d.comb += issue_rr.requests[c].eq(
+                (cfg[c].tree | cfg[c].forward) & ((ready & on) == on) & ~abort[c]
+                & ~resyncing[c] & (reserved[c] + FRONT_CYCLES <= depth))
         grant = issue_rr.grant
         m.d.comb += issue_rr.take.eq(grant.any())
         for c in range(ids):
             for q in range(ports):
-                ready_terms[c][q].append(grant[c] & cfg[c].contrib[q])
+                m.d.comb += issue[c][q].eq(grant[c] & cfg[c].contrib[q])
 
-        # Gather the granted id's heads, compact them onto the first leaves, compare indices.
-        operand = [onehot_mux(grant, [self.req[c][q].payload.payload for c in range(ids)])
-                   for q in range(ports)]
-        index = [onehot_mux(grant, [self.req[c][q].payload.index for c in range(ids)])
-                 for q in range(ports)]
-        contrib = Signal(ports)
-        m.d.comb += contrib.eq(onehot_mux(grant, [cfg[c].contrib for c in range(ids)]))
-        issue = Signal(data.StructLayout({
-            "valid": 1, "cid": p.cid_width, "index": iw,
+        # Ids whose flits in flight are discarded this cycle (and issued again later): an
+        # element of the id whose heads disagree, an abort, the end of a resynchronisation.
+        killed = Signal(ids, name="killed")
+
+        # Stage A (registered issue): the id and every port's read address.
+        a_valid = Signal(name="a_valid")
+        a_cid = Signal(ids, name="a_cid")  # one-hot
+        a_addr = [Signal(pw + ib, name=f"a_addr{q}") for q in range(ports)]
+        m.d.sync += [a_valid.eq(grant.any() & ~(grant & killed).any()), a_cid.eq(grant)]
+        for q in range(ports):
+            m.d.sync += a_addr[q].eq(Cat(onehot_mux(grant, [spec[c][q] for c in range(ids)]),
+                                         onehot_mux(grant, [Const(c, ib) for c in range(ids)])))
+            m.d.comb += reads[q].addr.eq(a_addr[q])
+
+        # Stage B (operand registers): every port's flit read at A's address, and the id's
+        # configuration.
+        b_valid = Signal(name="b_valid")
+        b_cid = Signal(ids, name="b_cid")
+        b_flit = [Signal(entry, name=f"b_operand{q}") for q in range(ports)]
+        b_contrib = Signal(ports, name="b_contrib")
+        b_tree = Signal(name="b_tree")
+        b_sel = [Signal(ports, name=f"b_sel{j}") for j in range(ports)]
+        b_info = Signal(data.StructLayout({"count": range(ports + 1), "op": 4, "dtype": 2}),
+                        name="b_info")
+        m.d.sync += [
+            b_valid.eq(a_valid & ~(a_cid & killed).any()),
+            b_cid.eq(a_cid),
+            b_contrib.eq(onehot_mux(a_cid, [cfg[c].contrib for c in range(ids)])),
+            b_tree.eq(onehot_mux(a_cid, [cfg[c].tree for c in range(ids)])),
+            b_info.count.eq(onehot_mux(a_cid, [cfg[c].count for c in range(ids)])),
+            b_info.op.eq(onehot_mux(a_cid, [cfg[c].op for c in range(ids)])),
+            b_info.dtype.eq(onehot_mux(a_cid, [cfg[c].dtype for c in range(ids)])),
+        ]
+        for q in range(ports):
+            m.d.sync += [b_flit[q].eq(reads[q].data),
+                         b_sel[q].eq(onehot_mux(a_cid, [sel[c][q] for c in range(ids)]))]
+
+        # Stage C (check): the contributing flits agree on the element index: consumed, and
+        # compacted onto the first leaves; else nothing is consumed, the id's flits in flight
+        # are discarded and the resynchronisation unit finds the oldest index (_resync).
+        index = [b_flit[q].index for q in range(ports)]
+        agree = Signal(name="agree")
+        m.d.comb += agree.eq(
+            _reduce(lambda a, b: a & b,
+                    [index[q] | (~b_contrib[q]).replicate(iw) for q in range(ports)])
+            == _reduce(lambda a, b: a | b,
+                       [index[q] & b_contrib[q].replicate(iw) for q in range(ports)]))
+        live = Signal(name="b_live")
+        m.d.comb += live.eq(b_valid & ~(b_cid & abort).any())
+        consumed = live & agree
+        mismatched = Signal(ids, name="mismatched")
+        m.d.comb += mismatched.eq(Mux(live & ~agree, b_cid, 0))
+
+        issued = Signal(data.StructLayout({
+            "tree": 1, "forward": 1, "cid": p.cid_width, "index": iw,
             "count": range(ports + 1), "op": 4, "dtype": 2,
         }), name="issue")
         leaves = [Signal(32, name=f"issue_leaf{j}", reset_less=True) for j in range(ports)]
         m.d.sync += [
-            issue.valid.eq(grant.any()),
-            issue.cid.eq(onehot_mux(grant, [Const(c, p.cid_width) for c in range(ids)])),
-            # The heads agree: any contributing head's index is the element's.
-            issue.index.eq(_reduce(lambda a, b: a | b,
-                                   [index[q] & contrib[q].replicate(iw) for q in range(ports)])),
-            issue.count.eq(onehot_mux(grant, [cfg[c].count for c in range(ids)])),
-            issue.op.eq(onehot_mux(grant, [cfg[c].op for c in range(ids)])),
-            issue.dtype.eq(onehot_mux(grant, [cfg[c].dtype for c in range(ids)])),
+            issued.tree.eq(consumed & b_tree),
+            issued.forward.eq(consumed & ~b_tree),
+            issued.cid.eq(onehot_mux(b_cid, [Const(c, p.cid_width) for c in range(ids)])),
+            # The flits agree: any contributing flit's index is the element's.
+            issued.index.eq(_reduce(lambda a, b: a | b,
+                                    [index[q] & b_contrib[q].replicate(iw)
+                                     for q in range(ports)])),
+            issued.count.eq(b_info.count),
+            issued.op.eq(b_info.op),
+            issued.dtype.eq(b_info.dtype),
         ]
         for j in range(ports):
-            chosen = onehot_mux(grant, [sel[c][j] for c in range(ids)])
-            m.d.sync += leaves[j].eq(onehot_mux([chosen[q] for q in range(j, ports)],
-                                                operand[j:]))
+            m.d.sync += leaves[j].eq(onehot_mux([b_sel[j][q] for q in range(j, ports)],
+                                                [b_flit[q].payload for q in range(j, ports)]))
 
-        self._resync(m, cfg, full, agree, ready_terms)
+        done, resync_commit = self._resync(m, b_flit, b_contrib, b_cid, live & ~agree,
+                                           resyncing)
+        m.d.comb += killed.eq(mismatched | abort | Mux(done, resyncing, 0))
+
+        # ---- Buffer bookkeeping: consumed or discarded flits return their credits ----------
+        for c in range(ids):
+            for q in range(ports):
+                on = cfg[c].contrib[q]
+                used = Signal(name=f"req{c}_p{q}_used")
+                m.d.comb += used.eq(consumed & b_cid[c] & b_contrib[q] | resync_commit[c][q])
+                # Flits of a port outside req_in (or of a disabled id) are discarded, as are
+                # all flits of an aborted id: one per cycle, each returning its credit.
+                stray = Signal(name=f"stray{c}_{q}")
+                drain = (count[c][q] != 0) & ~used & (~on | abort[c])
+                m.d.comb += [stray.eq(drain & ~abort[c]),
+                             commit[c][q].eq(used | drain),
+                             squash[c][q].eq(killed[c] | ~on),
+                             self.req_pop[c][q].eq(commit[c][q])]
+                dropped.append(stray)
+                held_next = count[c][q] + accept[c][q] - commit[c][q]
+                oldest_next = rptr[c][q] + commit[c][q]
+                m.d.sync += [wptr[c][q].eq(wptr[c][q] + accept[c][q]),
+                             rptr[c][q].eq(oldest_next),
+                             count[c][q].eq(held_next)]
+                with m.If(squash[c][q]):
+                    m.d.sync += [spec[c][q].eq(oldest_next), pend[c][q].eq(held_next)]
+                with m.Else():
+                    m.d.sync += [spec[c][q].eq(spec[c][q] + issue[c][q]),
+                                 pend[c][q].eq(pend[c][q] + accept[c][q] - issue[c][q])]
+
+        present = [Signal(ports, name=f"present{c}") for c in range(ids)]
+        full = [Signal(name=f"full{c}") for c in range(ids)]
+        for c in range(ids):
+            m.d.comb += [present[c].eq(Cat(count[c][q] != 0 for q in range(ports))
+                                       & cfg[c].contrib),
+                         full[c].eq(present[c] == cfg[c].contrib)]
         self._watchdog(m, cfg, present, full)
 
         # ---- The tree -----------------------------------------------------------------------
         tree = ReductionTree(ports, tag_width=p.cid_width + iw, mul=self._mul)
         m.submodules.tree = tree
         m.d.comb += [
-            tree.i_valid.eq(issue.valid),
-            tree.i_count.eq(issue.count),
-            tree.i_op.eq(issue.op),
-            tree.i_dtype.eq(issue.dtype),
-            tree.i_tag.eq(Cat(issue.cid, issue.index)),
+            tree.i_valid.eq(issued.tree),
+            tree.i_count.eq(issued.count),
+            tree.i_op.eq(issued.op),
+            tree.i_dtype.eq(issued.dtype),
+            tree.i_tag.eq(Cat(issued.cid, issued.index)),
         ]
         for j in range(ports):
             m.d.comb += tree.i_leaf[j].eq(leaves[j])
 
-        # ---- Results: per id, the tree's exit or the id's queue -----------------------------
+        # ---- Results: per id, the tree's exit (or the forwarded flit) or the id's queue -----
         result = data.StructLayout({"payload": 32, "index": iw})
         unsupported = []
         src_valid = [Signal(name=f"src{s}_valid") for s in range(ids + ports)]
@@ -314,15 +445,18 @@ class CollectiveEngine(wiring.Component):
         src_pop = [Signal(name=f"src{s}_pop") for s in range(ids + ports)]
 
         for c in range(ids):
-            hits = [o.valid & (o.tag[:p.cid_width] == c) for o in tree.o]
+            # k == 1: the one contributing flit, forwarded from the check stage's register.
+            forwarded = issued.forward & (issued.cid == c)
+            hits = [o.valid & (o.tag[:p.cid_width] == c) for o in tree.o] + [forwarded]
             hit = Signal(name=f"exit{c}")
             bad = Signal(name=f"exit{c}_unsupported")
             out = Signal(result, name=f"exit{c}_result")
             m.d.comb += [
                 hit.eq(any_of(hits)),
-                bad.eq(any_of(h & o.unsupported for h, o in zip(hits, tree.o, strict=True))),
-                out.payload.eq(onehot_mux(hits, [o.result for o in tree.o])),
-                out.index.eq(onehot_mux(hits, [o.tag[p.cid_width:] for o in tree.o])),
+                bad.eq(any_of(h & o.unsupported for h, o in zip(hits, tree.o, strict=False))),
+                out.payload.eq(onehot_mux(hits, [o.result for o in tree.o] + [leaves[0]])),
+                out.index.eq(onehot_mux(hits, [o.tag[p.cid_width:] for o in tree.o]
+                                        + [issued.index])),
             ]
             unsupported.append(bad)
             good = hit & ~bad
@@ -338,39 +472,24 @@ class CollectiveEngine(wiring.Component):
                 queue.w.valid.eq(good & ~abort[c] & ~(src_pop[c] & ~waiting)),
                 queue.w.payload.eq(out),
             ]
-            # k == 1: the head of the one contributing port, forwarded.
-            only = sel[c][0]
-            forward = Signal(result, name=f"forward{c}")
             m.d.comb += [
-                forward.payload.eq(onehot_mux(only, [self.req[c][q].payload.payload
-                                                     for q in range(ports)])),
-                forward.index.eq(onehot_mux(only, [self.req[c][q].payload.index
-                                                   for q in range(ports)])),
-            ]
-            fwd_valid = any_of(only[q] & self.req[c][q].valid for q in range(ports))
-            for q in range(ports):
-                ready_terms[c][q].append(src_pop[c] & cfg[c].forward & only[q])
-            results = Mux(cfg[c].tree, waiting | good, cfg[c].forward & fwd_valid)
-
-            chosen = Signal(result, name=f"source{c}")
-            m.d.comb += chosen.eq(Mux(cfg[c].tree, head, forward))
-            m.d.comb += [
-                src_valid[c].eq(results & ~abort[c]),
+                src_valid[c].eq((waiting | good) & ~abort[c]),
                 src_flit[c].kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
                 src_flit[c].cid.eq(c),
-                src_flit[c].index.eq(chosen.index),
-                src_flit[c].payload.eq(chosen.payload),
+                src_flit[c].index.eq(head.index),
+                src_flit[c].payload.eq(head.payload),
                 src_targets[c].eq(cfg[c].targets),
                 src_credits[c].eq(Mux(cfg[c].root, self.credit_resp, self.credit_req[c])),
             ]
 
-            # Output slots in use: elements in the tree or the queue. Under abort the tree's
-            # results of the id and its queue are discarded.
-            taken = cfg[c].tree & src_pop[c]
-            m.d.sync += reserved[c].eq(reserved[c] + grant[c] - taken - bad
+            # Output slots in use: elements consumed from the buffers and not yet sent (in the
+            # tree, the forward register or the queue). Under abort the id's results are
+            # discarded.
+            enter = consumed & b_cid[c]
+            m.d.sync += reserved[c].eq(reserved[c] + enter - src_pop[c] - bad
                                        - (abort[c] & waiting) - (abort[c] & good))
             resp_here = any_of(h.valid & (h.payload.cid == c) for h in self.resp)
-            m.d.sync += self.busy[c].eq(any_of(h.valid for h in self.req[c])
+            m.d.sync += self.busy[c].eq(any_of(count[c][q] != 0 for q in range(ports))
                                         | (reserved[c] != 0) | resp_here)
 
         m.d.comb += self.unsupported.eq(any_of(unsupported))
@@ -420,53 +539,51 @@ class CollectiveEngine(wiring.Component):
                 send.payload.payload.eq(flit.payload),
             ]
 
-        for c in range(ids):
-            for q in range(ports):
-                m.d.comb += self.req[c][q].ready.eq(any_of(ready_terms[c][q]))
         return m
 
-    def _resync(self, m: Module, cfg, full, agree, ready_terms) -> None:
-        """Bring an id whose heads hold different element indices back in step.
+    def _resync(self, m: Module, flits, contrib, cid, start, resyncing):
+        """Bring an id whose flits disagree on the element index back in step.
 
-        One unit serves every id (a lost or duplicated flit is rare): it scans the id's
-        contributing heads one port per cycle for the oldest index (serial-number order, so
-        that indices may wrap), then pops the heads holding it and pulses ``mismatch``. A lost
-        flit costs the one element it belonged to; a duplicated one costs nothing.
+        One unit serves every id (a lost or duplicated flit is rare). When the check stage
+        finds an element whose contributing flits disagree (``start``) and the unit is free,
+        the unit keeps their indices and scans them one port per cycle for the oldest
+        (serial-number order, so that indices may wrap); then the flits holding it are
+        consumed and ``mismatch`` pulses. A lost flit costs the one element it belonged to; a
+        duplicated one costs nothing. While the unit holds an id (``resyncing``, one-hot) the id
+        issues nothing; an id that disagrees while the unit is busy is issued again later.
+
+        Returns ``done`` (the cycle the oldest flits are consumed) and, per id and port,
+        whether its oldest flit is consumed in that cycle.
         """
         p = self._params
         ids, ports, iw = p.collective_ids, self._radix + 1, p.index_width
-        out_of_step = Cat(*(cfg[c].tree & full[c] & ~agree[c] & ~self.abort[c]
-                            for c in range(ids)))
         active = Signal(name="resync")
-        cid = Signal(ids, name="resync_cid")  # one-hot
+        held = Signal(ports, name="resync_contrib")
         step = Signal(range(ports + 1), name="resync_step")
         have = Signal(name="resync_have")
         oldest = Signal(iw, name="resync_oldest")
-        contrib = Signal(ports, name="resync_contrib")
         index = [Signal(iw, name=f"resync_index{q}") for q in range(ports)]
-        m.d.comb += contrib.eq(onehot_mux(cid, [cfg[c].contrib for c in range(ids)]))
-        for q in range(ports):
-            m.d.comb += index[q].eq(onehot_mux(cid, [self.req[c][q].payload.index
-                                                     for c in range(ids)]))
+        aborted = (resyncing & self.abort).any()
         done = Signal(name="resync_done")
-        m.d.comb += done.eq(active & (step == ports) & ~(cid & self.abort).any())
-        with m.If(active & ((step == ports) | (cid & self.abort).any())):
-            m.d.sync += active.eq(0)
+        m.d.comb += done.eq(active & (step == ports) & ~aborted)
+        with m.If(active & ((step == ports) | aborted)):
+            m.d.sync += [active.eq(0), resyncing.eq(0)]
         with m.Elif(active):
             m.d.sync += step.eq(step + 1)
             with m.Switch(step):
                 for q in range(ports):
                     with m.Case(q):
                         earlier = (index[q] - oldest)[iw - 1]
-                        with m.If(contrib[q] & (~have | earlier)):
+                        with m.If(held[q] & (~have | earlier)):
                             m.d.sync += [oldest.eq(index[q]), have.eq(1)]
-        with m.Elif(out_of_step.any()):
-            first = out_of_step & -out_of_step  # the lowest id out of step
-            m.d.sync += [active.eq(1), cid.eq(first), step.eq(0), have.eq(0)]
-        for c in range(ids):
-            for q in range(ports):
-                ready_terms[c][q].append(done & cid[c] & contrib[q] & (index[q] == oldest))
+        with m.Elif(start):
+            m.d.sync += [active.eq(1), resyncing.eq(cid), held.eq(contrib), step.eq(0),
+                         have.eq(0)]
+            m.d.sync += [index[q].eq(flits[q].index) for q in range(ports)]
+        consumed = [[done & resyncing[c] & held[q] & (index[q] == oldest) for q in range(ports)]
+                    for c in range(ids)]
         m.d.comb += self.mismatch.eq(done)
+        return done, consumed
 
     def _watchdog(self, m: Module, cfg, present, full) -> None:
         """Per reducing id: count the cycles it waits with some but not all contributors
@@ -512,27 +629,30 @@ ENGINE_PROPERTIES = {
                 "(a multicast carries one result on all its ports), whatever the other id, the "
                 "credits and the configuration do",
     "isolation": "an id whose contributors all hold their next element, and whose targets "
-                 "hold credits, sends a result within a bounded number of cycles, whatever "
-                 "the other id does (a contributor missing for ever, garbage, out of step)",
+                 "hold credits, sends a result within engine_latency(k) + 3 cycles (k its "
+                 "contributing ports), whatever the other id does (a contributor missing for "
+                 "ever, garbage, out of step)",
 }
 
 
 def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngine
                       ) -> tuple[Module, list[Signal]]:
-    """A formal harness: ``block(params, radix)`` with two collective ids and 2-bit element
-    indices, driven by free inputs, with the property ``name`` of :data:`ENGINE_PROPERTIES` as
-    ``Assert`` and a ``Cover`` that shows it is not vacuous (a reduced result of id 0 leaving
-    after the index has wrapped; for ``isolation``, a result of id 0 leaving while id 1's
-    watchdog has fired).
+    """A formal harness: ``block(params, radix, 2)`` with two collective ids, 2-bit element
+    indices and request buffers of 2 flits, driven by free inputs, with the property ``name``
+    of :data:`ENGINE_PROPERTIES` as ``Assert`` and ``Cover`` s that show it is not vacuous (for
+    ``in-order``, a result of id 0 leaving after the index has wrapped, and a reduced one; for
+    ``isolation``, a result of id 0 leaving while id 1's watchdog has fired).
 
     Id 0 is the watched id: its configuration is a free constant that reduces or forwards
     (``req_in`` not empty, an operation the ALUs implement on the data type, a target), and
-    each of its contributing ports presents its elements in index order (the element at the
-    head of port ``q`` is the number of elements popped there), each head held until it is
-    popped, from the third cycle on (the engine applies its configuration two cycles after a
-    write). Payloads are free. Id 1 is free: any configuration, any flits on any port, abort
-    and timeout free. Responses from other switches do not arrive. The credits are free.
-    The engine's own logic is unchanged; ``block`` may be a variant (a mutation).
+    each of its contributing ports receives its elements in index order (the element arriving
+    on port ``q`` is the number of id 0's flits that arrived there), from the third cycle on
+    (the engine applies its configuration two cycles after a write). Payloads are free. Id 1
+    is free: any configuration, any flits on any port, abort and timeout free. A port receives
+    one flit per cycle, of either id, and only while the id's buffer there has room (the
+    sender's credits, counted from ``req_pop``). Responses from other switches do not arrive.
+    The credits of the outputs are free. The engine's own logic is unchanged; ``block`` may be
+    a variant (a mutation).
 
     Returns
     -------
@@ -558,7 +678,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
                    index_width=2, tag_width=1)
     ports = radix + 1
     m = Module()
-    m.submodules.dut = dut = block(p, radix)
+    m.submodules.dut = dut = block(p, radix, 2)
     age = Signal(2, name="age")
     with m.If(age != 3):
         m.d.sync += age.eq(age + 1)
@@ -593,28 +713,29 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     for q in range(ports):
         m.d.comb += dut.resp[q].valid.eq(0)
 
-    # Id 0: in-order streams on its contributing ports.
+    # The arrivals: id 0's elements in order on its contributing ports, id 1's anything.
+    depth = dut.depth
+    held = [[Signal(range(depth + 1), name=f"req{c}_{q}_held") for q in range(ports)]
+            for c in range(2)]
     for q in range(ports):
-        head = dut.req[0][q]
-        valid, payload = fresh(1, f"req0_{q}_valid"), fresh(32, f"req0_{q}_payload")
-        popped = Signal(p.index_width, name=f"req0_{q}_popped")
-        was, kept = Signal(name=f"req0_{q}_was"), Signal(32, name=f"req0_{q}_kept")
-        pop = head.valid & head.ready
-        m.d.sync += [was.eq(head.valid & ~head.ready), kept.eq(head.payload.payload),
-                     popped.eq(popped + pop)]
+        arriving = dut.req[q]
+        valid, cid = fresh(1, f"req{q}_valid"), fresh(1, f"req{q}_cid")
+        flit = fresh(p.layout, f"req{q}_flit")
+        written = Signal(p.index_width, name=f"req0_{q}_written")
+        m.d.sync += written.eq(written + (valid & ~cid))
         m.d.comb += [
-            head.valid.eq(valid), head.payload.payload.eq(payload),
-            head.payload.kind.eq(Kind.REQ), head.payload.cid.eq(0),
-            head.payload.index.eq(popped),
-            Assume(~valid | settled & watched.req_in[q]),
-            Assume(~was | valid & (payload == kept)),  # a head stays until popped
+            arriving.valid.eq(valid),
+            arriving.payload.eq(flit),
+            arriving.payload.kind.eq(Kind.REQ),
+            arriving.payload.cid.eq(cid),
+            Assume(~valid | (held[0][q] != depth) | cid),
+            Assume(~valid | (held[1][q] != depth) | ~cid),
+            Assume(~valid | cid | settled & watched.req_in[q]),
         ]
-    # Id 1: anything.
-    for q in range(ports):
-        head = dut.req[1][q]
-        m.d.comb += [head.valid.eq(fresh(1, f"req1_{q}_valid")),
-                     head.payload.eq(fresh(p.layout, f"req1_{q}_flit")),
-                     head.payload.kind.eq(Kind.REQ), head.payload.cid.eq(1)]
+        with m.If(~cid):
+            m.d.comb += arriving.payload.index.eq(written)
+        for c in range(2):
+            m.d.sync += held[c][q].eq(held[c][q] + (valid & (cid == c)) - dut.req_pop[c][q])
 
     # The results of id 0: one per cycle at most (a multicast is one result on several ports).
     sends = [dut.send[o].valid & (dut.send[o].payload.cid == 0) for o in range(ports)]
@@ -630,7 +751,8 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
         m.d.comb += [
             Assert(~sent | (index == expected)),
             *[Assert(~sends[o] | (dut.send[o].payload.index == index)) for o in range(ports)],
-            Cover(sent & wrapped & (watched.req_in == (1 << ports) - 1)),
+            Cover(sent & wrapped),
+            Cover(sent & (watched.req_in == (1 << ports) - 1)),
         ]
         return m, free
 
@@ -640,13 +762,19 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     m.d.comb += targets.eq(Mux(watched.root, watched.resp_out,
                                Cat(*(watched.req_out == q for q in range(ports)))))
     credits = Mux(watched.root, dut.credit_resp, dut.credit_req[0])
-    heads = Cat(*(dut.req[0][q].valid for q in range(ports)))
+    heads = Cat(*(held[0][q] != 0 for q in range(ports)))
     ready = settled & ((heads & watched.req_in) == watched.req_in) & ((targets & ~credits) == 0)
     waited = Signal(range(64), name="waited")
     with m.If(sent | ~ready):
         m.d.sync += waited.eq(0)
     with m.Elif(waited != 63):
         m.d.sync += waited.eq(waited + 1)
-    bound = engine_latency(ports) + 3
+    # The bound follows the watched id's port count: engine_latency(k) + 3.
+    k = _popcount(watched.req_in[q] for q in range(ports))
+    bound = Signal(range(64), name="bound")
+    m.d.comb += bound.eq(engine_latency(ports) + 3)
+    for count in range(1, ports):
+        with m.If(k == count):
+            m.d.comb += bound.eq(engine_latency(count) + 3)
     m.d.comb += [Assert(waited <= bound), Cover(sent & dut.timed_out[1])]
     return m, free

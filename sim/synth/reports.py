@@ -110,7 +110,7 @@ def critical_path(path: Mapping) -> dict[str, Any]:
 
     - ``from``, ``to``: the source and sink cells (nextpnr's names);
     - ``start``, ``end``: the registers they belong to (:func:`register_name`), e.g.
-      ``"core.buf_i4_vc1.r_ptr"`` or ``"input port i__0__payload"``;
+      ``"core.resp_i4.r_ptr"`` or ``"input port i__0__payload"``;
     - ``logic_levels``: logic steps other than carry ripple (LUTs, a carry chain's entry,
       DSP and RAM cells): what pipelining or restructuring shortens;
     - ``carry_bits``: steps that only ripple a carry (``FCI``/``CI`` inputs), the length of
@@ -236,9 +236,9 @@ def block_cells(netlist: str | Mapping, top: str, *, family: str = "ecp5",
 
     Yosys records every flattened submodule as a ``$scopeinfo`` cell, and names every cell
     it maps after the signal it connects to, instance path included: a flip-flop or LUT
-    after the signal it drives (``dut.core.buf_i0_vc1.r_ptr_TRELLIS_FF_Q``), a cell of a
+    after the signal it drives (``dut.core.resp_i0.r_ptr_TRELLIS_FF_Q``), a cell of a
     cone that technology mapping made after the named cell or signal the cone leads to
-    (``dut.core.buf_i4_vc1.storage.0.19_DI_1_LUT4_Z``: a LUT of the logic that feeds the
+    (``dut.core.resp_i4.storage.0.19_DI_1_LUT4_Z``: a LUT of the logic that feeds the
     write data of that buffer's RAM). Each cell of ``top`` is given to the deepest submodule
     whose path starts its name; cells of no submodule are :data:`TOP_LEVEL`'s. Logic that
     joins two blocks (a crossbar reading buffers) so counts in the block its name leads to.
@@ -265,7 +265,7 @@ def block_cells(netlist: str | Mapping, top: str, *, family: str = "ecp5",
     Returns
     -------
     dict
-        Block path relative to the design (``"core.buf_i0_vc1"``), :data:`TOP_LEVEL` or
+        Block path relative to the design (``"core.resp_i0"``), :data:`TOP_LEVEL` or
         :data:`PACKER` -> counts of every kind of :data:`BLOCK_KINDS`.
 
     Raises
@@ -321,7 +321,7 @@ def breakdown(blocks: Mapping[str, Mapping[str, int]], depth: int = 2
 
     Every cell of a block deeper than ``depth`` is counted in its ancestor at ``depth``, so
     the rows sum to the design's totals. A row whose block also has rows of its own
-    submodules (``core`` beside ``core.buf_i0_vc1``) counts only the cells of no listed
+    submodules (``core`` beside ``core.resp_i0``) counts only the cells of no listed
     submodule and says so with ``own`` True. Rows are sorted by logic cells, then LUT4,
     largest first; :data:`TOP_LEVEL` and :data:`PACKER` come last.
 

@@ -68,26 +68,29 @@ def test_switch_with_pass_through(innet, tmp_path):
     assert (report["collective"], report["mul"]) == ("pass", None)
 
 
-@pytest.mark.parametrize(("registered", "delay"), [(False, 0), (True, 2)])
+@pytest.mark.parametrize(("registered", "delay"), [(False, 1), (True, 3)])
 def test_top_passes_ports_through_registers(registered, delay):
-    """A stray request (disabled id) is popped at once by the engine: seen on the top's
-    ``ready`` after the top's register stages."""
+    """A stray request (disabled id) is discarded by the engine the cycle after it is
+    written: its credit is seen on the top's ``req_pop`` after the top's register stages."""
     p = FlitParams(collective_ids=1, routing_depth=4)
     top = EngineTop(CollectiveEngine(p, 2, mul=False), registered=registered)
     seen = []
 
     async def bench(ctx):
-        ctx.set(top.req[0][1].payload.as_value(), p.pack(Flit.request(0, 1, 5)))
-        ctx.set(top.req[0][1].valid, 1)
-        for _cycle in range(4):
-            seen.append(ctx.get(top.req[0][1].ready))
+        ctx.set(top.req[1].payload.as_value(), p.pack(Flit.request(0, 1, 5)))
+        ctx.set(top.req[1].valid, 1)
+        for cycle in range(6):
+            seen.append(ctx.get(top.req_pop[0]))
             await ctx.tick()
+            if cycle == 0:
+                ctx.set(top.req[1].valid, 0)
 
     sim = Simulator(top)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    assert seen.index(1) == delay
+    assert seen.index(1 << 1) == delay
+    assert seen.count(1 << 1) == 1
     assert top.registered is registered
     assert top.engine.radix == 2
 

@@ -1,9 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """innet.hw.ceng.CollectiveEngine in amaranth.sim, on its own (radix 3, two or three ids).
 
-The harness models the switch around the engine: per (id, port) an input buffer whose flits
-arrive at random times (skew between ports), per (output, VC) a credit counter whose credits
-come back at random times (backpressure), and it checks every ``send`` against the golden model
+The harness models the switch around the engine: request flits arrive on every input port at
+random times, at most one per port and cycle, of any id whose buffer in the engine has room
+(skew between ports and ids; ``buffer`` mirrors the engine's request buffers from its writes
+and ``req_pop``), response flits wait in a buffer per port, per (output, VC) a credit counter's
+credits come back at random times (backpressure), and it checks every ``send`` against the
+golden model
 (:func:`innet.sim.golden.reduce_switch`): the right flit, at every target and nowhere else, all
 copies of a multicast in one cycle, in element order per id, never without a credit.
 """
@@ -17,7 +20,7 @@ from amaranth.sim import Simulator
 
 from innet.gen.ops import DType, Op
 from innet.hw.alu import LATENCY
-from innet.hw.ceng import CollectiveEngine, engine_latency
+from innet.hw.ceng import FRONT_CYCLES, CollectiveEngine, engine_latency
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.golden import reduce_switch
 from innet.sim.tb.tb_alu import FP32_SPECIALS
@@ -51,7 +54,7 @@ class Harness:
         self.arrive, self.credit_back, self.depth = arrive, credit_back, depth
         self.config = [None] * ids
         self.pending = [[deque() for _ in range(PORTS)] for _ in range(ids)]  # not arrived
-        self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # arrived
+        self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # in the engine
         self.resp_pending = [deque() for _ in range(PORTS)]
         self.resp_buffer = [deque() for _ in range(PORTS)]
         self.credits = [[depth] * self.p.vcs for _ in range(PORTS)]
@@ -60,7 +63,7 @@ class Harness:
         self.sent = []  # (cycle, port, flit)
         self.cycle = 0
         self.pulses = {"dropped": 0, "mismatch": 0, "unsupported": 0}
-        self.head_cycle = {}  # (cid, index) -> cycle its last operand reached the head
+        self.head_cycle = {}  # (cid, index) -> first cycle all its operands are oldest held
         self.out_cycle = {}  # (cid, index) -> cycle it was on send
 
     def configure(self, cid, *, req_in, op=Op.ADD, dtype=DType.INT32, root=False, req_out=0,
@@ -118,12 +121,19 @@ class Harness:
 
     async def step(self, ctx):
         dut, p, rng = self.dut, self.p, self.rng
-        # Arrivals: each (id, port) buffer takes its next flit at random times (skew).
-        for c in range(p.collective_ids):
-            for q in range(PORTS):
-                if (self.pending[c][q] and len(self.buffer[c][q]) < self.depth
-                        and rng.random() < self.arrive):
-                    self.buffer[c][q].append(self.pending[c][q].popleft())
+        # Arrivals: each port takes a request flit at random times, of a random id with a flit
+        # pending and room in the engine.
+        writes = []
+        for q in range(PORTS):
+            room = [c for c in range(p.collective_ids)
+                    if self.pending[c][q] and len(self.buffer[c][q]) < dut.depth]
+            ctx.set(dut.req[q].valid, 0)
+            if room and rng.random() < self.arrive:
+                c = rng.choice(room)
+                flit = self.pending[c][q].popleft()
+                ctx.set(dut.req[q].valid, 1)
+                ctx.set(dut.req[q].payload.as_value(), p.pack(flit))
+                writes.append((c, q, flit))
         for q in range(PORTS):
             if (self.resp_pending[q] and len(self.resp_buffer[q]) < self.depth
                     and rng.random() < self.arrive):
@@ -131,9 +141,7 @@ class Harness:
         for c in range(p.collective_ids):
             for q in range(PORTS):
                 head = self.buffer[c][q][0] if self.buffer[c][q] else None
-                ctx.set(dut.req[c][q].valid, head is not None)
                 if head is not None:
-                    ctx.set(dut.req[c][q].payload.as_value(), p.pack(head))
                     cfg = self.config[c]
                     if cfg and q in cfg["req_in"]:
                         key = (c, head.index)
@@ -152,9 +160,14 @@ class Harness:
                                      if self.credits[o][p.resp_vc] > 0))
         # Outputs of this cycle.
         for c in range(p.collective_ids):
+            popped = ctx.get(dut.req_pop[c])
             for q in range(PORTS):
-                if ctx.get(dut.req[c][q].valid) and ctx.get(dut.req[c][q].ready):
+                if popped >> q & 1:
+                    assert self.buffer[c][q], f"cycle {self.cycle}: pop of id {c} port {q} empty"
                     self.buffer[c][q].popleft()
+        for c, q, flit in writes:
+            self.buffer[c][q].append(flit)
+        assert not ctx.get(dut.req_refused), f"cycle {self.cycle}: a request flit refused"
         for q in range(PORTS):
             if ctx.get(dut.resp[q].valid) and ctx.get(dut.resp[q].ready):
                 self.resp_buffer[q].popleft()
@@ -221,7 +234,7 @@ async def settle(h, ctx, limit=400):
 @pytest.mark.rtl
 def test_latency_per_port_count():
     """Idle engine: a reduction of k ports is on ``send`` engine_latency(k) cycles after its
-    last operand reached the head of its buffer (0 cycles for one port)."""
+    last operand is held in the engine (3 cycles for one port)."""
     dut = engine()
     rng = random.Random(1)
     latencies = {}
@@ -238,7 +251,8 @@ def test_latency_per_port_count():
 
     run(dut, bench)
     assert latencies == {k: engine_latency(k) for k in range(1, PORTS + 1)}
-    assert latencies == {1: 0, 2: 10, 3: 19, 4: 19}
+    assert latencies == {1: FRONT_CYCLES, 2: FRONT_CYCLES + LATENCY, 3: FRONT_CYCLES + 2 * LATENCY,
+                         4: FRONT_CYCLES + 2 * LATENCY}
 
 
 @pytest.mark.rtl
@@ -295,14 +309,14 @@ def test_random_skew_and_backpressure(seed):
 def test_blocked_id_does_not_hold_up_another():
     """Id 0's output returns no credits: its results wait in its own queue, and id 1 keeps
     reducing at one element per cycle; id 0 resumes when credits come back."""
-    depth = LATENCY * 2 + 2  # id 1's two tree levels at one element per cycle
+    depth = LATENCY + FRONT_CYCLES + 1  # id 1's tree level at one element per cycle
     dut = engine(queue_depth=depth)
     rng = random.Random(5)
 
     async def bench(ctx):
         h = Harness(dut, rng, depth=4)
         h.configure(0, req_in=[0, 1], req_out=2)
-        h.configure(1, req_in=[1, 2, LOCAL], req_out=0)
+        h.configure(1, req_in=[2, LOCAL], req_out=0)  # no input port shared with id 0
         await h.apply(ctx)
         h.credit_back = [1.0, 1.0, 0.0, 1.0]
         h.credits[2] = [0] * dut.params.vcs  # output 2 full on every VC
@@ -312,10 +326,12 @@ def test_blocked_id_does_not_hold_up_another():
         for _ in range(140):
             await h.step(ctx)
         out1 = [c for c, _, f in h.sent if f.cid == 1]
-        # Both take turns (id 0 first) until id 0 fills its queue, then id 1 issues alone:
-        # between id 1's first and last result only id 0's other depth - 1 elements.
+        # Both take turns (id 0 first) until id 0 fills its queue, then id 1 issues alone.
+        # Id 0's k-th issue (cycle 2k) sees its k - 1 elements consumed by then and needs room
+        # for them and the front end's three: depth - 1 issues, so between id 1's first and
+        # last result only id 0's other depth - 2 elements.
         assert len(out1) == 60
-        assert out1[-1] - out1[0] + 1 == 60 + depth - 1
+        assert out1[-1] - out1[0] + 1 == 60 + depth - 2
         assert not [f for _, _, f in h.sent if f.cid == 0]
         h.credit_back = 1.0
         await settle(h, ctx)
@@ -472,7 +488,8 @@ def test_unsupported_and_stray_flits_are_flagged_and_discarded():
     ({"params": 3}, TypeError, "Params must be a FlitParams, not 3"),
     ({"radix": 0}, ValueError, "Radix must be at least 1, not 0"),
     ({"mul": "yes"}, TypeError, "Multiplier option must be a bool, not 'yes'"),
-    ({"queue_depth": 0}, ValueError, "Queue depth must be at least 1, not 0"),
+    ({"queue_depth": 2}, ValueError, "Queue depth must be at least 3, not 2"),
+    ({"depth": 0}, ValueError, "Request buffer depth must be at least 1, not 0"),
 ])
 def test_parameter_errors(kwargs, error, message):
     args = {"params": FlitParams(), "radix": 3} | kwargs
@@ -482,5 +499,7 @@ def test_parameter_errors(kwargs, error, message):
 
 def test_defaults():
     e = CollectiveEngine(FlitParams(), 8)
-    assert (e.levels, e.queue_depth, e.mul) == (4, 38, False)
-    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [0, 10, 19, 19, 28, 28, 37]
+    assert (e.levels, e.queue_depth, e.depth, e.mul) == (4, 4 * LATENCY + FRONT_CYCLES + 1, 5,
+                                                         False)
+    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [
+        FRONT_CYCLES + LATENCY * levels for levels in (0, 1, 2, 2, 3, 3, 4)]

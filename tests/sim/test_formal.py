@@ -190,17 +190,23 @@ class _WrappedEngine(CollectiveEngine):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.inner = inner = CollectiveEngine(self.params, self.radix)
+        m.submodules.inner = inner = CollectiveEngine(self.params, self.radix, self.depth)
         ids, ports = self.params.collective_ids, self.radix + 1
         for c in range(ids):
             m.d.comb += [inner.config[c].eq(self.config[c]),
-                         inner.credit_req[c].eq(self.credit_req[c])]
-            for q in range(ports):
-                into, head = inner.req[c][q], self.req[c][q]
-                m.d.comb += [into.valid.eq(head.valid & self.admit(c)),
-                             into.payload.eq(head.payload), head.ready.eq(into.ready)]
+                         inner.credit_req[c].eq(self.credit_req[c]),
+                         self.req_pop[c].eq(inner.req_pop[c])]
+        for q in range(ports):
+            arriving = self.req[q]
+            m.d.comb += [inner.req[q].valid.eq(arriving.valid & self.admit(inner, arriving)),
+                         inner.req[q].payload.eq(arriving.payload)]
         m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
                      inner.timeout.eq(self.timeout)]
+        for name in ("req_refused", "dropped", "mismatch", "unsupported", "busy", "stalled",
+                     "timed_out"):
+            m.d.comb += getattr(self, name).eq(getattr(inner, name))
+        for c in range(ids):
+            m.d.comb += self.missing[c].eq(inner.missing[c])
         for q in range(ports):
             m.d.comb += [inner.resp[q].valid.eq(self.resp[q].valid),
                          inner.resp[q].payload.eq(self.resp[q].payload),
@@ -211,7 +217,7 @@ class _WrappedEngine(CollectiveEngine):
                          self.send[o].valid.eq(send.valid & ~self.lost(send))]
         return m
 
-    def admit(self, c):
+    def admit(self, inner, arriving):
         return 1
 
     def lost(self, send):
@@ -226,11 +232,11 @@ class LosesElementOne(_WrappedEngine):
 
 
 class OneIdAtATime(_WrappedEngine):
-    """Id 0 is not taken while id 1 has a head anywhere: an id waiting for a missing
+    """Id 0's request flits are turned away while id 1 is busy: an id waiting for a missing
     contributor holds up the other."""
 
-    def admit(self, c):
-        return 1 if c else ~any_of(head.valid for head in self.req[1])
+    def admit(self, inner, arriving):
+        return (arriving.payload.cid == 1) | ~inner.busy[1]
 
 
 MUTANTS = {

@@ -8,7 +8,7 @@ import pytest
 from innet.gen.embed import embed
 from innet.gen.ops import DType, Op, combine, to_bits
 from innet.gen.topology import LOCAL, polarfly, torus
-from innet.hw.ceng import tree_shape
+from innet.hw.ceng import engine_latency, tree_shape
 from innet.hw.switch import HOP_CYCLES
 from innet.sim.golden import (
     embedding_partials,
@@ -193,24 +193,26 @@ def test_broken_tree_errors():
 
 
 def test_idle_latency_by_hand():
-    """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards (out at 3); node 0 reduces node 3
-    and itself: max(3, 0) + 3 + engine_latency(2) = 16; node 2 forwards (3); the root reduces
-    three ports: max(16, 3, 0) + 3 + engine_latency(3) = 38; then 3 cycles per switch down."""
+    """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 + engine_latency(1) = 6;
+    node 0 reduces node 3 and itself: max(6, 0) + 3 + engine_latency(2) = 21; node 2 forwards
+    (6); the root reduces three ports: max(21, 6, 0) + 3 + engine_latency(3) = 45; then 3 cycles
+    per switch down."""
     assert HOP_CYCLES == 3
+    assert [engine_latency(k) for k in (1, 2, 3)] == [3, 12, 21]
     emb = embed(torus((4,)), op="add", dtype="fp32")
-    assert idle_latency(emb) == {0: 41, 1: 38, 2: 41, 3: 44}
+    assert idle_latency(emb) == {0: 48, 1: 45, 2: 48, 3: 51}
     # One pipeline stage per link: node 3's request crosses two links, every response one or
     # two more.
-    assert idle_latency(emb, link_latency=1) == {0: 44, 1: 40, 2: 44, 3: 48}
+    assert idle_latency(emb, link_latency=1) == {0: 51, 1: 47, 2: 51, 3: 55}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -1$"):
         idle_latency(emb, link_latency=-1)
     # Per link: the same count on every link is the uniform model. Five stages on (3, 0) only:
-    # node 3's partial reaches node 0 at 3 + 5 = 8, node 0 sends at 8 + 3 + 10 = 21, the root
-    # at max(21, 3, 0) + 3 + 19 = 43; down, 3 cycles per switch and 5 more to node 3.
+    # node 3's partial reaches node 0 at 6 + 5 = 11, node 0 sends at 11 + 3 + 12 = 26, the root
+    # at max(26, 6, 0) + 3 + 21 = 50; down, 3 cycles per switch and 5 more to node 3.
     every = {(u, v): 1 for u, _, v, _ in emb.links}
     assert idle_latency(emb, link_latency=every) == idle_latency(emb, link_latency=1)
-    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 46, 1: 43, 2: 46, 3: 54}
+    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 53, 1: 50, 2: 53, 3: 61}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -2$"):
         idle_latency(emb, link_latency={(0, 3): -2})

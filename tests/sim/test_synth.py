@@ -242,8 +242,8 @@ def test_critical_path_agrees_with_the_log():
 
 
 @pytest.mark.parametrize(("cell", "end", "name"), [
-    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q", "start", "core.buf_i4_vc1.r_ptr"),
-    ("dut.core.buf_i4_vc1.r_ptr_TRELLIS_FF_Q_12", "end", "core.buf_i4_vc1.r_ptr"),
+    ("dut.core.resp_i4.r_ptr_TRELLIS_FF_Q", "start", "core.resp_i4.r_ptr"),
+    ("dut.core.resp_i4.r_ptr_TRELLIS_FF_Q_12", "end", "core.resp_i4.r_ptr"),
     ("a__reg.q_TRELLIS_FF_Q_12", "start", "input port a"),
     ("o__reg.q_TRELLIS_FF_Q", "end", "output port o"),
     ("i__0__payload__reg.q_SB_DFFE_Q_3", "start", "input port i__0__payload"),
