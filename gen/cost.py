@@ -44,6 +44,9 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
 ``local_latency = 1``
     Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
     register the flit once (``hw/link.py``).
+``front_latency = 3``
+    Cycles a switch's collective engine adds to every request crossing before its reduction
+    tree: its front end (issue, operand read, index check; ``innet.hw.ceng.FRONT_CYCLES``).
 ``reduce_latency = 9``
     Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
     A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (its collective engine
@@ -123,8 +126,10 @@ class CostModel:
     engine_bandwidth : float, optional
         Elements per cycle a switch's collective engine reduces over all collective ids
         together; ``None`` (default): never the bottleneck.
+    front_latency : float
+        Cycles a switch's collective engine adds to a request before its tree (default 3).
     reduce_latency : float
-        Cycles per level of a switch's reduction tree (default 7).
+        Cycles per level of a switch's reduction tree (default 9).
     step_overhead : float
         Host-style algorithms: cycles between the steps of an endpoint's step engine
         (default 8).
@@ -148,6 +153,7 @@ class CostModel:
     link_bandwidth: float = 1.0
     local_bandwidth: float | None = 1.0
     engine_bandwidth: float | None = None
+    front_latency: float = 3.0
     reduce_latency: float = 9.0
     step_overhead: float = 10.0
     clock_hz: float | None = None
@@ -156,6 +162,7 @@ class CostModel:
         for name, label in (("link_latency", "Link latency"),
                             ("switch_latency", "Switch latency"),
                             ("local_latency", "Local latency"),
+                            ("front_latency", "Front latency"),
                             ("reduce_latency", "Reduce latency"),
                             ("step_overhead", "Step overhead")):
             object.__setattr__(self, name, _number(label, getattr(self, name)))
@@ -188,7 +195,8 @@ class CostModel:
         return hash((self.link_latency, self.switch_latency, self.local_latency,
                      tuple(sorted(self.link_latencies.items())), self.element_bytes,
                      self.link_bandwidth, self.local_bandwidth, self.engine_bandwidth,
-                     self.reduce_latency, self.step_overhead, self.clock_hz))
+                     self.front_latency, self.reduce_latency, self.step_overhead,
+                     self.clock_hz))
 
     @classmethod
     def from_seconds(cls, alpha: float, beta: float, hop_latency: float, *,
@@ -197,7 +205,7 @@ class CostModel:
 
         ``alpha`` seconds per step (per message), ``beta`` seconds per byte on a link and
         ``hop_latency`` seconds per hop (link and switch) become ``step_overhead = alpha·f``,
-        ``link_latency = hop_latency·f``, no switch, endpoint or reduction latency, and
+        ``link_latency = hop_latency·f``, no switch, endpoint, engine or reduction latency, and
         ``link_bandwidth = 1 / (beta · element_bytes · f)`` elements per cycle (``inf`` for
         ``beta = 0``); the endpoints are never the bottleneck (Swing, Section 2.2: every port
         sends and receives concurrently).
@@ -213,7 +221,7 @@ class CostModel:
         clock_hz = _number("Clock frequency", clock_hz, allow_zero=False)
         bandwidth = math.inf if beta == 0 else 1.0 / (beta * element_bytes * clock_hz)
         return cls(link_latency=hop_latency * clock_hz, switch_latency=0.0, local_latency=0.0,
-                   reduce_latency=0.0, step_overhead=alpha * clock_hz,
+                   front_latency=0.0, reduce_latency=0.0, step_overhead=alpha * clock_hz,
                    element_bytes=element_bytes, link_bandwidth=bandwidth,
                    local_bandwidth=None, clock_hz=clock_hz)
 
@@ -262,7 +270,8 @@ class CostModel:
             return None if value is None or math.isinf(value) else value
 
         return {"link_latency": self.link_latency, "switch_latency": self.switch_latency,
-                "local_latency": self.local_latency, "reduce_latency": self.reduce_latency,
+                "local_latency": self.local_latency, "front_latency": self.front_latency,
+                "reduce_latency": self.reduce_latency,
                 "step_overhead": self.step_overhead,
                 "link_latencies": [[u, v, lat] for (u, v), lat in
                                    sorted(self.link_latencies.items())],

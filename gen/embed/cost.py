@@ -8,15 +8,17 @@ are :class:`innet.gen.cost.CostModel`'s, shared with the host-style algorithms):
   (:func:`path_latencies`), then back down the broadcast tree (:func:`response_latencies`).
   Eq. 1 bounds it by twice the longest leaf-root path latency. Here it is computed exactly on
   the embedding: every participant's path crosses its local port, the links of its path and
-  ``hops + 1`` switches; on the way up each switch also runs its reduction tree,
-  ``ceil(log2 k)`` levels of ``reduce_latency`` for ``k`` contributing ports. The root's result
+  ``hops + 1`` switches; on the way up each switch also runs its collective engine: its front
+  end (``front_latency``) and ``ceil(log2 k)`` levels of ``reduce_latency`` for ``k``
+  contributing ports. The root's result
   is ready when the slowest input has arrived (the largest up-path latency), and the last
   participant has it after the slowest down path: alpha is the sum of the two for an
   allreduce or barrier, the up path plus one local port for a reduce (result at the root's
   endpoint), one local port plus the down path for a broadcast. With ``reduce_latency = 0``
-  the two paths are equal and alpha is exactly twice the longest leaf-root path, PIUMA's
-  bound met with equality; in general alpha <= 2 x the longest path counting each switch at
-  its worst (``switch_latency + reduce_latency·ceil(log2(radix + 1))``).
+  and ``front_latency = 0`` the two paths are equal and alpha is exactly twice the longest
+  leaf-root path, PIUMA's bound met with equality; in general alpha <= 2 x the longest path
+  counting each switch at its worst (``switch_latency + front_latency +
+  reduce_latency·ceil(log2(radix + 1))``).
 - beta is the time per element at the slowest stage of the pipeline (Eq. 2): a network channel,
   the local (endpoint) port, and optionally the collective engine of a switch. Requests and
   responses use the two directions of each link, so they do not compete.
@@ -71,13 +73,14 @@ def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None
                    ) -> dict[int, float]:
     """Latency of each participant's input up the reduction tree to the root's result:
     ``local_latency + sum(link latencies) + sum over the hops + 1 switches of
-    (switch_latency + reduce_latency · ceil(log2 k))``, ``k`` the switch's contributing ports
-    (PIUMA, "Analysis: Latency")."""
+    (switch_latency + front_latency + reduce_latency · ceil(log2 k))``, ``k`` the switch's
+    contributing ports (PIUMA, "Analysis: Latency")."""
     model = model if model is not None else CostModel()
     levels = {s.node: _levels(len(s.req_in)) for s in embedding.switches}
 
     def switch(u: int) -> float:
-        return model.switch_latency + model.reduce_latency * levels.get(u, 0)
+        return (model.switch_latency + model.front_latency
+                + model.reduce_latency * levels.get(u, 0))
 
     up = _climb(embedding, topo, switch(embedding.root),
                 lambda w, v: model.link_latency_of(w, v) + switch(w))

@@ -98,6 +98,10 @@ def _options(func):
         click.option("--local-latency", type=click.FloatRange(min=0),
                      default=_DEFAULT.local_latency, show_default=True,
                      help="Cost model: cycles between endpoint and switch, each way."),
+        click.option("--front-latency", type=click.FloatRange(min=0),
+                     default=_DEFAULT.front_latency, show_default=True,
+                     help="Cost model: cycles a switch's collective engine adds to a request "
+                          "before its reduction tree."),
         click.option("--reduce-latency", type=click.FloatRange(min=0),
                      default=_DEFAULT.reduce_latency, show_default=True,
                      help="Cost model: cycles per level of a switch's reduction tree."),
@@ -143,6 +147,7 @@ def _run(topo, description: str, opts: dict[str, Any],
         raise ValueError(f"--trees must be at least 1, not {opts['trees']}")
     model = CostModel(link_latency=opts["link_latency"], switch_latency=opts["switch_latency"],
                       local_latency=opts["local_latency"],
+                      front_latency=opts["front_latency"],
                       reduce_latency=opts["reduce_latency"],
                       step_overhead=opts["step_overhead"],
                       link_bandwidth=opts["link_bandwidth"],
@@ -256,8 +261,8 @@ def _print_compare(comparison) -> None:
         low, high = min(model.link_latencies.values()), max(model.link_latencies.values())
         links = f"link {low:g}-{high:g} (per link)"
     echo(f"  model: {links}, switch {model.switch_latency:g}, endpoint "
-         f"port {model.local_latency:g} cycles; reduction {model.reduce_latency:g} cycles per "
-         f"tree level;")
+         f"port {model.local_latency:g} cycles; engine front end {model.front_latency:g}, "
+         f"reduction {model.reduce_latency:g} cycles per tree level;")
     echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
          f" element/cycle per link, {local} per endpoint port")
     names = list(comparison.predictions)

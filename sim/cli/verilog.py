@@ -141,9 +141,11 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
               help="Network ports of the switch it belongs to; the local port is extra.")
 @flit_options()
 @mul_option(default=False)
+@click.option("--buffer-depth", type=int, default=5, show_default=True,
+              help="Request flits per id and input port (the request VCs' credits).")
 @click.option("--queue-depth", type=int, default=None,
               help="Results per id the output queue holds [default: ALU latency * tree levels "
-                   "+ 2].")
+                   "+ 4].")
 @click.option("--registered", is_flag=True,
               help="Register every port (a timing harness for out-of-context synthesis).")
 @click.option("--name", default="innet_ceng", show_default=True, help="Top module name.")
@@ -151,8 +153,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
                "[default: <name>.v]")
 @json_option
 def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, index_width: int,
-         tag_width: int, mul: bool, queue_depth: int | None, registered: bool, name: str,
-         output: Path | None, as_json: bool) -> None:
+         tag_width: int, mul: bool, buffer_depth: int, queue_depth: int | None,
+         registered: bool, name: str, output: Path | None, as_json: bool) -> None:
     """The collective engine alone (plain ports, clk and rst), e.g. to synthesize it."""
     from innet.hw.ceng import CollectiveEngine, engine_latency
     from innet.hw.ceng.top import EngineTop
@@ -163,7 +165,7 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
     params = FlitParams(payload_width=32, routing_depth=routing_depth,
                         collective_ids=collective_ids, p2p_vcs=p2p_vcs,
                         index_width=index_width, tag_width=tag_width)
-    engine = CollectiveEngine(params, radix, mul=mul, queue_depth=queue_depth)
+    engine = CollectiveEngine(params, radix, buffer_depth, mul=mul, queue_depth=queue_depth)
     top = EngineTop(engine, registered=registered)
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
@@ -174,7 +176,8 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
         "params": {"radix": radix, "collective_ids": collective_ids,
                    "routing_depth": routing_depth, "p2p_vcs": p2p_vcs,
                    "index_width": index_width, "tag_width": tag_width, "mul": mul,
-                   "queue_depth": engine.queue_depth, "registered": registered},
+                   "buffer_depth": engine.depth, "queue_depth": engine.queue_depth,
+                   "registered": registered},
         "alus": ports - 1,
         "levels": engine.levels,
         "latency_by_ports": {str(k): v for k, v in latency.items()},

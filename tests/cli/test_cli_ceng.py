@@ -8,7 +8,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from innet.hw.alu import LATENCY
-from innet.hw.ceng import CollectiveEngine, engine_latency
+from innet.hw.ceng import FRONT_CYCLES, CollectiveEngine, engine_latency
 from innet.hw.ceng.top import EngineTop
 from innet.hw.flit import Flit, FlitParams
 
@@ -24,14 +24,15 @@ def test_ceng_writes_verilog_metadata_and_facts(innet, tmp_path):
     assert report["lines"] == len(text.splitlines())
     assert report["alus"] == 2
     assert report["levels"] == 2
-    assert report["params"]["queue_depth"] == LATENCY * 2 + 2  # two tree levels
+    assert report["params"]["queue_depth"] == LATENCY * 2 + FRONT_CYCLES + 1  # two tree levels
+    assert report["params"]["buffer_depth"] == 5
     assert report["params"]["mul"] is False
     assert report["latency_by_ports"] == {str(k): engine_latency(k) for k in (1, 2, 3)}
     ports = json.loads(out.with_suffix(".json").read_text())["interface"]["members"]
     assert sorted(ports) == sorted(CollectiveEngine(FlitParams(collective_ids=1), 2)
                                    .signature.members.keys())
-    for name in ("req__0__2__valid", "req__0__2__ready", "send__1__payload", "credit_resp",
-                 "mismatch", "clk", "rst"):
+    for name in ("req__2__valid", "req__2__payload", "req_pop__0", "send__1__payload",
+                 "credit_resp", "mismatch", "clk", "rst"):
         assert re.search(rf"^\s*(input|output)\s+(\[\d+:0\]\s+)?{name};", text, re.M), name
 
 
@@ -41,14 +42,18 @@ def test_ceng_readable_summary(innet, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("wrote innet_ceng.v (")
-    assert lines[1] == "tree:    2 ALUs without multipliers, 2 levels; 1 ids x 20 queued results"
-    assert lines[2] == "latency: cycles added by contributing ports {1: 0, 2: 10, 3: 19}"
+    depth, by_ports = LATENCY * 2 + FRONT_CYCLES + 1, {k: engine_latency(k) for k in (1, 2, 3)}
+    assert lines[1] == (f"tree:    2 ALUs without multipliers, 2 levels; 1 ids x {depth} queued "
+                        f"results")
+    assert lines[2] == f"latency: cycles added by contributing ports {by_ports}"
     assert lines[3] == "ports:   every port registered (timing harness)"
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["ceng", "--radix", "0"], "Radix must be at least 1, not 0"),
-    (["ceng", "--radix", "2", "--queue-depth", "0"], "Queue depth must be at least 1, not 0"),
+    (["ceng", "--radix", "2", "--queue-depth", "2"], "Queue depth must be at least 3, not 2"),
+    (["ceng", "--radix", "2", "--buffer-depth", "0"],
+     "Request buffer depth must be at least 1, not 0"),
     (["ceng", "--radix", "2", "-o", "x.txt"], "The output must be a .v file, not 'x.txt'"),
     (["switch", "--radix", "2", "--payload-width", "16"],
      "The collective engine reduces 32-bit payloads, not 16-bit ones (use --collective pass)"),

@@ -121,7 +121,8 @@ def test_host_latency_per_link_from_networkx_distances(algorithm):
 def test_in_network_is_the_embedding_cost(topo):
     """No reduction latency: alpha = 2 x the longest leaf-root latency, from networkx
     distances to the root (PIUMA, Analysis, Eq. 1); beta = 1 element per cycle."""
-    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=0)
+    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=0,
+                      front_latency=0)
     result = compare(topo, [0, 10], model, algorithms=["innet"])
     e = embed(topo)
     hops = nx.single_source_shortest_path_length(topo.to_networkx(), e.root)

@@ -9,6 +9,7 @@ import pytest
 
 from innet.gen.cost import Cost, CostModel, envelope
 from innet.hw.alu import LATENCY
+from innet.hw.ceng import FRONT_CYCLES
 from innet.hw.switch import HOP_CYCLES
 
 
@@ -16,6 +17,7 @@ def test_defaults_describe_the_project_network():
     model = CostModel()
     assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
     assert (model.reduce_latency, model.step_overhead) == (LATENCY, LATENCY + 1)
+    assert model.front_latency == FRONT_CYCLES
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None
@@ -41,7 +43,8 @@ def test_seconds_and_json():
     data = CostModel(local_bandwidth=None, link_latencies={(3, 1): 5}).to_dict()
     assert data["local_bandwidth"] is None
     assert data["link_latencies"] == [[1, 3, 5.0]]
-    assert set(data) == {"link_latency", "switch_latency", "local_latency", "reduce_latency",
+    assert set(data) == {"link_latency", "switch_latency", "local_latency", "front_latency",
+                         "reduce_latency",
                          "step_overhead", "link_latencies", "element_bytes", "link_bandwidth",
                          "local_bandwidth", "engine_bandwidth", "clock_hz"}
     with pytest.raises(ValueError, match=r"^The cost model has no clock frequency: set "

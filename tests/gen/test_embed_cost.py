@@ -23,7 +23,8 @@ from innet.gen.topology import hyperx, polarfly, torus
 @pytest.mark.parametrize("topo", [polarfly(7), hyperx((4, 4, 4)), torus((5, 6))],
                          ids=["pf7", "hx4x4x4", "t5x6"])
 def test_alpha_is_twice_the_longest_leaf_root_latency(topo):
-    model = CostModel(link_latency=3, switch_latency=5, local_latency=2, reduce_latency=0)
+    model = CostModel(link_latency=3, switch_latency=5, local_latency=2, reduce_latency=0,
+                      front_latency=0)
     e = embed(topo)
     cost = embedding_cost(e, topo, model)
     graph = topo.to_networkx()
@@ -45,18 +46,21 @@ def test_per_link_latencies_move_the_longest_path():
     e = embed(topo)
     assert e.root == 3
     base = embedding_cost(e, topo, CostModel(link_latency=1, switch_latency=0, local_latency=0,
-                                             reduce_latency=0))
+                                             reduce_latency=0, front_latency=0))
     assert base.alpha == 2 * 4
     slow = CostModel(link_latency=1, switch_latency=0, local_latency=0, reduce_latency=0,
+                     front_latency=0,
                      link_latencies={(4, 3): 10})  # on the path of 4, 5, 6 only
     assert embedding_cost(e, topo, slow).alpha == 2 * (10 + 2)  # 6 -> 5 -> 4 -> 3
     assert hash(slow) == hash(CostModel(link_latency=1, switch_latency=0, local_latency=0,
-                                        reduce_latency=0, link_latencies={(3, 4): 10}))
+                                        reduce_latency=0, front_latency=0,
+                                        link_latencies={(3, 4): 10}))
 
 
 def test_one_way_kinds_and_bandwidth_terms():
     topo = polarfly(3)
-    model = CostModel(link_latency=1, switch_latency=2, local_latency=1, reduce_latency=0)
+    model = CostModel(link_latency=1, switch_latency=2, local_latency=1, reduce_latency=0,
+                      front_latency=0)
     all_reduce = embedding_cost(embed(topo), topo, model)
     for kind in ("reduce", "broadcast"):
         one_way = embedding_cost(embed(topo, kind=kind, root=0), topo, model)
@@ -81,9 +85,11 @@ def _tree(e):
 @pytest.mark.parametrize("topo", [polarfly(5), hyperx((3, 4)), torus((4, 6)), torus(7)],
                          ids=["pf5", "hx3x4", "t4x6", "ring7"])
 def test_reduction_tree_levels_on_the_way_up(topo):
-    """With reduction latency, alpha = slowest input up (each switch adds its tree levels,
-    ceil(log2 k) for k contributing ports) + slowest path down; computed on the tree alone."""
-    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=7)
+    """With reduction latency, alpha = slowest input up (each switch adds its engine's front end
+    and its tree levels, ceil(log2 k) for k contributing ports) + slowest path down; computed
+    on the tree alone."""
+    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=7,
+                      front_latency=4)
     rng = random.Random(topo.nodes)
     for participants in (None, sorted(rng.sample(range(topo.nodes), topo.nodes // 2))):
         e = embed(topo, participants)
@@ -94,7 +100,7 @@ def test_reduction_tree_levels_on_the_way_up(topo):
         for p in e.participants:
             route = nx.shortest_path(tree, p, e.root)
             hops = len(route) - 1
-            up[p] = 1 + 3 * hops + sum(2 + 7 * math.ceil(math.log2(k[u])) for u in route)
+            up[p] = 1 + 3 * hops + sum(2 + 4 + 7 * math.ceil(math.log2(k[u])) for u in route)
             down[p] = 3 * hops + 2 * (hops + 1) + 1
         assert path_latencies(e, topo, model) == pytest.approx(up)
         assert response_latencies(e, topo, model) == pytest.approx(down)
@@ -109,21 +115,23 @@ CASES = [polarfly(2), polarfly(3), polarfly(5), polarfly(7), hyperx((3, 3)), hyp
 def test_piuma_bound(topo):
     """PIUMA, Analysis, Eq. 1: alpha <= 2 x (latencies of the links and switches on the longest
     leaf-root path), each switch at its worst (every port contributing); equality when
-    switches do not reduce. On an L-dimensional HyperX the path has at most L hops."""
+    switches add no engine latency (no front end, no reduction). On an L-dimensional HyperX the path has at most L hops."""
     rng = random.Random(topo.nodes * 7 + len(topo.params))
     for trial in range(4):
         model = CostModel(link_latency=rng.choice([0, 1, 3]), switch_latency=rng.choice([1, 2]),
-                          local_latency=rng.choice([0, 1]), reduce_latency=rng.choice([0, 7]))
+                          local_latency=rng.choice([0, 1]), reduce_latency=rng.choice([0, 7]),
+                          front_latency=rng.choice([0, 3]))
         size = topo.nodes if trial == 0 else rng.randint(1, topo.nodes)
         e = embed(topo, sorted(rng.sample(range(topo.nodes), size)))
         hops = nx.single_source_shortest_path_length(topo.to_networkx(), e.root)
         depth = max(hops[p] for p in e.participants)
         assert depth == e.depth
-        worst = model.switch_latency + model.reduce_latency * math.ceil(math.log2(topo.radix + 1))
+        worst = (model.switch_latency + model.front_latency
+                 + model.reduce_latency * math.ceil(math.log2(topo.radix + 1)))
         bound = 2 * (model.local_latency + depth * model.link_latency + (depth + 1) * worst)
         alpha = embedding_cost(e, topo, model).alpha
         assert alpha <= bound
-        if model.reduce_latency == 0:
+        if model.reduce_latency == model.front_latency == 0:
             assert alpha == bound
         if topo.kind == "hyperx":
             dims = len(topo.params["shape"])

@@ -127,7 +127,7 @@ def test_alpha_is_twice_the_longest_leaf_root_latency(nodes, sockets, cores, pla
     longest = max(sum(graph.edges[a, b]["w"] for a, b in itertools.pairwise(chain))
                   for chain in (path_to_root(parent, p, e.root) for p in e.participants))
     model = CostModel(link_latencies=link_latencies(topo), switch_latency=0, local_latency=0,
-                      reduce_latency=0)
+                      reduce_latency=0, front_latency=0)
     assert embedding_cost(e, topo, model).alpha == pytest.approx(2 * longest)
     params = SystemParams(sockets=sockets, cores=cores, placement=placement)
     assert closed_form(nodes, params).alpha == pytest.approx(2 * longest)
@@ -139,7 +139,7 @@ def _alpha(nodes, sockets, cores, placement, **latencies):
     e = embed(topo)
     verify(e, topo)
     model = CostModel(link_latencies=link_latencies(topo), switch_latency=0, local_latency=0,
-                      reduce_latency=0)
+                      reduce_latency=0, front_latency=0)
     layout = piuma_layout(topo)
     return (embedding_cost(e, topo, model).alpha, eq1_bound(layout.dimensions, layout.d_max,
                                                             params),
