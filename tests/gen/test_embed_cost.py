@@ -115,7 +115,8 @@ CASES = [polarfly(2), polarfly(3), polarfly(5), polarfly(7), hyperx((3, 3)), hyp
 def test_piuma_bound(topo):
     """PIUMA, Analysis, Eq. 1: alpha <= 2 x (latencies of the links and switches on the longest
     leaf-root path), each switch at its worst (every port contributing); equality when
-    switches add no engine latency (no front end, no reduction). On an L-dimensional HyperX the path has at most L hops."""
+    switches add no engine latency (no front end, no reduction). On an L-dimensional HyperX
+    the path has at most L hops."""
     rng = random.Random(topo.nodes * 7 + len(topo.params))
     for trial in range(4):
         model = CostModel(link_latency=rng.choice([0, 1, 3]), switch_latency=rng.choice([1, 2]),
