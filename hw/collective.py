@@ -23,8 +23,9 @@ Interface contract (for any replacement)
 - ``req[p]`` (valid, payload) is the request flit arriving on input port ``p`` this cycle
   (``kind == REQ``, ``cid`` below ``collective_ids``; no ready). The block keeps the request
   buffers: ``depth`` flits per (id, port), the credits the upstream sender holds, and
-  ``req_pop[c]`` bit ``p`` pulses for every flit of id ``c`` from port ``p`` it consumes or
-  discards (the switch returns that credit upstream). A flit that finds its (id, port) buffer
+  ``req_pop[c]`` bit ``p`` pulses once for every flit of id ``c`` from port ``p``, when the
+  block has room for another (when it takes the flit from the buffer, or discards it); the
+  switch returns that credit upstream. A flit that finds its (id, port) buffer
   full is not kept and ``req_refused`` pulses (the sender broke the credit protocol).
 - ``resp[p]`` is the head of the response buffer of input port ``p`` (flits of any id).
 - ``config[c]`` holds the per-id registers (:func:`config_layout`); a register write takes

@@ -94,13 +94,15 @@ class CollectiveEngine(wiring.Component):
     1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
        round-robin from those registered counts; every port's read address is registered;
     2. operand read: every port's LUT RAM is read at its address into an operand register;
-    3. check: the contributing flits' indices agree: the flits are consumed (their credits
-       return) and the operands are compacted onto the first leaves in a register, the tree's
-       input (or the forwarded flit). If they disagree, the id's flits in flight are issued
-       again later and the resynchronisation unit takes the element.
+    3. check: the contributing flits' indices agree: the flits are consumed and the operands
+       are compacted onto the first leaves in a register, the tree's input (or the forwarded
+       flit). If they disagree, the id's flits in flight are issued again later and the
+       resynchronisation unit takes the element.
 
     A flit is consumed only in the check stage, so an element issued speculatively behind one
-    whose indices disagree is simply issued again.
+    whose indices disagree is simply issued again. Its credit goes back upstream when it is
+    first issued, so that the sender's credit loop is that of a plain buffer; each partition
+    has room for ``FRONT_CYCLES`` issued flits beyond ``depth``.
 
     Latency and throughput
     ----------------------
@@ -256,10 +258,14 @@ class CollectiveEngine(wiring.Component):
 
         # ---- Request buffers: one LUT RAM per input port, partitioned by id -----------------
         # Per (id, port): the write place, the oldest flit held (``rptr``), the next flit to
-        # issue (``spec``), flits held (``count``: the sender's credits) and flits not issued
-        # yet (``pend``). An issued flit is held until the check stage consumes it, so that an
-        # element whose heads disagree can be issued again.
-        pw, ib = bits_for(slots), (ids - 1).bit_length()
+        # issue (``spec``), flits held (``count``), flits not issued yet (``pend``) and the
+        # oldest flits held whose credit has gone back already (``returned``). An issued flit
+        # is held until the check stage consumes it, so that an element whose flits disagree
+        # can be issued again, but its credit goes back when it is first issued: the sender's
+        # credit loop is that of a plain buffer, and a partition holds ``depth`` flits plus
+        # the FRONT_CYCLES issued ones the front end may still need.
+        capacity = slots + FRONT_CYCLES
+        pw, ib = bits_for(capacity), (ids - 1).bit_length()
         entry = data.StructLayout({"payload": 32, "index": iw})
 
         def per_port(shape, label):
@@ -267,7 +273,9 @@ class CollectiveEngine(wiring.Component):
                     for c in range(ids)]
 
         wptr, rptr, spec = per_port(pw, "wptr"), per_port(pw, "rptr"), per_port(pw, "spec")
-        count, pend = per_port(range(slots + 1), "count"), per_port(range(slots + 1), "pend")
+        count = per_port(range(capacity + 1), "count")
+        pend = per_port(range(capacity + 1), "pend")
+        returned = per_port(range(FRONT_CYCLES + 1), "returned")
         accept, issue, commit = per_port(1, "accept"), per_port(1, "issue"), per_port(1, "commit")
         squash = per_port(1, "squash")
         refused, reads = [], []
@@ -279,8 +287,11 @@ class CollectiveEngine(wiring.Component):
             reads.append(read)
             hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
             for c in range(ids):
-                m.d.comb += accept[c][q].eq(hits[c] & (count[c][q] != slots))
-                refused.append(hits[c] & (count[c][q] == slots))
+                # The sender holds no credit when the flits it has not been credited for fill
+                # the depth.
+                owed = count[c][q] - returned[c][q]
+                m.d.comb += accept[c][q].eq(hits[c] & (owed != slots))
+                refused.append(hits[c] & (owed == slots))
             m.d.comb += [
                 write.en.eq(any_of(accept[c][q] for c in range(ids))),
                 write.addr.eq(Cat(onehot_mux(hits, [wptr[c][q] for c in range(ids)]),
@@ -386,7 +397,7 @@ class CollectiveEngine(wiring.Component):
                                            resyncing)
         m.d.comb += killed.eq(mismatched | abort | Mux(done, resyncing, 0))
 
-        # ---- Buffer bookkeeping: consumed or discarded flits return their credits ----------
+        # ---- Buffer bookkeeping: issued or discarded flits return their credits ------------
         for c in range(ids):
             for q in range(ports):
                 on = cfg[c].contrib[q]
@@ -396,10 +407,18 @@ class CollectiveEngine(wiring.Component):
                 # all flits of an aborted id: one per cycle, each returning its credit.
                 stray = Signal(name=f"stray{c}_{q}")
                 drain = (count[c][q] != 0) & ~used & (~on | abort[c])
+                # A flit's credit goes back when it is first issued, or when it is consumed or
+                # discarded without having been issued (never both in one cycle: a flit
+                # consumed by the check stage was issued, a discarded one's id or port issues
+                # nothing).
+                first = issue[c][q] & ((spec[c][q] - rptr[c][q])[:pw] >= returned[c][q])
+                late = commit[c][q] & (returned[c][q] == 0)
                 m.d.comb += [stray.eq(drain & ~abort[c]),
                              commit[c][q].eq(used | drain),
                              squash[c][q].eq(killed[c] | ~on),
-                             self.req_pop[c][q].eq(commit[c][q])]
+                             self.req_pop[c][q].eq(first | late)]
+                m.d.sync += returned[c][q].eq(returned[c][q] + first
+                                              - (commit[c][q] & (returned[c][q] != 0)))
                 dropped.append(stray)
                 held_next = count[c][q] + accept[c][q] - commit[c][q]
                 oldest_next = rptr[c][q] + commit[c][q]
@@ -637,8 +656,8 @@ ENGINE_PROPERTIES = {
 
 def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngine
                       ) -> tuple[Module, list[Signal]]:
-    """A formal harness: ``block(params, radix, 2)`` with two collective ids, 2-bit element
-    indices and request buffers of 2 flits, driven by free inputs, with the property ``name``
+    """A formal harness: ``block(params, radix, 1)`` with two collective ids, 2-bit element
+    indices and request buffers of 1 flit (one credit per id and port), driven by free inputs, with the property ``name``
     of :data:`ENGINE_PROPERTIES` as ``Assert`` and ``Cover`` s that show it is not vacuous (for
     ``in-order``, a result of id 0 leaving after the index has wrapped, and a reduced one; for
     ``isolation``, a result of id 0 leaving while id 1's watchdog has fired).
@@ -678,7 +697,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
                    index_width=2, tag_width=1)
     ports = radix + 1
     m = Module()
-    m.submodules.dut = dut = block(p, radix, 2)
+    m.submodules.dut = dut = block(p, radix, 1)
     age = Signal(2, name="age")
     with m.If(age != 3):
         m.d.sync += age.eq(age + 1)

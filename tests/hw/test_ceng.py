@@ -3,8 +3,8 @@
 
 The harness models the switch around the engine: request flits arrive on every input port at
 random times, at most one per port and cycle, of any id whose buffer in the engine has room
-(skew between ports and ids; ``buffer`` mirrors the engine's request buffers from its writes
-and ``req_pop``), response flits wait in a buffer per port, per (output, VC) a credit counter's
+(skew between ports and ids; ``buffer`` holds the flits written that the engine has not
+returned a credit for on ``req_pop``), response flits wait in a buffer per port, per (output, VC) a credit counter's
 credits come back at random times (backpressure), and it checks every ``send`` against the
 golden model
 (:func:`innet.sim.golden.reduce_switch`): the right flit, at every target and nowhere else, all
@@ -54,7 +54,7 @@ class Harness:
         self.arrive, self.credit_back, self.depth = arrive, credit_back, depth
         self.config = [None] * ids
         self.pending = [[deque() for _ in range(PORTS)] for _ in range(ids)]  # not arrived
-        self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # in the engine
+        self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # not credited
         self.resp_pending = [deque() for _ in range(PORTS)]
         self.resp_buffer = [deque() for _ in range(PORTS)]
         self.credits = [[depth] * self.p.vcs for _ in range(PORTS)]
