@@ -657,10 +657,11 @@ ENGINE_PROPERTIES = {
 def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngine
                       ) -> tuple[Module, list[Signal]]:
     """A formal harness: ``block(params, radix, 1)`` with two collective ids, 2-bit element
-    indices and request buffers of 1 flit (one credit per id and port), driven by free inputs, with the property ``name``
-    of :data:`ENGINE_PROPERTIES` as ``Assert`` and ``Cover`` s that show it is not vacuous (for
-    ``in-order``, a result of id 0 leaving after the index has wrapped, and a reduced one; for
-    ``isolation``, a result of id 0 leaving while id 1's watchdog has fired).
+    indices and request buffers of 1 flit (one credit per id and port), driven by free
+    inputs, with the property ``name`` of :data:`ENGINE_PROPERTIES` as ``Assert`` and
+    ``Cover`` s that show it is not vacuous (for ``in-order``, a result of id 0 leaving after
+    the index has wrapped, and a reduced one; for ``isolation``, a result of id 0 leaving
+    while id 1's watchdog has fired).
 
     Id 0 is the watched id: its configuration is a free constant that reduces or forwards
     (``req_in`` not empty, an operation the ALUs implement on the data type, a target), and

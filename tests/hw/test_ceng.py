@@ -4,9 +4,9 @@
 The harness models the switch around the engine: request flits arrive on every input port at
 random times, at most one per port and cycle, of any id whose buffer in the engine has room
 (skew between ports and ids; ``buffer`` holds the flits written that the engine has not
-returned a credit for on ``req_pop``), response flits wait in a buffer per port, per (output, VC) a credit counter's
-credits come back at random times (backpressure), and it checks every ``send`` against the
-golden model
+returned a credit for on ``req_pop``), response flits wait in a buffer per port, per (output,
+VC) a credit counter's credits come back at random times (backpressure), and it checks every
+``send`` against the golden model
 (:func:`innet.sim.golden.reduce_switch`): the right flit, at every target and nowhere else, all
 copies of a multicast in one cycle, in element order per id, never without a credit.
 """
