@@ -1,18 +1,19 @@
 """The collective path of a switch: request and response flits on the collective VCs.
 
 This is the boundary between the switch fabric and the collective path. The switch hands
-this block the head of every collective buffer and the per-id configuration; the block
-decides, every cycle, which collective flits leave on which output ports. The switch gives
-collective flits strict priority over p2p at every output (PIUMA, "Collective Virtual
-Channel"), owns the output registers and the credit counters, and returns a credit upstream for
-every flit this block pops.
+this block every request flit as it arrives (the block keeps the request buffers), the head of
+every response buffer and the per-id configuration; the block decides, every cycle, which
+collective flits leave on which output ports. The switch gives collective flits strict
+priority over p2p at every output (PIUMA, "Collective Virtual Channel"), owns the output
+registers and the credit counters, and returns a credit upstream for every flit this block
+makes room for.
 
 Two blocks keep this contract (the ``collective`` argument of
 :class:`innet.hw.switch.SwitchCore` chooses one):
 
-- :class:`innet.hw.ceng.CollectiveEngine`, the switch's default: waits for the head flit of an
-  id on every port of ``req_in``, pops them together, reduces them with ``hw.alu`` through a
-  pipelined tree in a fixed port order and forwards one flit (PIUMA, "Collective Engine").
+- :class:`innet.hw.ceng.CollectiveEngine`, the switch's default: waits for a flit of an id on
+  every port of ``req_in``, takes one of each, reduces them with ``hw.alu`` through a pipelined
+  tree in a fixed port order and forwards one flit (PIUMA, "Collective Engine").
 - :class:`CollectivePath`, the pass-through: it forwards each request flit unchanged toward
   the root, turns request flits into responses at the root, and multicasts responses (PIUMA,
   "Request-response Mechanism"); no reduction. Kept for fabric tests and as the reference of
