@@ -141,8 +141,7 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
               help="Network ports of the switch it belongs to; the local port is extra.")
 @flit_options()
 @mul_option(default=False)
-@click.option("--buffer-depth", type=int, default=5, show_default=True,
-              help="Request flits per id and input port (the request VCs' credits).")
+@buffer_depth_option
 @click.option("--queue-depth", type=int, default=None,
               help="Results per id the output queue holds [default: ALU latency * tree levels "
                    "+ 4].")

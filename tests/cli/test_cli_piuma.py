@@ -63,7 +63,7 @@ def test_embed_piuma_compare_prices_host_routes_by_level(innet):
 @pytest.mark.parametrize("clock_mhz", [None, "2500"])
 def test_embed_piuma_prices_links_by_level(innet, clock_mhz, tmp_path):
     """innet embed piuma: the library's tree (PIUMA's Fig. 2/3 embedding), each link costing its
-    level's latency at the clock; with switches, endpoints and reductions free its alpha is
+    level's latency at the clock; with switches, endpoints and engines free its alpha is
     twice the longest leaf-to-root latency, the analysis' alpha (Eq. 1's quantity)."""
     from innet.gen.embed import embed
     from innet.gen.topology import link_latencies
@@ -71,7 +71,8 @@ def test_embed_piuma_prices_links_by_level(innet, clock_mhz, tmp_path):
     clock = ["--clock-mhz", clock_mhz] if clock_mhz else []
     done = innet("embed", "piuma", "--nodes", "2x2", "--sockets", "2", "--cores", "4",
                  "--latency-node", "40ns", "--switch-latency", "0", "--local-latency", "0",
-                 "--reduce-latency", "0", "--json", "-o", str(tmp_path), *clock)
+                 "--front-latency", "0", "--reduce-latency", "0", "--json", "-o", str(tmp_path),
+                 *clock)
     assert done.returncode == 0, done.stderr
     s = json.loads(done.stdout)
     topo = piuma((2, 2), 2, 4, latency_node=40)
