@@ -306,7 +306,7 @@ def test_cli_compare_errors(args, message):
 def test_cli_help_documents_compare():
     code, out = run("torus", "--help")
     assert code == 0
-    for option in ("--compare", "--sizes", "--step-overhead", "--reduce-latency",
+    for option in ("--compare", "--sizes", "--step-overhead", "--front-latency", "--reduce-latency",
                    "--link-bandwidth", "--local-bandwidth", "--clock-mhz"):
         assert option in out
     assert math.isfinite(CostModel().step_overhead)

@@ -112,6 +112,7 @@ def test_envelope_ties():
     ({"step_overhead": -1}, ValueError, r"^Step overhead must be finite and >= 0, not -1.0$"),
     ({"reduce_latency": math.nan}, ValueError,
      r"^Reduce latency must be finite and >= 0, not nan$"),
+    ({"front_latency": -3}, ValueError, r"^Front latency must be finite and >= 0, not -3.0$"),
     ({"local_latency": True}, TypeError, r"^Local latency must be a number, not True$"),
     ({"local_bandwidth": 0}, ValueError,
      r"^Local bandwidth must be > 0 \(inf allowed\), not 0.0$"),
