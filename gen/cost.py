@@ -44,9 +44,10 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
 ``local_latency = 1``
     Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
     register the flit once (``hw/link.py``).
-``front_latency = 3``
+``front_latency = 4``
     Cycles a switch's collective engine adds to every request crossing before its reduction
-    tree: its front end (issue, operand read, index check; ``innet.hw.ceng.FRONT_CYCLES``).
+    tree: the write into its request buffer and its front end (issue, operand read, index
+    check; ``innet.hw.ceng.engine_latency(1)``).
 ``reduce_latency = 9``
     Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
     A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (its collective engine
@@ -127,7 +128,7 @@ class CostModel:
         Elements per cycle a switch's collective engine reduces over all collective ids
         together; ``None`` (default): never the bottleneck.
     front_latency : float
-        Cycles a switch's collective engine adds to a request before its tree (default 3).
+        Cycles a switch's collective engine adds to a request before its tree (default 4).
     reduce_latency : float
         Cycles per level of a switch's reduction tree (default 9).
     step_overhead : float
@@ -153,7 +154,7 @@ class CostModel:
     link_bandwidth: float = 1.0
     local_bandwidth: float | None = 1.0
     engine_bandwidth: float | None = None
-    front_latency: float = 3.0
+    front_latency: float = 4.0
     reduce_latency: float = 9.0
     step_overhead: float = 10.0
     clock_hz: float | None = None

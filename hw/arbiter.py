@@ -1,12 +1,9 @@
 """Arbiters of the switch allocator.
 
 :class:`RoundRobin` grants one of several requesters (PIUMA, "Collective Virtual Channel": the
-arbitration unit of every switch; round-robin within a class so no input starves).
-:class:`ConflictArbiter` grants a set of requesters whose target sets do not overlap, in
-least-recently-granted order; the collective path uses it so that multicast flits that need
-several outputs at once are never starved. Each has a Python model for the unit tests, and
-formal properties beside it (:func:`round_robin_properties`, :func:`conflict_properties`, proved
-by :mod:`innet.sim.formal`).
+arbitration unit of every switch; round-robin within a class so no input starves), with a
+Python model for the unit tests and formal properties beside it (:func:`round_robin_properties`,
+proved by :mod:`innet.sim.formal`); the multiplexers and encoders the allocator is built of.
 """
 
 from __future__ import annotations
@@ -19,15 +16,11 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 
 __all__ = [
-    "CONFLICT_PROPERTIES",
     "ROUND_ROBIN_PROPERTIES",
-    "ConflictArbiter",
-    "ConflictArbiterModel",
     "RoundRobin",
     "RoundRobinModel",
     "any_of",
     "binary_mux",
-    "conflict_properties",
     "encode_onehot",
     "onehot_mux",
     "round_robin_properties",
@@ -168,94 +161,6 @@ class RoundRobinModel:
         return granted
 
 
-class ConflictArbiter(wiring.Component):
-    """Grants requesters whose target sets are pairwise disjoint, least recently granted first.
-
-    Requester ``i`` is granted when it requests and no requester that has priority over it
-    requests an overlapping target set. Priority is a total order kept as a matrix: every
-    cycle the granted requesters move (in their order) below all others. The requester with the
-    highest priority among those requesting is always granted, so a requester that keeps
-    requesting is granted within ``count`` cycles. Every grant must be acted on.
-
-    Parameters
-    ----------
-    count : int
-        Number of requesters.
-    width : int
-        Number of targets (bits of each target set).
-
-    Members
-    -------
-    requests : In(count)
-        Bit ``i``: requester ``i`` wants all of ``targets[i]`` this cycle.
-    targets : In(width).array(count)
-        Target set of each requester.
-    grant : Out(count)
-        Granted requesters (combinational). Reset: lower indices have priority.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``count`` or ``width`` is not a positive integer.
-    """
-
-    def __init__(self, count: int, width: int) -> None:
-        self._count = check_int("Arbiter size", count, low=1)
-        self._width = check_int("Target count", width, low=1)
-        super().__init__({
-            "requests": In(count),
-            "targets": In(width).array(count),
-            "grant": Out(count),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        n = self._count
-        # beats[(i, j)] for i < j: requester i has priority over requester j.
-        self._beats = beats = {(i, j): Signal(init=1, name=f"beats_{i}_{j}")
-                               for i in range(n) for j in range(i + 1, n)}
-
-        def over(a, b):
-            return beats[(a, b)] if a < b else ~beats[(b, a)]
-
-        for i in range(n):
-            blockers = []
-            for j in range(n):
-                if j == i:
-                    continue
-                overlap = (self.targets[i] & self.targets[j]).any()
-                blockers.append(self.requests[j] & over(j, i) & overlap)
-            blocked = any_of(blockers)
-            m.d.comb += self.grant[i].eq(self.requests[i] & ~blocked)
-        for (i, j), bit in beats.items():
-            with m.If(self.grant[i] & ~self.grant[j]):
-                m.d.sync += bit.eq(0)
-            with m.Elif(self.grant[j] & ~self.grant[i]):
-                m.d.sync += bit.eq(1)
-        return m
-
-
-class ConflictArbiterModel:
-    """Python model of :class:`ConflictArbiter`: an explicit priority list."""
-
-    def __init__(self, count: int) -> None:
-        self.order = list(range(count))  # highest priority first
-
-    def step(self, requests: int, targets: list[int]) -> int:
-        """Grant mask for this cycle; then move the granted requesters to the bottom."""
-        granted = 0
-        for pos, i in enumerate(self.order):
-            if not requests >> i & 1:
-                continue
-            blocked = any(requests >> j & 1 and targets[i] & targets[j]
-                          for j in self.order[:pos])
-            if not blocked:
-                granted |= 1 << i
-        self.order = ([i for i in self.order if not granted >> i & 1]
-                      + [i for i in self.order if granted >> i & 1])
-        return granted
-
-
 # -- formal properties -------------------------------------------------------------------------
 
 #: The formal properties of :class:`RoundRobin`, by name (:func:`round_robin_properties`).
@@ -265,15 +170,6 @@ ROUND_ROBIN_PROPERTIES = {
     "fair": "a requester that keeps requesting sees at most count - 1 taken grants to others "
             "before its own: it is granted within count taken grants",
 }
-
-#: The formal properties of :class:`ConflictArbiter`, by name (:func:`conflict_properties`).
-CONFLICT_PROPERTIES = {
-    "disjoint": "grants go only to requesters, the target sets granted together are pairwise "
-                "disjoint, and someone is granted whenever anyone requests",
-    "fair": "a requester that keeps requesting, whatever its and the others' target sets, is "
-            "granted within count cycles",
-}
-
 
 def _check_property(kind: str, name: str, known: dict[str, str]) -> None:
     if name not in known:
@@ -343,61 +239,3 @@ def round_robin_properties(name: str, count: int = 4, *, block: type = RoundRobi
             distance = Mux(first <= i, i - first, i + count - first)
             m.d.comb += Assert(~requests[i] | (waited[i] + distance <= count - 1))
     return m, [requests, take]
-
-
-def conflict_properties(name: str, count: int = 3, width: int = 3, *,
-                        block: type = ConflictArbiter) -> tuple[Module, list[Signal]]:
-    """A formal harness: ``block(count, width)`` driven by free inputs, with the property
-    ``name`` of :data:`CONFLICT_PROPERTIES` as ``Assert`` and a ``Cover`` that shows it is not
-    vacuous (for ``disjoint``: two requesters granted together; for ``fair``: some requester
-    waits the full ``count - 1`` cycles).
-
-    The arbiter's own elaboration is unchanged; ``block`` may be a variant (a mutation).
-
-    Returns
-    -------
-    (Module, list of Signal)
-        The harness and its free inputs.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a property of :data:`CONFLICT_PROPERTIES`.
-    """
-    _check_property("Conflict arbiter", name, CONFLICT_PROPERTIES)
-    m = Module()
-    dut = block(count, width)
-    m.submodules.dut = Fragment.get(dut, None)  # elaborated here: its state is at hand
-    beats = getattr(dut, "_beats", None)
-    requests = Signal(count, name="requests")
-    targets = [Signal(width, name=f"targets_{i}") for i in range(count)]
-    m.d.comb += dut.requests.eq(requests)
-    m.d.comb += [dut.targets[i].eq(targets[i]) for i in range(count)]
-    grant = dut.grant
-    ports = [requests, *targets]
-    if beats is not None:
-        # Inductive strengthening: priority is a total order (transitive), and a waiting
-        # requester has at most count - 1 - waited requesters above it.
-        def over(a: int, b: int) -> Value:
-            return beats[(a, b)] if a < b else ~beats[(b, a)]
-
-        m.d.comb += [Assert(~(over(a, b) & over(b, c)) | over(a, c))
-                     for a in range(count) for b in range(count) for c in range(count)
-                     if len({a, b, c}) == 3]
-        above = [sum(over(j, i) for j in range(count) if j != i) for i in range(count)]
-    if name == "disjoint":
-        pairs = [(i, j) for i in range(count) for j in range(i + 1, count)]
-        m.d.comb += [Assert((grant & ~requests) == 0), Assert(grant.any() == requests.any())]
-        m.d.comb += [Assert(~(grant[i] & grant[j]) | ~(targets[i] & targets[j]).any())
-                     for i, j in pairs]
-        m.d.comb += Cover(any_of(grant[i] & grant[j] & targets[i].any() & targets[j].any()
-                                 for i, j in pairs))
-        return m, ports
-    waited = _waits(m, count, [requests[i] & ~grant[i] for i in range(count)],
-                    [~requests[i] | grant[i] for i in range(count)])
-    m.d.comb += [Assert(w <= count - 1) for w in waited]
-    m.d.comb += Cover(any_of(w == count - 1 for w in waited))
-    if beats is not None:
-        m.d.comb += [Assert(~requests[i] | (waited[i] + above[i] <= count - 1))
-                     for i in range(count)]
-    return m, ports

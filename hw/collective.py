@@ -1,23 +1,23 @@
-"""The collective path of a switch: request and response flits on the collective VCs.
+"""The collective path of a switch: the request flits of the collective VCs, and their results.
 
 This is the boundary between the switch fabric and the collective path. The switch hands
-this block every request flit as it arrives (the block keeps the request buffers), the head of
-every response buffer and the per-id configuration; the block decides, every cycle, which
-collective flits leave on which output ports. The switch gives collective flits strict
-priority over p2p at every output (PIUMA, "Collective Virtual Channel"), owns the output
-registers and the credit counters, and returns a credit upstream for every flit this block
-makes room for.
+this block every request flit as it arrives (the block keeps the request buffers) and the
+per-id configuration; the block offers the switch one stream of collective flits, each with
+the output ports it goes to. The switch sends that stream through its crossbar as one more
+input, with priority over p2p at every output (PIUMA, "Collective Virtual Channel"), as a
+fork: a flit leaves on each of its target ports as soon as that port takes it, and the stream
+moves on when every target has. Response flits never enter the block: the switch multicasts
+them from its inputs through the same crossbar, by ``resp_out`` of their id.
 
 Two blocks keep this contract (the ``collective`` argument of
 :class:`innet.hw.switch.SwitchCore` chooses one):
 
 - :class:`innet.hw.ceng.CollectiveEngine`, the switch's default: waits for a flit of an id on
   every port of ``req_in``, takes one of each, reduces them with ``hw.alu`` through a pipelined
-  tree in a fixed port order and forwards one flit (PIUMA, "Collective Engine").
-- :class:`CollectivePath`, the pass-through: it forwards each request flit unchanged toward
-  the root, turns request flits into responses at the root, and multicasts responses (PIUMA,
-  "Request-response Mechanism"); no reduction. Kept for fabric tests and as the reference of
-  the routing part.
+  tree in a fixed port order and offers one flit (PIUMA, "Collective Engine").
+- :class:`CollectivePath`, the pass-through: it offers each request flit unchanged toward the
+  root, and at the root as a response to ``resp_out`` (PIUMA, "Request-response
+  Mechanism"); no reduction. Kept for fabric tests and as the reference of the routing part.
 
 Interface contract (for any replacement)
 ----------------------------------------
@@ -28,27 +28,34 @@ Interface contract (for any replacement)
   block has room for another (when it takes the flit from the buffer, or discards it); the
   switch returns that credit upstream. A flit that finds its (id, port) buffer
   full is not kept and ``req_refused`` pulses (the sender broke the credit protocol).
-- ``resp[p]`` is the head of the response buffer of input port ``p`` (flits of any id).
 - ``config[c]`` holds the per-id registers (:func:`config_layout`); a register write takes
   effect from the next cycle.
-- ``credit_req[c]`` bit ``o``: output ``o`` holds a credit of the request VC of id ``c``;
-  ``credit_resp`` bit ``o``: output ``o`` holds a credit of the response VC.
-- ``send[o]`` (valid, payload): the flit output ``o`` sends this cycle. Only allowed when
-  output ``o`` holds a credit of the flit's VC (:meth:`FlitParams.vc`); the switch registers
-  it onto the link and takes the credit. A multicast is several ``send`` in the same cycle.
-  The switch allocates p2p in parallel and gives ``o`` to p2p only when ``send[o].valid`` is
-  low, so ``send`` never waits for p2p; keep the logic in front of ``send`` short (register
-  the reduction tree's output), it is on the switch's critical path.
-- ``dropped``: pulses when a flit is discarded because its configuration names no target.
+- ``credit_req[c]`` bit ``o``: output ``o`` can take one more request flit of id ``c`` than
+  the switch already holds for it; ``credit_resp`` bit ``o``: the same for the response VC.
+- ``result`` (:func:`result_signature`) is the block's stream of flits: ``valid``, the flit
+  (``payload``; a request toward the root, or at the root a response) and ``targets``, its
+  output ports (``req_out`` decoded, or ``resp_out`` at the root; none if the id is not
+  enabled: the switch then discards the flit and flags ``coll_drop``). The switch raises
+  ``ready`` in a cycle it takes the flit (into a register of its own, from which it forks);
+  ``valid`` must not depend on ``ready``. Offer a flit only when every target holds a credit
+  of its VC (``credit_req``, ``credit_resp``): then a request flit the switch takes leaves
+  without waiting, and a result of one id never holds up another's (a response may wait for
+  the response VC's credits, which the switch's responses share). The switch sends a flit
+  taken in cycle ``t`` on its first target in cycle ``t + HOP_CYCLES`` at the earliest
+  (:data:`innet.hw.switch.HOP_CYCLES`, as a flit arriving on an input link in cycle ``t``),
+  one copy per target, each on a credit of the flit's VC (:meth:`FlitParams.vc`).
+- ``dropped``: pulses when the block discards a flit that cannot be reduced or forwarded (a
+  stray flit of an id that is not enabled, or does not contribute on its port).
 - ``mismatch``: pulses when request flits at the heads of one id carry different element
   indices and the oldest of them are discarded to bring the streams back in step;
   ``unsupported``: pulses when an element is discarded because its id's operation is not
   defined on its data type. Always 0 in the pass-through.
-- ``abort[c]``: while high, every flit of id ``c`` that reaches the block (request and response
-  heads, and results the block holds) is discarded without a flag, and the id's watchdog is
-  cleared; the way to drain an id that can no longer complete.
-- ``busy[c]``: a flit of id ``c`` is in the block, in its request buffers or at the head of a
-  response buffer (registered; the configuration interlock of
+- ``abort[c]``: while high, every request flit of id ``c`` that reaches the block and every
+  result of the id it holds is discarded without a flag, and the id's watchdog is cleared; the
+  way to drain an id that can no longer complete (the switch discards the id's responses
+  likewise).
+- ``busy[c]``: a flit of id ``c`` is in the block, in its request buffers or among its results
+  (registered; with the switch's own response buffers, the configuration interlock of
   :class:`innet.hw.switch.Switch`).
 - ``timeout``: cycles a reducing id may wait with some but not all of its contributors present
   before its watchdog fires (0: never). ``stalled`` pulses when a watchdog fires;
@@ -63,12 +70,13 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
-from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.credit import CREDIT_ROUND_TRIP
-from innet.hw.flit import FlitParams, Kind, bits_for, stream_signature
+from innet.hw.flit import FlitParams, Kind, bits_for
 
-__all__ = ["TIMEOUT_BITS", "CollectivePath", "config_layout", "path_members", "send_signature"]
+__all__ = ["TIMEOUT_BITS", "CollectivePath", "config_layout", "path_members",
+           "result_signature", "send_signature", "targets_of"]
 
 #: Bits of the watchdog's ``timeout`` (cycles; the ``coll_timeout`` register).
 TIMEOUT_BITS = 16
@@ -82,11 +90,10 @@ def path_members(params: FlitParams, radix: int) -> dict:
         "req": In(send_signature(params)).array(ports),
         "req_pop": Out(ports).array(ids),
         "req_refused": Out(1),
-        "resp": In(stream_signature(params)).array(ports),
         "config": In(config_layout(radix)).array(ids),
         "credit_req": In(ports).array(ids),
         "credit_resp": In(ports),
-        "send": Out(send_signature(params)).array(ports),
+        "result": Out(result_signature(params, ports)),
         "dropped": Out(1),
         "mismatch": Out(1),
         "unsupported": Out(1),
@@ -137,9 +144,23 @@ def config_layout(radix: int) -> data.StructLayout:
 
 
 def send_signature(params: FlitParams) -> wiring.Signature:
-    """A flit of this cycle, ``valid`` and ``payload`` with no ready: an output's collective
-    flit, or a request flit arriving at the collective path."""
+    """A flit of this cycle, ``valid`` and ``payload`` with no ready: a request flit arriving
+    at the collective path."""
     return wiring.Signature({"valid": Out(1), "payload": Out(params.layout)})
+
+
+def result_signature(params: FlitParams, ports: int) -> wiring.Signature:
+    """The collective path's stream of flits: ``valid``, ``payload`` (a flit), ``targets``
+    (its output ports, bit ``o`` for port ``o``) and ``ready`` (taken this cycle)."""
+    return wiring.Signature({"valid": Out(1), "payload": Out(params.layout),
+                             "targets": Out(ports), "ready": In(1)})
+
+
+def targets_of(cfg, ports: int):
+    """The output ports a flit of an id with configuration ``cfg`` (:func:`config_layout`)
+    leaves on from its collective path: ``resp_out`` at the root, else ``req_out`` as a port
+    mask; none while the id is not enabled."""
+    return Mux(cfg.enable, Mux(cfg.root, cfg.resp_out, _decode(cfg.req_out, ports)), 0)
 
 
 def _decode(value, width: int):
@@ -148,20 +169,17 @@ def _decode(value, width: int):
 
 
 class CollectivePath(wiring.Component):
-    """Pass-through collective path (no reduction): routes collective flits by the registers.
+    """Pass-through collective path (no reduction): offers each request flit by the registers.
 
-    Requests of id ``c`` are forwarded one at a time (round-robin over input ports) to
-    ``config[c].req_out``; at the root (``config[c].root``) they leave as response flits
-    (``kind = RESP``) multicast to ``config[c].resp_out``. Response flits are multicast to
-    ``config[cid].resp_out`` of their id. A multicast leaves only when every target holds a
-    credit, all copies in the same cycle. Sources that want overlapping outputs are served in
-    least-recently-granted order (:class:`~innet.hw.arbiter.ConflictArbiter`), so no id and no
-    port starves. A flit whose configuration names no target (``resp_out`` empty, ``req_out``
-    not a port, the id not enabled) is discarded and ``dropped`` pulses.
+    The request flits at the heads of the (id, port) buffers are offered one at a time,
+    round-robin over all of them, so no id and no port starves: toward ``config[c].req_out``,
+    or at the root (``config[c].root``) as a response flit (``kind = RESP``) to
+    ``config[c].resp_out``; a head is offered when every target holds a credit for it.
 
     The request buffers are one :class:`~innet.hw.buffer.Buffer` per (id, port).
 
-    Latency: the flit is on ``send`` in the same cycle it is at the head of its buffer.
+    Latency: the flit is on ``result`` in the cycle it is at the head of its buffer, the cycle
+    after it arrived.
 
     Parameters
     ----------
@@ -177,14 +195,13 @@ class CollectivePath(wiring.Component):
     -------
     See the module docstring for the contract; shapes:
     ``req`` In(send_signature).array(radix + 1), ``req_pop`` Out(radix + 1).array(collective_ids),
-    ``req_refused`` Out(1), ``resp`` In(stream).array(radix + 1),
-    ``config`` In(config_layout(radix)).array(collective_ids),
+    ``req_refused`` Out(1), ``config`` In(config_layout(radix)).array(collective_ids),
     ``credit_req`` In(radix + 1).array(collective_ids), ``credit_resp`` In(radix + 1),
-    ``send`` Out(send_signature).array(radix + 1), ``dropped`` Out(1), ``mismatch`` Out(1),
-    ``unsupported`` Out(1) (both always 0 here), ``abort`` In(collective_ids), ``busy``
-    Out(collective_ids), ``timeout`` In(TIMEOUT_BITS) (unused here), ``stalled`` Out(1),
-    ``timed_out`` Out(collective_ids), ``missing`` Out(radix + 1).array(collective_ids) (all
-    three always 0 here).
+    ``result`` Out(result_signature(params, radix + 1)), ``dropped`` Out(1), ``mismatch``
+    Out(1), ``unsupported`` Out(1) (all three always 0 here), ``abort`` In(collective_ids),
+    ``busy`` Out(collective_ids), ``timeout`` In(TIMEOUT_BITS) (unused here), ``stalled``
+    Out(1), ``timed_out`` Out(collective_ids), ``missing`` Out(radix + 1).array(collective_ids)
+    (all three always 0 here).
     """
 
     def __init__(self, params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP) -> None:
@@ -215,15 +232,6 @@ class CollectivePath(wiring.Component):
         ids, ports = p.collective_ids, self._radix + 1
         layout = p.layout
 
-        # Sources: one per collective id (its requests), then one per input port (responses).
-        sources = ids + ports
-        valid = [Signal(name=f"src{s}_valid") for s in range(sources)]
-        targets = [Signal(ports, name=f"src{s}_targets") for s in range(sources)]
-        flit = [Signal(layout, name=f"src{s}_flit") for s in range(sources)]
-        ok = [Signal(name=f"src{s}_ok") for s in range(sources)]
-        pops = [Signal(name=f"src{s}_pop") for s in range(sources)]
-        dropped = []
-
         # The request buffers: one per (id, port).
         refused = []
         buffers = [[Buffer(layout, self._depth) for _ in range(ports)] for _ in range(ids)]
@@ -237,68 +245,29 @@ class CollectivePath(wiring.Component):
                 refused.append(buf.w.valid & ~buf.w.ready)
         m.d.comb += self.req_refused.eq(any_of(refused))
 
-        # Request sources: round-robin over the input ports holding a request of id c.
+        # One round-robin over every (id, port) head; an aborted id's heads are discarded.
+        heads = [buf.r for row in buffers for buf in row]
+        rr = RoundRobin(len(heads))
+        m.submodules.rr = rr
+        offered = [Signal(name=f"head{s}_offered") for s in range(len(heads))]
+        targets = [targets_of(self.config[c], ports) for c in range(ids)]
+        credited = [(targets[c] & ~Mux(self.config[c].root, self.credit_resp,
+                                       self.credit_req[c])) == 0 for c in range(ids)]
+        for s, h in enumerate(heads):
+            c = s // ports
+            m.d.comb += [offered[s].eq(h.valid & ~self.abort[c] & credited[c]),
+                         h.ready.eq(rr.grant[s] & self.result.ready | self.abort[c])]
+        m.d.comb += [rr.requests.eq(Cat(offered)), rr.take.eq(self.result.ready)]
+        chosen = [rr.grant[c * ports:(c + 1) * ports].any() for c in range(ids)]
+        flit = Signal(layout, name="result_flit")
+        root = any_of(chosen[c] & self.config[c].root for c in range(ids))
+        m.d.comb += [
+            flit.eq(onehot_mux(rr.grant, [h.payload for h in heads])),
+            self.result.valid.eq(rr.grant.any()),
+            self.result.payload.eq(flit),
+            self.result.payload.kind.eq(Mux(root, Kind.RESP, flit.kind)),
+            self.result.targets.eq(onehot_mux(chosen, targets)),
+        ]
         for c in range(ids):
-            cfg = self.config[c]
-            rr = RoundRobin(ports)
-            m.submodules[f"req_rr{c}"] = rr
-            heads = [buf.r for buf in buffers[c]]
-            m.d.comb += rr.requests.eq(Cat(*(h.valid for h in heads)))
-            head = Signal(layout, name=f"req{c}_head")
-            m.d.comb += head.eq(onehot_mux(rr.grant, [h.payload for h in heads]))
-            for i, h in enumerate(heads):
-                m.d.comb += h.ready.eq(rr.grant[i] & pops[c] | self.abort[c])
-            resp_here = any_of(h.valid & (h.payload.cid == c) for h in self.resp)
-            m.d.sync += self.busy[c].eq(any_of(h.valid for h in heads) | resp_here)
-            m.d.comb += [
-                valid[c].eq(any_of(h.valid for h in heads) & ~self.abort[c]),
-                rr.take.eq(pops[c]),
-                targets[c].eq(Mux(cfg.enable,
-                                  Mux(cfg.root, cfg.resp_out, _decode(cfg.req_out, ports)), 0)),
-                flit[c].eq(head),
-            ]
-            with m.If(cfg.root):
-                m.d.comb += flit[c].kind.eq(Kind.RESP)
-            credits = Mux(cfg.root, self.credit_resp, self.credit_req[c])
-            m.d.comb += ok[c].eq((targets[c] & ~credits) == 0)
-
-        # Response sources: the head of each port's response buffer, multicast by its id.
-        for i, h in enumerate(self.resp):
-            s = ids + i
-            mask = Signal(ports, name=f"resp{i}_mask")
-            m.d.comb += mask.eq(onehot_mux(
-                [(h.payload.cid == c) & self.config[c].enable for c in range(ids)],
-                [self.config[c].resp_out for c in range(ids)]))
-            aborted = onehot_mux([h.payload.cid == c for c in range(ids)],
-                                 [self.abort[c] for c in range(ids)])
-            m.d.comb += [
-                valid[s].eq(h.valid & ~aborted),
-                targets[s].eq(mask),
-                flit[s].eq(h.payload),
-                ok[s].eq((mask & ~self.credit_resp) == 0),
-                h.ready.eq(pops[s] | aborted),
-            ]
-
-        # Arbitration among sources with every target credited; empty target sets drop.
-        arb = ConflictArbiter(sources, ports)
-        m.submodules.arbiter = arb
-        eligible = [Signal(name=f"src{s}_eligible") for s in range(sources)]
-        for s in range(sources):
-            drop = Signal(name=f"src{s}_drop")
-            m.d.comb += [
-                eligible[s].eq(valid[s] & ok[s] & targets[s].any()),
-                drop.eq(valid[s] & ~targets[s].any()),
-                arb.requests[s].eq(eligible[s]),
-                arb.targets[s].eq(targets[s]),
-                pops[s].eq(arb.grant[s] | drop),
-            ]
-            dropped.append(drop)
-        m.d.comb += self.dropped.eq(any_of(dropped))
-
-        for o in range(ports):
-            send = self.send[o]
-            picks = [arb.grant[s] & targets[s][o] for s in range(sources)]
-            m.d.comb += [send.valid.eq(any_of(picks)), send.payload.eq(onehot_mux(picks, flit))]
+            m.d.sync += self.busy[c].eq(any_of(buf.r.valid for buf in buffers[c]))
         return m
-
-

@@ -13,42 +13,48 @@ Pipeline (one flit per cycle per port)
 --------------------------------------
 ========  =================================================================================
 cycle 0   the flit is on input link ``i[p]``; a request flit is written into the collective
-          path's buffers (partitioned by id), a response flit into the input's response
-          buffer; a p2p flit's output port is looked up in the input's copy of the
-          routing table (a LUT RAM) and written with its outgoing hop VC into the input's
-          memory of routes, the flit into its memory of flits (both partitioned by VC,
+          path's buffers (partitioned by id); a response flit into the input's response
+          buffer, or straight into the input's fork if that is free and the buffer empty;
+          a p2p flit's output port is looked up in the input's copy of the routing table (a
+          LUT RAM) and written with its outgoing hop VC into the input's memory of routes,
+          the flit into its memory of flits (both partitioned by VC,
           :class:`~innet.hw.input_unit.InputUnit`); if it is the next flit of the VC the input
           offers next, its route is loaded into the input's offer register
-cycle 1   allocation: each input's offer (the route of the head of one p2p VC, a register)
-          asks for its output if that output holds a credit of the offer's outgoing VC and is
-          not taken by the collective path; each output grants one input (round-robin); the
-          grant takes the output's credit and registers the granted input's number as the
-          output's select; the input pops the head and loads its next offer, prepared for
-          both outcomes from registered state (after a take the same VC's next flit, so
-          back-to-back grants have no bubble; after none another VC's head). A
-          collective flit the collective path sends this cycle is registered beside the
-          output, its credit taken
-cycle 2   traversal: the output register loads the staged collective flit, else the p2p
-          flit of the registered select (the crossbar: a multiplexer tree per output on
-          the select's bits, over the inputs' memories read at the registered places),
-          and the credit of every pop is on the input's link toward its sender
+cycle 1   allocation, from registers: the forks (each input's head response with its id's
+          ``resp_out``, and the collective path's flit with its targets) ask for the targets
+          they have not left on yet that hold a credit of the flit's VC; each input's offer
+          (the route of the head of one p2p VC) asks for its output if that output holds a
+          credit of the offer's outgoing VC and the input's fork asks for nothing. Each
+          output grants one fork (round-robin), else one offer (round-robin); the grant takes
+          the output's credit and registers the granted source's number as the output's
+          select. A fork whose last target is granted takes its next flit; an input whose
+          offer is taken pops the head and loads its next offer, prepared for both outcomes
+          from registered state (after a take the same VC's next flit, so back-to-back
+          grants have no bubble; after none another VC's head)
+cycle 2   traversal: the output register loads the flit of the registered select (the
+          crossbar: a multiplexer tree per output on the select's bits, over the inputs'
+          flits of last cycle, a p2p flit read from its memory at a registered place or the
+          fork's, and the collective path's), and the credit of every pop is on the input's
+          link toward its sender
 cycle 3   the flit is on output link ``o[q]``
 ========  =================================================================================
 
-So a flit crosses an idle switch in :data:`HOP_CYCLES` = 3 cycles, collective or p2p
+So a flit crosses an idle switch in :data:`HOP_CYCLES` = 3 cycles, p2p or response, and the
+collective path's flit taken in cycle ``t`` is on its first output link in cycle ``t + 3``
 (measured by ``tests/hw/test_switch.py`` and the cocotb testbench). Allocation starts from
-registered state only (the inputs' offers, credit counters, the staged collective flits)
-and ends in registers, and the crossbar is driven by registered selects and memories read at
+registered state only (the inputs' offers and forks, credit counters) and ends in registers,
+and the one crossbar is driven by registered selects over registers and memories read at
 registered addresses, so no path runs from a buffer read through allocation into the
 crossbar, and none from the collective path into a p2p pop.
 
-A collective flit wins its output over p2p (PIUMA, "Collective Virtual Channel"): p2p is not
-allocated an output whose staged collective flit leaves next, and a p2p flit granted in the
-same cycle as a collective flit waits one cycle in the output's hold register. So that
-collective traffic cannot starve p2p, an output sends at most ``coll_burst`` collective flits
-in a row while a p2p flit waits for it; then the collective path sees no credit there for a
-cycle and the p2p flit goes: p2p keeps at least one cycle in ``coll_burst + 1`` of every
-output (0 turns the floor off: strict priority).
+A multicast is a fork: it leaves on each target in the cycle that output grants it, so it
+never waits for all its credits at once, and its input takes the next response when the
+last target has taken it. A collective flit wins its output over p2p (PIUMA, "Collective
+Virtual Channel"). So that collective traffic cannot starve p2p, an output sends at most
+``coll_burst`` collective flits in a row while a p2p flit waits for it; then, for a cycle
+(the output's p2p *slot*), no fork asks for it, and an input whose p2p offer wants an output
+in its slot lets its fork wait, so the p2p flit goes: p2p keeps at least one cycle in
+``coll_burst + 1`` of every output (0 turns the floor off: strict priority).
 
 The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken at allocation is usable
 again 5 cycles later (output register, flit on the link, head of the downstream buffer and
@@ -109,9 +115,9 @@ __all__ = [
 HOP_CYCLES = 3
 
 #: Flits an output holds whose credit is taken but which are not yet on its link, at most (the
-#: staged collective flit, and the granted or held p2p flit): a credit counter reads between
-#: the receiver's free entries minus this many, summed over the VCs, and the free entries.
-STAGED_FLITS = 2
+#: flit granted last cycle): a credit counter reads between the receiver's free entries minus
+#: this many, summed over the VCs, and the free entries.
+STAGED_FLITS = 1
 
 #: Sticky error flags of a switch, bit 0 upward: the fields of its ``errors`` register
 #: (:data:`innet.gen.regmap.switch.ERROR_FLAGS`).
@@ -230,7 +236,8 @@ class SwitchCore(wiring.Component):
     coll_abort : In(collective_ids)
         Per id: while high, every flit of the id reaching the collective path is discarded.
     coll_busy : Out(collective_ids)
-        Per id: a flit of the id is in the collective path or at the head of its buffers.
+        Per id: a flit of the id is in the collective path, in a fork or at the head of a
+        response buffer.
     coll_timed_out : Out(collective_ids), coll_missing : Out(radix + 1).array(collective_ids)
         Per id: the watchdog fired, and the contributing ports it found missing.
     error_events : Out(error_layout())
@@ -306,34 +313,82 @@ class SwitchCore(wiring.Component):
                 m.d.comb += [counter.give.eq(self.o[o].credit[v]),
                              self.credit_counts[o][v].eq(counter.count)]
 
-        # Per output: the collective flit sent last cycle (``coll_valid``/``coll_stage``), the
-        # p2p grant of last cycle (``sel_valid``/``sel``, a one-hot input select) and a
-        # one-flit hold for a p2p flit that met a collective flit at the output register.
-        coll_valid = [Signal(name=f"out{o}_coll_valid") for o in range(ports)]
-        coll_stage = [Signal(layout, name=f"out{o}_coll") for o in range(ports)]
+        # The crossbar's inputs (``sources``): the input ports, then the collective path's
+        # stream. Per output, the grant of last cycle (``sel_valid``, ``sel`` its source's
+        # number): a collective fork or a p2p offer.
+        ids, sources = p.collective_ids, ports + 1
         sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
-        sel = [Signal(range(ports), name=f"out{o}_sel") for o in range(ports)]
-        hold_valid = [Signal(name=f"out{o}_hold_valid") for o in range(ports)]
-        hold = [Signal(layout, name=f"out{o}_hold") for o in range(ports)]
-        # The p2p floor: a registered pulse that keeps the collective path off an output for
-        # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
+        sel = [Signal(range(sources), name=f"out{o}_sel") for o in range(ports)]
+        # The p2p floor: a registered pulse that keeps collective flits off an output for one
+        # cycle after ``coll_burst`` collective flits in a row while p2p waited.
         slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
-        blocked = [Signal(name=f"out{o}_blocked") for o in range(ports)]
-        for o in range(ports):
-            m.d.comb += blocked[o].eq(coll_valid[o] & ~slot[o] | hold_valid[o])
 
-        # Collective path: it sees an output's credits only outside the output's p2p slot.
+        # Collective path: request flits in, one stream of flits with their targets out.
         coll = self._collective(p, radix, depth)
         m.submodules.collective = coll
         m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
-                     self.coll_busy.eq(coll.busy), self.coll_timed_out.eq(coll.timed_out)]
-        for c in range(p.collective_ids):
+                     self.coll_timed_out.eq(coll.timed_out)]
+        for c in range(ids):
             m.d.comb += [coll.config[c].eq(self.collective[c]),
                          self.coll_missing[c].eq(coll.missing[c])]
-            m.d.comb += coll.credit_req[c].eq(
-                Cat(counters[o][p.req_vc(c)].available & ~slot[o] for o in range(ports)))
-        m.d.comb += coll.credit_resp.eq(Cat(counters[o][p.resp_vc].available & ~slot[o]
-                                            for o in range(ports)))
+
+        # Forks: per source, the collective flit it offers (a register), the targets it has not
+        # yet left on, and the outputs that take it this cycle. An input port's fork holds the
+        # head of its response buffer, with its id's ``resp_out``; the stream's fork the
+        # collective path's flit, with its targets. The flit leaves on each target as soon as
+        # that output grants it, and the fork takes its next flit in the cycle its last
+        # target does (no bubble).
+        fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
+        fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
+        left = [Signal(ports, name=f"fork{s}_left") for s in range(sources)]
+        taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
+        sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
+        aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
+        coll_dropped = []
+
+        def load_fork(s: int, valid, flit, targets):
+            """Fork ``s`` takes ``flit`` (with ``valid``, to ``targets``) when it is free;
+            returns whether it does."""
+            done = ((left[s] & ~taken[s]) == 0) | aborted[s]
+            free = ~fork_valid[s] | done
+            load = Signal(name=f"fork{s}_load")
+            gone = onehot_mux([flit.cid == c for c in range(ids)], list(self.coll_abort))
+            m.d.comb += [load.eq(free & valid),
+                         aborted[s].eq(onehot_mux([fork[s].cid == c for c in range(ids)],
+                                                  list(self.coll_abort)))]
+            coll_dropped.append(load & ~gone & ~targets.any())
+            m.d.sync += sent[s].eq(fork[s])
+            with m.If(free):
+                m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
+                             fork[s].eq(flit), left[s].eq(targets)]
+            with m.Else():
+                m.d.sync += left[s].eq(left[s] & ~taken[s])
+            return load
+
+        # The stream's fork, and the VC of its flit (one-hot over the collective VCs: the
+        # request VCs by id, then the response VC).
+        stream = ports
+        m.d.comb += coll.result.ready.eq(load_fork(stream, coll.result.valid, coll.result.payload,
+                                                   coll.result.targets))
+        stream_vc = Signal(ids + 1, name="stream_vc")
+        result_vc = Cat(*[(coll.result.payload.kind == Kind.REQ) & (coll.result.payload.cid == c)
+                          for c in range(ids)], coll.result.payload.kind == Kind.RESP)
+        with m.If(coll.result.ready):
+            m.d.sync += stream_vc.eq(result_vc)
+        coll_vcs = list(range(hops, p.vcs))
+        # What the collective path may offer: outputs that can take one more flit of a VC than
+        # the stream's fork still sends there.
+        for k, v in enumerate(coll_vcs):
+            room = Cat(Mux(fork_valid[stream] & left[stream][o] & stream_vc[k],
+                           counters[o][v].count >= 2, counters[o][v].available)
+                       for o in range(ports))
+            if k < ids:
+                m.d.comb += coll.credit_req[k].eq(room)
+            else:
+                m.d.comb += coll.credit_resp.eq(room)
+        stream_credit = Cat(any_of(stream_vc[k] & counters[o][v].available
+                                   for k, v in enumerate(coll_vcs)) for o in range(ports))
+        resp_credit = Cat(counters[o][p.resp_vc].available for o in range(ports))
 
         # The routing table's valid bits (its outputs are in each input's LUT RAM).
         routed = Signal(p.routing_depth, name="route_valid")
@@ -345,15 +400,15 @@ class SwitchCore(wiring.Component):
 
         bad_vc, overflow, no_route = [], [], []
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
-        chosen = []  # per input: (outputs it asks for, entry) of the p2p flit it offers
-        chosen_take = []
-        in_data = []  # per input: the flit it offered last cycle, with its outgoing hop VC
-        wanted = []  # per input: the outputs its offer could use but for the collective path
+        units, resp_bufs = [], []
+        in_data = []  # per source: the flit it was granted last cycle
+        wanted = []  # per input: the outputs its p2p offer could use
+        coll_req = []  # per source: the outputs its fork asks for
+        p2p_req = []  # per input: the outputs its p2p offer asks for
 
-        # Per p2p VC: the outputs holding a credit of it, and those of them that take a flit
-        # now (not held by the collective path); the same for every input.
+        # Per p2p VC: the outputs holding a credit of it.
         held = [Cat(counters[o][h].available for o in range(ports)) for h in range(hops)]
-        ready = [held[h] & ~Cat(blocked) for h in range(hops)]
+        slots = Cat(slot)
 
         for i in range(ports):
             link = self.i[i]
@@ -380,128 +435,152 @@ class SwitchCore(wiring.Component):
             # The p2p VCs: queues of routes and flits, and the registered offer of one head.
             unit = InputUnit(ports, layout, hops, depth)
             m.submodules[f"p2p_i{i}"] = unit
+            units.append(unit)
             # (A p2p flit's VC is its hop, decoded here from the header directly.)
             m.d.comb += [
                 unit.w_valid.eq(link.valid & (link.payload.kind == Kind.P2P) & (hop_in < hops)),
                 unit.w_vc.eq(hop_in), unit.w_route.eq(new), unit.w_flit.eq(link.payload),
             ]
-            # Request flits go to the collective path, which buffers them per id; responses
-            # to a buffer here.
+            # Request flits go to the collective path, which buffers them per id.
             m.d.comb += [coll.req[i].valid.eq(link.valid & good & (link.payload.kind == Kind.REQ)),
                          coll.req[i].payload.eq(link.payload)]
-            for c in range(p.collective_ids):
+            for c in range(ids):
                 m.d.comb += pops[i][p.req_vc(c)].eq(coll.req_pop[c][i])
+
+            # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
+            # empty buffer goes straight into a free fork), multicast to its id's resp_out.
             resp = Buffer(layout, depth)
             m.submodules[f"resp_i{i}"] = resp
-            m.d.comb += [resp.w.valid.eq(link.valid & good & (link.payload.kind == Kind.RESP)),
-                         resp.w.payload.eq(link.payload)]
-            wiring.connect(m, resp.r, coll.resp[i])
-            m.d.comb += pops[i][p.resp_vc].eq(coll.resp[i].valid & coll.resp[i].ready)
+            resp_bufs.append(resp)
+            arriving = link.valid & good & (link.payload.kind == Kind.RESP)
+            head = Signal(layout, name=f"in{i}_resp_head")
+            m.d.comb += head.eq(Mux(resp.r.valid, resp.r.payload, link.payload))
+            targets = onehot_mux([(head.cid == c) & self.collective[c].enable
+                                  for c in range(ids)],
+                                 [self.collective[c].resp_out for c in range(ids)])
+            load = load_fork(i, resp.r.valid | arriving, head, targets)
+            m.d.comb += [resp.w.valid.eq(arriving & ~(load & ~resp.r.valid)),
+                         resp.w.payload.eq(link.payload),
+                         resp.r.ready.eq(load),
+                         pops[i][p.resp_vc].eq(load)]
             full = Signal(name=f"in{i}_full")
             m.d.comb += full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
-            # Stage 2, p2p: the input's offer (a register) asks for its output if that output
-            # holds a credit of the offer's outgoing VC and is not taken by the collective path.
-            # An offer with no route is dropped.
+            # Stage 2, p2p: the input's offer (a register) wants its output if that output
+            # holds a credit of the offer's outgoing VC. An offer with no route is dropped.
             offer = unit.offer
-            m.d.comb += [unit.ready[h].eq(ready[h]) for h in range(hops)]
-            offer_to = unit.request
+            m.d.comb += [unit.ready[h].eq(held[h]) for h in range(hops)]
             credit = onehot_mux([offer.hop == hv for hv in range(hops)], held)
             wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
-            drop = unit.offer_valid & ~offer.out.any()
-            no_route.append(drop)
-            take = Signal(name=f"in{i}_taken")
-            m.d.comb += unit.take.eq(take | drop)
-            for h in range(hops):
-                m.d.comb += pops[i][h].eq(unit.pop[h])
-            chosen.append((offer_to, offer))
-            chosen_take.append(take)
+            no_route.append(unit.offer_valid & ~offer.out.any())
+
+            # Per input one grant a cycle: its fork asks for its targets with a credit of the
+            # response VC (not an output in its p2p slot if the p2p offer wants that output),
+            # and its p2p offer asks only when the fork does not.
+            p2p_first = (unit.request & slots).any()
+            asks = Signal(ports, name=f"in{i}_coll_req")
+            m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
+                                    left[i] & resp_credit & ~slots, 0))
+            coll_req.append(asks)
+            p2p = Signal(ports, name=f"in{i}_p2p_req")
+            m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
+            p2p_req.append(p2p)
+
+            # The flit granted last cycle: the fork's, or the p2p flit with its outgoing hop.
+            forked = Signal(name=f"in{i}_forked")
+            m.d.sync += forked.eq(taken[i].any())
             hop_reg = Signal(p.hop_width, name=f"in{i}_hop")
+            p2p_data = Signal(layout, name=f"in{i}_p2p")
             data_reg = Signal(layout, name=f"in{i}_data")
             m.d.sync += hop_reg.eq(offer.hop)
-            m.d.comb += [data_reg.eq(unit.flit), data_reg.hop.eq(hop_reg)]
+            m.d.comb += [p2p_data.eq(unit.flit), p2p_data.hop.eq(hop_reg),
+                         data_reg.eq(Mux(forked, sent[i], p2p_data))]
             in_data.append(data_reg)
 
             # Credits back to the sender, registered.
             m.d.sync += link.credit.eq(Cat(pops[i]))
 
-        # Stage 2, p2p: round-robin over the inputs offering each output; the grant is
-        # registered as the output's select, and the output's credit is taken.
-        taken_by = [[] for _ in range(ports)]
+        asks = Signal(ports, name="stream_coll_req")
+        m.d.comb += asks.eq(Mux(fork_valid[stream] & ~aborted[stream],
+                                left[stream] & stream_credit & ~slots, 0))
+        coll_req.append(asks)
+        in_data.append(sent[stream])
+
+        # Stage 2, allocation per output: collective forks first (round-robin over the
+        # sources), else p2p offers (round-robin over the inputs). The grant is registered as
+        # the output's select, and the output's credit is taken.
+        p2p_taken = [[] for _ in range(ports)]
         burst = self.coll_burst
         for o in range(ports):
-            rr = RoundRobin(ports)
-            m.submodules[f"out_rr{o}"] = rr
-            m.d.comb += [rr.requests.eq(Cat(to[o] for to, _ in chosen)),
-                         rr.take.eq(1)]
+            coll_rr, p2p_rr = RoundRobin(sources), RoundRobin(ports)
+            m.submodules[f"out{o}_coll_rr"] = coll_rr
+            m.submodules[f"out{o}_p2p_rr"] = p2p_rr
+            coll_win = Signal(name=f"out{o}_coll_win")
+            p2p_win = Signal(name=f"out{o}_p2p_win")
+            m.d.comb += [
+                coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
+                coll_win.eq(coll_rr.grant.any()),
+                p2p_rr.requests.eq(Cat(r[o] for r in p2p_req)), p2p_rr.take.eq(~coll_win),
+                p2p_win.eq(p2p_rr.grant.any() & ~coll_win),
+            ]
+            for s in range(sources):
+                m.d.comb += taken[s][o].eq(coll_rr.grant[s])
             for i in range(ports):
-                taken_by[i].append(rr.grant[i])
-            granted = rr.grant.any()
-            hop = Signal(p.hop_width, name=f"out{o}_hop")
-            m.d.comb += hop.eq(onehot_mux(rr.grant, [offer.hop for _, offer in chosen]))
-            m.d.sync += [sel_valid[o].eq(granted), sel[o].eq(encode_onehot(rr.grant))]
+                p2p_taken[i].append(p2p_rr.grant[i] & ~coll_win)
+            m.d.sync += [sel_valid[o].eq(coll_win | p2p_win),
+                         sel[o].eq(Mux(coll_win, encode_onehot(coll_rr.grant),
+                                       encode_onehot(p2p_rr.grant)))]
 
-            # The collective flit of this cycle is staged, then has priority at the output.
-            send = coll.send[o]
-            m.d.sync += [coll_valid[o].eq(send.valid), coll_stage[o].eq(send.payload)]
-
-            # Stage 3: the output register, from the staged collective flit, the held p2p flit
-            # or the crossbar (registered select over the inputs' memories read at the registered
-            # places).
+            # Stage 3: the output register, from the crossbar (the registered select over the
+            # sources' flits of last cycle).
             link = self.o[o]
-            p2p_flit = Signal(layout, name=f"out{o}_p2p")
-            m.d.comb += p2p_flit.eq(binary_mux(sel[o], in_data))
-            p2p_out = Signal(name=f"out{o}_p2p_out")
-            with m.If(coll_valid[o]):
-                m.d.sync += [link.valid.eq(1), link.payload.eq(coll_stage[o])]
-                with m.If(sel_valid[o]):
-                    m.d.sync += [hold_valid[o].eq(1), hold[o].eq(p2p_flit)]
-            with m.Elif(hold_valid[o]):
-                m.d.comb += p2p_out.eq(1)
-                m.d.sync += [link.valid.eq(1), link.payload.eq(hold[o]),
-                             hold_valid[o].eq(sel_valid[o]), hold[o].eq(p2p_flit)]
-            with m.Elif(sel_valid[o]):
-                m.d.comb += p2p_out.eq(1)
-                m.d.sync += [link.valid.eq(1), link.payload.eq(p2p_flit)]
-            with m.Else():
-                m.d.sync += link.valid.eq(0)
+            m.d.sync += [link.valid.eq(sel_valid[o]), link.payload.eq(binary_mux(sel[o], in_data))]
 
-            # The p2p floor: count the collective flits the output register loads in a row
-            # while p2p waits; after ``coll_burst - 1`` of them the next cycle is a slot, so
-            # the collective path sends nothing then and the p2p flit granted in the slot (or
-            # the held one) follows the ``coll_burst``-th.
+            # The p2p floor: count the collective flits granted in a row while p2p waits;
+            # after ``coll_burst`` of them the next cycle is a slot, in which collective flits
+            # do not ask for the output, so the p2p flit goes.
             waiting = Signal(name=f"out{o}_p2p_waiting")
             run = Signal(4, name=f"out{o}_coll_run")
             run_next = Signal(4, name=f"out{o}_coll_run_next")
             m.d.sync += waiting.eq(any_of(w[o] for w in wanted))
-            want = waiting | hold_valid[o]
-            m.d.comb += run_next.eq(Mux(p2p_out, 0, Mux(coll_valid[o] & want & (run != 15),
+            m.d.comb += run_next.eq(Mux(p2p_win, 0, Mux(coll_win & waiting & (run != 15),
                                                         run + 1, run)))
             m.d.sync += [run.eq(run_next),
-                         slot[o].eq((burst != 0) & want & ~slot[o] & (run_next + 1 >= burst))]
+                         slot[o].eq((burst != 0) & waiting & ~slot[o] & (run_next >= burst))]
 
-            # Credits taken: decoded straight from the header (kind, cid, hop), not through a
-            # VC number, to keep this off the critical path.
-            kind, cid = send.payload.kind, send.payload.cid
+            # Credits taken: a p2p flit's by its outgoing hop, a response's on the response VC,
+            # the stream's flit's on its VC.
+            hop = onehot_mux(p2p_rr.grant, [unit.offer.hop for unit in units])
+            from_stream = coll_rr.grant[stream]
             for v in range(p.vcs):
                 if v < hops:
-                    take = granted & (hop == v)
+                    take = p2p_win & (hop == v)
                 elif v < p.resp_vc:
-                    take = send.valid & (kind == Kind.REQ) & (cid == v - hops)
+                    take = from_stream & stream_vc[v - hops]
                 else:
-                    take = send.valid & (kind == Kind.RESP)
+                    take = coll_rr.grant[:ports].any() | from_stream & stream_vc[ids]
                 m.d.comb += counters[o][v].take.eq(take)
-        for i in range(ports):
-            m.d.comb += chosen_take[i].eq(any_of(taken_by[i]))
+        for i, unit in enumerate(units):
+            m.d.comb += [unit.take.eq(any_of(p2p_taken[i]) | no_route[i]),
+                         *[pops[i][h].eq(unit.pop[h]) for h in range(hops)]]
+
+        # Busy per id: the collective path's, or a response or a stream flit of the id here.
+        here = [Signal(name=f"coll{c}_here") for c in range(ids)]
+        for c in range(ids):
+            m.d.sync += here[c].eq(any_of(
+                [fork_valid[s] & (fork[s].cid == c) for s in range(sources)]
+                + [buf.r.valid & (buf.r.payload.cid == c)
+                   for buf in resp_bufs]))
+            m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
 
         # Error events (the Switch's register file keeps them as sticky flags).
         flags = {
             "bad_vc": any_of(bad_vc),
             "overflow": any_of(overflow) | coll.req_refused,
             "no_route": any_of(no_route),
-            "coll_drop": coll.dropped,
+            "coll_drop": coll.dropped | any_of(coll_dropped),
             "coll_index": coll.mismatch,
             "coll_op": coll.unsupported,
             "coll_timeout": coll.stalled,
@@ -711,9 +790,11 @@ SWITCH_PROPERTIES = {
     "route": "a p2p flit that enters leaves at most once, unchanged but for its hop, and only "
              "on the port its route names (never when it has no route), whatever else is in "
              "flight",
-    "multicast": "a collective response that enters leaves on exactly the ports of its id's "
-                 "resp_out (never when the id is disabled), all copies in the same cycle and "
-                 "unchanged, and never again, whatever other responses and p2p flits do",
+    "multicast": "a collective response that enters leaves unchanged, at most once on each "
+                 "port and only on the ports of its id's resp_out (never when the id is "
+                 "disabled or does not exist), and on every one of them before any response "
+                 "that entered on its port after it leaves, whatever other responses and p2p "
+                 "flits do",
 }
 
 
@@ -735,9 +816,10 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     of which at most one arrives, and its route is the table's entry when it arrives (the
     harness keeps a copy of the table); one symbolic flit stands for all. ``multicast``
     watches a response flit the same way (no other flit, of any kind, has its content; no
-    request flits enter), and asserts that the set of ports it leaves on, all in one cycle, is
-    its id's target set. The switch's own logic is unchanged; ``block`` may be
-    a variant (a mutation) with the same interface.
+    request flits enter; its ``tag`` is 0), and marks the responses that enter on its port
+    after it with ``tag`` 1 (no other response has it): the watched flit has left on its whole
+    target set when the first of them leaves. The switch's own logic is unchanged; ``block``
+    may be a variant (a mutation) with the same interface.
 
     Returns
     -------
@@ -838,19 +920,37 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         m.d.comb += Assume(~arrivals[i] | (dut.i[i].payload.kind == kind))
     leave = [dut.o[o].valid & (content(dut.o[o].payload) == content(watched))
              for o in range(ports)]
+    if name == "multicast":
+        # Per port: the watched flit has left there; the port it entered on, and the later
+        # responses that entered there (tag 1).
+        done = [Signal(name=f"watched_left_{o}") for o in range(ports)]
+        port = Signal(range(ports), name="watched_port")
+        with m.If(arrive):
+            m.d.sync += [entered.eq(1), port.eq(encode_onehot(Cat(arrivals)))]
+        for o in range(ports):
+            with m.If(leave[o]):
+                m.d.sync += done[o].eq(1)
+        targets = Mux(configs[0].enable & (watched.cid == 0), configs[0].resp_out, 0)
+        m.d.comb += Assume(watched.tag == 0)
+        for i in range(ports):
+            flit = dut.i[i].payload
+            m.d.comb += Assume(~(dut.i[i].valid & (flit.kind == Kind.RESP) & flit.tag)
+                               | entered & (port == i))
+        later = any_of(dut.o[o].valid & (dut.o[o].payload.kind == Kind.RESP)
+                       & dut.o[o].payload.tag for o in range(ports))
+        m.d.comb += [
+            *[Assert(~leave[o] | entered & ~done[o] & targets[o]) for o in range(ports)],
+            *[Assert(~leave[o] | (dut.o[o].payload.kind == Kind.RESP)) for o in range(ports)],
+            Assert(~later | (Cat(done) == targets)),
+            Cover(leave[1] & done[0]),
+            Cover(later & targets[0] & targets[1]),
+        ]
+        return m, free
     with m.If(arrive):
         m.d.sync += entered.eq(1)
     with m.If(any_of(leave)):
         m.d.sync += left.eq(1)
     m.d.comb += Assert(~any_of(leave) | (entered & ~left))  # never before it came, never twice
-    if name == "multicast":
-        targets = Mux(configs[0].enable, configs[0].resp_out, 0)
-        m.d.comb += [
-            Assert(~any_of(leave) | (Cat(leave) == targets)),
-            *[Assert(~leave[o] | (dut.o[o].payload.kind == Kind.RESP)) for o in range(ports)],
-            Cover(leave[0] & leave[1]),
-        ]
-        return m, free
     entry = Signal(route_layout(radix), name="watched_route")  # when it arrived
     with m.If(arrive), m.Switch(watched.dst):
         for d in range(p.routing_depth):

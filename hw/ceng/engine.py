@@ -16,7 +16,7 @@ from amaranth.lib.memory import Memory
 
 from innet.gen.checks import check_int
 from innet.hw.alu import LATENCY
-from innet.hw.arbiter import ConflictArbiter, RoundRobin, any_of, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
@@ -31,21 +31,23 @@ FRONT_CYCLES = 3
 
 
 def engine_latency(count: int) -> int:
-    """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports.
+    """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports: from the
+    last operand on ``req`` to the result on ``result``.
 
-    :data:`FRONT_CYCLES` = 3 (issue, operand read, index check and compaction) plus
-    :data:`innet.hw.alu.LATENCY` = 9 per level of the tree, ``ceil(log2(count))`` levels: 3
-    when ``count`` is 1 (the flit is forwarded without the tree). A switch is then crossed in
-    ``HOP_CYCLES + engine_latency(count)`` cycles (:data:`innet.hw.switch.HOP_CYCLES` = 3),
-    counted from the last operand's arrival: 6, 15, 24, 33 and 42 cycles for 1, 2, 3-4, 5-8 and
-    9-16 ports.
+    One cycle for the write into the request buffer, :data:`FRONT_CYCLES` = 3 (issue, operand
+    read, index check and compaction) and :data:`innet.hw.alu.LATENCY` = 9 per level of the
+    tree, ``ceil(log2(count))`` levels: 4 when ``count`` is 1 (the flit is forwarded without
+    the tree). The result stream then crosses the switch like a flit arriving on an input link,
+    so a switch is crossed in ``HOP_CYCLES + engine_latency(count)`` cycles
+    (:data:`innet.hw.switch.HOP_CYCLES` = 3), counted from the last operand's arrival: 7, 16,
+    25, 34 and 43 cycles for 1, 2, 3-4, 5-8 and 9-16 ports.
 
     Raises
     ------
     TypeError, ValueError
         If ``count`` is not a positive integer.
     """
-    return FRONT_CYCLES + LATENCY * levels_for(count)
+    return 1 + FRONT_CYCLES + LATENCY * levels_for(count)
 
 
 def _popcount(bits) -> object:
@@ -68,21 +70,17 @@ class CollectiveEngine(wiring.Component):
       ``config[c].dtype`` in port order (network ports ascending, the local port ``radix``
       last), compacted onto the first ``k`` leaves of a :class:`ReductionTree` of
       :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies (shape:
-      :func:`~innet.hw.ceng.tree.tree_shape`). The result leaves as one flit (its element
-      index, ``cid = c``): a request to ``req_out``, or at the root a response multicast to
-      ``resp_out``. If the flits' element indices differ (a flit was lost or sent twice),
-      nothing is reduced: the flits holding the oldest index are discarded and ``mismatch``
-      pulses, so that a lost flit costs one element and the streams are back in step
-      (:meth:`_resync`); an operation the ALUs do not implement on the data type discards the
-      element and pulses ``unsupported``. Never a wrong result.
+      :func:`~innet.hw.ceng.tree.tree_shape`). The result is offered as one flit (its element
+      index, ``cid = c``) on ``result``: a request to ``req_out``, or at the root a response
+      to ``resp_out``, which the switch forks. If the flits' element indices differ (a flit
+      was lost or sent twice), nothing is reduced: the flits holding the oldest index are
+      discarded and ``mismatch`` pulses, so that a lost flit costs one element and the
+      streams are back in step (:meth:`_resync`); an operation the ALUs do not implement on
+      the data type discards the element and pulses ``unsupported``. Never a wrong result.
     - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
       at the root), through the front end but not the tree.
     - requests on ports outside ``req_in`` (or of a disabled id) are discarded and ``dropped``
       pulses.
-
-    Response flits (every id) are multicast to ``resp_out`` of their id, like the
-    pass-through. Every multicast leaves only when every target output holds a credit, all
-    copies in the same cycle.
 
     Front end
     ---------
@@ -106,25 +104,27 @@ class CollectiveEngine(wiring.Component):
 
     Latency and throughput
     ----------------------
-    With credits available, a reduction's flit is on ``send`` :func:`engine_latency` cycles
-    after its last operand was written (in the cycle after its arrival on the switch's input
-    link). The front end issues one element per cycle: the ids with a complete set of flits
-    take turns (round-robin, one element each), so one id alone reduces or forwards one
-    element per cycle and several ids share that rate (PIUMA, "Multiple In-network
-    Collectives": collectives on different ids that overlap on a switch are executed one at a
-    time; here they interleave element by element). Responses do not use the front end and
-    flow in parallel, one flit per output per cycle.
+    With credits available, a reduction's flit is on ``result`` :func:`engine_latency` cycles
+    after its last operand arrived on ``req`` (the switch's input link). The front end issues
+    one element per cycle: the ids with a complete set of flits take turns (round-robin, one
+    element each), so one id alone reduces or forwards one element per cycle and several ids
+    share that rate (PIUMA, "Multiple In-network Collectives": collectives on different ids
+    that overlap on a switch are executed one at a time; here they interleave element by
+    element). The ids with a result that can leave share the result stream round-robin, one
+    flit per cycle.
 
     The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results,
     and an element is issued only when its id has room in it for everything the front end
-    and the tree may hold: a result that cannot leave for lack of credits waits in its own
-    id's queue and never holds up another id, so ids cannot deadlock each other through the
-    engine. ``queue_depth`` of at least ``LATENCY * ceil(log2 k) + FRONT_CYCLES + 1`` keeps one
-    id at one element per cycle; the default covers ``k = radix + 1``.
+    and the tree may hold. A result is offered on ``result`` only when each of its targets
+    holds a credit for it (``credit_req``, ``credit_resp``): a result that cannot leave for
+    lack of credits waits in its own id's queue and never holds up another id, so ids cannot
+    deadlock each other through the engine. ``queue_depth`` of at least
+    ``LATENCY * ceil(log2 k) + FRONT_CYCLES + 1`` keeps one id at one element per cycle; the
+    default covers ``k = radix + 1``.
 
     A watchdog per reducing id (``timeout``, :meth:`_watchdog`) names the contributors missing
-    when the id has waited too long; ``abort`` drains an id (its request flits, queued results
-    and responses are discarded) and ``busy`` says when it is quiet (see
+    when the id has waited too long; ``abort`` drains an id (its request flits and queued
+    results are discarded) and ``busy`` says when it is quiet (see
     :mod:`innet.hw.collective`).
 
     Configuration (``config``) is registered once more inside the engine: a register write
@@ -151,9 +151,9 @@ class CollectiveEngine(wiring.Component):
     Members
     -------
     As :class:`~innet.hw.collective.CollectivePath` (``req``, ``req_pop``, ``req_refused``,
-    ``resp``, ``config``,
-    ``credit_req``, ``credit_resp``, ``send``, ``dropped``, ``mismatch``, ``unsupported``,
-    ``abort``, ``busy``, ``timeout``, ``stalled``, ``timed_out``, ``missing``).
+    ``config``, ``credit_req``, ``credit_resp``, ``result``, ``dropped``, ``mismatch``,
+    ``unsupported``, ``abort``, ``busy``, ``timeout``, ``stalled``, ``timed_out``,
+    ``missing``).
 
     Raises
     ------
@@ -222,7 +222,6 @@ class CollectiveEngine(wiring.Component):
             "forward": 1,                    # count == 1: forward unchanged
             "root": 1,
             "targets": ports,                # where results go (empty: discard)
-            "resp_targets": ports,           # where responses go
             "op": 4,
             "dtype": 2,
         })
@@ -241,7 +240,6 @@ class CollectiveEngine(wiring.Component):
                 cfg[c].forward.eq(k == 1),
                 cfg[c].root.eq(reg.root),
                 cfg[c].targets.eq(Mux(reg.enable, Mux(reg.root, reg.resp_out, decode_out), 0)),
-                cfg[c].resp_targets.eq(Mux(reg.enable, reg.resp_out, 0)),
                 cfg[c].op.eq(reg.op),
                 cfg[c].dtype.eq(reg.dtype),
             ]
@@ -455,13 +453,11 @@ class CollectiveEngine(wiring.Component):
         # ---- Results: per id, the tree's exit (or the forwarded flit) or the id's queue -----
         result = data.StructLayout({"payload": 32, "index": iw})
         unsupported = []
-        src_valid = [Signal(name=f"src{s}_valid") for s in range(ids + ports)]
-        # Collective flits carry kind, cid, index and payload; the other fields travel as zero.
-        sent = data.StructLayout({"payload": 32, "index": iw, "cid": p.cid_width, "kind": Kind})
-        src_flit = [Signal(sent, name=f"src{s}_flit") for s in range(ids + ports)]
-        src_targets = [Signal(ports, name=f"src{s}_targets") for s in range(ids + ports)]
-        src_credits = [Signal(ports, name=f"src{s}_credits") for s in range(ids + ports)]
-        src_pop = [Signal(name=f"src{s}_pop") for s in range(ids + ports)]
+        src_valid = [Signal(name=f"src{c}_valid") for c in range(ids)]
+        src_head = [Signal(result, name=f"src{c}_head") for c in range(ids)]
+        src_pop = [Signal(name=f"src{c}_pop") for c in range(ids)]
+        rr = RoundRobin(ids)
+        m.submodules.result_rr = rr
 
         for c in range(ids):
             # k == 1: the one contributing flit, forwarded from the check stage's register.
@@ -483,22 +479,20 @@ class CollectiveEngine(wiring.Component):
             queue = Buffer(result, depth)
             m.submodules[f"queue{c}"] = queue
             waiting = queue.r.valid
-            head = Signal(result, name=f"result{c}")
             m.d.comb += [
-                head.eq(Mux(waiting, queue.r.payload, out)),
+                src_head[c].eq(Mux(waiting, queue.r.payload, out)),
                 queue.r.ready.eq(src_pop[c] | abort[c]),
-                # A result goes straight out when the queue is empty and it can leave now.
+                # A result goes straight out when the queue is empty and it leaves now.
                 queue.w.valid.eq(good & ~abort[c] & ~(src_pop[c] & ~waiting)),
                 queue.w.payload.eq(out),
             ]
+            # Offered when every target holds a credit, so that a result the switch takes
+            # never waits there, holding up the other ids' results behind it.
+            credits = Mux(cfg[c].root, self.credit_resp, self.credit_req[c])
             m.d.comb += [
-                src_valid[c].eq((waiting | good) & ~abort[c]),
-                src_flit[c].kind.eq(Mux(cfg[c].root, Kind.RESP, Kind.REQ)),
-                src_flit[c].cid.eq(c),
-                src_flit[c].index.eq(head.index),
-                src_flit[c].payload.eq(head.payload),
-                src_targets[c].eq(cfg[c].targets),
-                src_credits[c].eq(Mux(cfg[c].root, self.credit_resp, self.credit_req[c])),
+                src_valid[c].eq((waiting | good) & ~abort[c]
+                                & ((cfg[c].targets & ~credits) == 0)),
+                src_pop[c].eq(rr.grant[c] & self.result.ready),
             ]
 
             # Output slots in use: elements consumed from the buffers and not yet sent (in the
@@ -507,57 +501,27 @@ class CollectiveEngine(wiring.Component):
             enter = consumed & b_cid[c]
             m.d.sync += reserved[c].eq(reserved[c] + enter - src_pop[c] - bad
                                        - (abort[c] & waiting) - (abort[c] & good))
-            resp_here = any_of(h.valid & (h.payload.cid == c) for h in self.resp)
             m.d.sync += self.busy[c].eq(any_of(count[c][q] != 0 for q in range(ports))
-                                        | (reserved[c] != 0) | resp_here)
+                                        | (reserved[c] != 0))
 
         m.d.comb += self.unsupported.eq(any_of(unsupported))
-
-        # ---- Responses: the head of each port's response buffer -----------------------------
-        for q, h in enumerate(self.resp):
-            s = ids + q
-            aborted = onehot_mux([h.payload.cid == c for c in range(ids)],
-                                 [abort[c] for c in range(ids)])
-            m.d.comb += [
-                src_valid[s].eq(h.valid & ~aborted),
-                src_flit[s].kind.eq(Kind.RESP),
-                src_flit[s].cid.eq(h.payload.cid),
-                src_flit[s].index.eq(h.payload.index),
-                src_flit[s].payload.eq(h.payload.payload),
-                src_targets[s].eq(onehot_mux([h.payload.cid == c for c in range(ids)],
-                                             [cfg[c].resp_targets for c in range(ids)])),
-                src_credits[s].eq(self.credit_resp),
-                h.ready.eq(src_pop[s] | aborted),
-            ]
-
-        # ---- Output allocation: sources whose targets all hold a credit ---------------------
-        sources = ids + ports
-        arb = ConflictArbiter(sources, ports)
-        m.submodules.arbiter = arb
-        for s in range(sources):
-            drop = Signal(name=f"src{s}_drop")
-            m.d.comb += [
-                drop.eq(src_valid[s] & ~src_targets[s].any()),
-                arb.requests[s].eq(src_valid[s] & src_targets[s].any()
-                                   & ((src_targets[s] & ~src_credits[s]) == 0)),
-                arb.targets[s].eq(src_targets[s]),
-                src_pop[s].eq(arb.grant[s] | drop),
-            ]
-            dropped.append(drop)
         m.d.comb += self.dropped.eq(any_of(dropped))
-        for o in range(ports):
-            picks = [arb.grant[s] & src_targets[s][o] for s in range(sources)]
-            flit = Signal(sent, name=f"send{o}_flit")
-            send = self.send[o]
-            m.d.comb += [
-                send.valid.eq(any_of(picks)),
-                flit.eq(onehot_mux(picks, src_flit)),
-                send.payload.kind.eq(flit.kind),
-                send.payload.cid.eq(flit.cid),
-                send.payload.index.eq(flit.index),
-                send.payload.payload.eq(flit.payload),
-            ]
 
+        # ---- The result stream: the ids with a result that can leave, round-robin -----------
+        head = Signal(result, name="result_head")
+        m.d.comb += [
+            rr.requests.eq(Cat(src_valid)),
+            rr.take.eq(self.result.ready),
+            head.eq(onehot_mux(rr.grant, src_head)),
+            self.result.valid.eq(rr.grant.any()),
+            self.result.payload.kind.eq(Mux(onehot_mux(rr.grant, [cfg[c].root
+                                                                  for c in range(ids)]),
+                                            Kind.RESP, Kind.REQ)),
+            self.result.payload.cid.eq(encode_onehot(rr.grant)),
+            self.result.payload.index.eq(head.index),
+            self.result.payload.payload.eq(head.payload),
+            self.result.targets.eq(onehot_mux(rr.grant, [cfg[c].targets for c in range(ids)])),
+        ]
         return m
 
     def _resync(self, m: Module, flits, contrib, cid, start, resyncing):
@@ -644,13 +608,13 @@ def _reduce(function, values: list):
 #: The formal properties of :class:`CollectiveEngine`, by name (:func:`engine_properties`).
 ENGINE_PROPERTIES = {
     "in-order": "when every contributing port supplies an id's elements in index order, the "
-                "id's results leave one per element, in index order, none skipped or repeated "
-                "(a multicast carries one result on all its ports), whatever the other id, the "
-                "credits and the configuration do",
+                "id's results leave one per element, in index order, none skipped or repeated, "
+                "each to the id's targets, whatever the other id, the credits, the switch's "
+                "readiness and the configuration do",
     "isolation": "an id whose contributors all hold their next element, and whose targets "
-                 "hold credits, sends a result within engine_latency(k) + 3 cycles (k its "
-                 "contributing ports), whatever the other id does (a contributor missing for "
-                 "ever, garbage, out of step)",
+                 "hold credits, offers a result within engine_latency(k) + 2 cycles (k its "
+                 "contributing ports) while the switch takes what is offered, whatever the "
+                 "other id does (a contributor missing for ever, garbage, out of step)",
 }
 
 
@@ -670,9 +634,9 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     (the engine applies its configuration two cycles after a write). Payloads are free. Id 1
     is free: any configuration, any flits on any port, abort and timeout free. A port receives
     one flit per cycle, of either id, and only while the id's buffer there has room (the
-    sender's credits, counted from ``req_pop``). Responses from other switches do not arrive.
-    The credits of the outputs are free. The engine's own logic is unchanged; ``block`` may be
-    a variant (a mutation).
+    sender's credits, counted from ``req_pop``). The credits of the outputs are free; the
+    switch's ``ready`` is free for ``in-order`` and high for ``isolation``. The engine's own
+    logic is unchanged; ``block`` may be a variant (a mutation).
 
     Returns
     -------
@@ -730,8 +694,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     m.d.comb += dut.credit_resp.eq(fresh(ports, "credit_resp"))
     m.d.comb += [dut.abort.eq(Cat(0, fresh(1, "abort1"))),
                  dut.timeout.eq(fresh(TIMEOUT_BITS, "timeout"))]
-    for q in range(ports):
-        m.d.comb += dut.resp[q].valid.eq(0)
+    m.d.comb += dut.result.ready.eq(fresh(1, "ready") if name == "in-order" else 1)
 
     # The arrivals: id 0's elements in order on its contributing ports, id 1's anything.
     depth = dut.depth
@@ -757,10 +720,13 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
         for c in range(2):
             m.d.sync += held[c][q].eq(held[c][q] + (valid & (cid == c)) - dut.req_pop[c][q])
 
-    # The results of id 0: one per cycle at most (a multicast is one result on several ports).
-    sends = [dut.send[o].valid & (dut.send[o].payload.cid == 0) for o in range(ports)]
-    sent = any_of(sends)
-    index = onehot_mux(sends, [dut.send[o].payload.index for o in range(ports)])
+    # The results of id 0 the switch takes.
+    result = dut.result
+    sent = result.valid & result.ready & (result.payload.cid == 0)
+    index = result.payload.index
+    targets = Signal(ports, name="targets")
+    m.d.comb += targets.eq(Mux(watched.root, watched.resp_out,
+                               Cat(*(watched.req_out == q for q in range(ports)))))
     expected = Signal(p.index_width, name="expected")
     wrapped = Signal(name="wrapped")
     with m.If(sent):
@@ -770,7 +736,9 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     if name == "in-order":
         m.d.comb += [
             Assert(~sent | (index == expected)),
-            *[Assert(~sends[o] | (dut.send[o].payload.index == index)) for o in range(ports)],
+            Assert(~sent | (result.targets == targets)),
+            Assert(~sent | (result.payload.kind.as_value()
+                            == Mux(watched.root, Kind.RESP.value, Kind.REQ.value))),
             Cover(sent & wrapped),
             Cover(sent & (watched.req_in == (1 << ports) - 1)),
         ]
@@ -778,9 +746,6 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
 
     # isolation: id 0 ready to go (every contributor holds its head, every target a credit)
     # waits at most ``bound`` cycles for its next result.
-    targets = Signal(ports, name="targets")
-    m.d.comb += targets.eq(Mux(watched.root, watched.resp_out,
-                               Cat(*(watched.req_out == q for q in range(ports)))))
     credits = Mux(watched.root, dut.credit_resp, dut.credit_req[0])
     heads = Cat(*(held[0][q] != 0 for q in range(ports)))
     ready = settled & ((heads & watched.req_in) == watched.req_in) & ((targets & ~credits) == 0)
@@ -789,12 +754,12 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
         m.d.sync += waited.eq(0)
     with m.Elif(waited != 63):
         m.d.sync += waited.eq(waited + 1)
-    # The bound follows the watched id's port count: engine_latency(k) + 3.
+    # The bound follows the watched id's port count: engine_latency(k) + 2.
     k = _popcount(watched.req_in[q] for q in range(ports))
     bound = Signal(range(64), name="bound")
-    m.d.comb += bound.eq(engine_latency(ports) + 3)
+    m.d.comb += bound.eq(engine_latency(ports) + 2)
     for count in range(1, ports):
         with m.If(k == count):
-            m.d.comb += bound.eq(engine_latency(count) + 3)
+            m.d.comb += bound.eq(engine_latency(count) + 2)
     m.d.comb += [Assert(waited <= bound), Cover(sent & dut.timed_out[1])]
     return m, free

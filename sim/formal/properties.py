@@ -1,7 +1,7 @@
 """The formal properties of the flow-control blocks, each with its harness and proof depths.
 
 Each block states its properties beside its RTL (:func:`innet.hw.credit.credit_properties`,
-:func:`innet.hw.arbiter.round_robin_properties`, :func:`innet.hw.arbiter.conflict_properties`,
+:func:`innet.hw.arbiter.round_robin_properties`,
 :func:`innet.hw.buffer.buffer_properties`, :func:`innet.hw.switch.switch_properties`,
 :func:`innet.hw.ceng.engine.engine_properties`):
 a harness that drives the unchanged block from free inputs, asserts the property, assumes what
@@ -82,12 +82,7 @@ class Property:
 
 
 def _properties() -> tuple[Property, ...]:
-    from innet.hw.arbiter import (
-        CONFLICT_PROPERTIES,
-        ROUND_ROBIN_PROPERTIES,
-        conflict_properties,
-        round_robin_properties,
-    )
+    from innet.hw.arbiter import ROUND_ROBIN_PROPERTIES, round_robin_properties
     from innet.hw.buffer import BUFFER_PROPERTIES, buffer_properties
     from innet.hw.ceng.engine import ENGINE_PROPERTIES, engine_properties
     from innet.hw.credit import CREDIT_PROPERTIES, credit_properties
@@ -96,8 +91,6 @@ def _properties() -> tuple[Property, ...]:
     table = [
         ("credit", CREDIT_PROPERTIES, credit_properties, {"depth": 5}, 8, 14),
         ("round-robin", ROUND_ROBIN_PROPERTIES, round_robin_properties, {"count": 4}, 6, 10),
-        ("conflict-arbiter", CONFLICT_PROPERTIES, conflict_properties,
-         {"count": 3, "width": 3}, 6, 10),
         ("buffer", BUFFER_PROPERTIES, buffer_properties, {"depth": 5, "width": 4}, 6, 14),
     ]
     # The switch is checked to a bounded depth: the induction would need invariants over
@@ -108,7 +101,7 @@ def _properties() -> tuple[Property, ...]:
         ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
          switch_properties, switch, 6, 6),
         ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
-        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 5, 5),
+        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 7, 8),
         # The engine's induction does not close either (the tree's pipeline would need one).
         # Its first reduced result leaves in step 15: 17 steps check forwarding ids' results
         # from step 6 on, reductions' first two; isolation (cheaper) goes to 24 steps, past

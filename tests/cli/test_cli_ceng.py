@@ -31,8 +31,8 @@ def test_ceng_writes_verilog_metadata_and_facts(innet, tmp_path):
     ports = json.loads(out.with_suffix(".json").read_text())["interface"]["members"]
     assert sorted(ports) == sorted(CollectiveEngine(FlitParams(collective_ids=1), 2)
                                    .signature.members.keys())
-    for name in ("req__2__valid", "req__2__payload", "req_pop__0", "send__1__payload",
-                 "credit_resp", "mismatch", "clk", "rst"):
+    for name in ("req__2__valid", "req__2__payload", "req_pop__0", "result__payload",
+                 "result__targets", "credit_resp", "mismatch", "clk", "rst"):
         assert re.search(rf"^\s*(input|output)\s+(\[\d+:0\]\s+)?{name};", text, re.M), name
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from innet.gen.cost import Cost, CostModel, envelope
 from innet.hw.alu import LATENCY
-from innet.hw.ceng import FRONT_CYCLES
+from innet.hw.ceng import engine_latency
 from innet.hw.switch import HOP_CYCLES
 
 
@@ -17,7 +17,7 @@ def test_defaults_describe_the_project_network():
     model = CostModel()
     assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
     assert (model.reduce_latency, model.step_overhead) == (LATENCY, LATENCY + 1)
-    assert model.front_latency == FRONT_CYCLES
+    assert model.front_latency == engine_latency(1)
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None

@@ -9,8 +9,6 @@ from amaranth import ClockDomain, Const, Module, Signal
 from amaranth.sim import Simulator
 
 from innet.hw.arbiter import (
-    ConflictArbiter,
-    ConflictArbiterModel,
     RoundRobin,
     RoundRobinModel,
     binary_mux,
@@ -180,58 +178,6 @@ def test_round_robin_is_fair_under_full_load():
     simulate(dut, bench)
 
 
-@pytest.mark.parametrize(("count", "width"), [(1, 3), (3, 2), (6, 4), (13, 9)])
-def test_conflict_arbiter_matches_model(count, width):
-    rng = random.Random(count * width)
-    dut = ConflictArbiter(count, width)
-    model = ConflictArbiterModel(count)
-    granted_total = [0] * count
-
-    async def bench(ctx):
-        for _ in range(1500):
-            requests = rng.getrandbits(count)
-            targets = [rng.getrandbits(width) | (1 << rng.randrange(width)) for _ in range(count)]
-            ctx.set(dut.requests, requests)
-            for i, t in enumerate(targets):
-                ctx.set(dut.targets[i], t)
-            want = model.step(requests, targets)
-            got = ctx.get(dut.grant)
-            assert got == want
-            # Properties independent of the model: granted requesters requested and their
-            # target sets are pairwise disjoint.
-            assert got & ~requests == 0
-            used = 0
-            for i in range(count):
-                if got >> i & 1:
-                    assert used & targets[i] == 0
-                    used |= targets[i]
-                    granted_total[i] += 1
-            await ctx.tick()
-
-    simulate(dut, bench)
-    assert min(granted_total) > 0
-
-
-def test_conflict_arbiter_never_starves():
-    """Everyone requests the same target every cycle: each is granted once every `count`."""
-    dut = ConflictArbiter(5, 3)
-
-    async def bench(ctx):
-        ctx.set(dut.requests, 0b11111)
-        for i in range(5):
-            ctx.set(dut.targets[i], 0b010)
-        order = []
-        for _ in range(10):
-            g = ctx.get(dut.grant)
-            assert g
-            assert g & (g - 1) == 0
-            order.append(g.bit_length() - 1)
-            await ctx.tick()
-        assert order == [0, 1, 2, 3, 4] * 2
-
-    simulate(dut, bench)
-
-
 @pytest.mark.parametrize(("factory", "error", "message"), [
     (lambda: Buffer(8, 0), ValueError, "Buffer depth must be at least 1, not 0"),
     (lambda: Buffer(8, 2.0), TypeError, "Buffer depth must be an integer, not 2.0"),
@@ -245,7 +191,6 @@ def test_conflict_arbiter_never_starves():
     (lambda: MulAdd("8"), TypeError, "Width must be an integer, not '8'"),
     (lambda: RoundRobin(0), ValueError, "Arbiter size must be at least 1, not 0"),
     (lambda: RoundRobin(None), TypeError, "Arbiter size must be an integer, not None"),
-    (lambda: ConflictArbiter(2, 0), ValueError, "Target count must be at least 1, not 0"),
 ])
 def test_errors(factory, error, message):
     with pytest.raises(error, match=rf"^{message}$"):

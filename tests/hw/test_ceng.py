@@ -4,11 +4,12 @@
 The harness models the switch around the engine: request flits arrive on every input port at
 random times, at most one per port and cycle, of any id whose buffer in the engine has room
 (skew between ports and ids; ``buffer`` holds the flits written that the engine has not
-returned a credit for on ``req_pop``), response flits wait in a buffer per port, per (output,
-VC) a credit counter's credits come back at random times (backpressure), and it checks every
-``send`` against the golden model
-(:func:`innet.sim.golden.reduce_switch`): the right flit, at every target and nowhere else, all
-copies of a multicast in one cycle, in element order per id, never without a credit.
+returned a credit for on ``req_pop``); per (output, VC) a credit counter's credits come back at
+random times (backpressure); and the switch's fork takes a flit from ``result`` whenever it is
+free and sends a copy to each target as that target holds a credit. It checks every flit taken
+against the golden model (:func:`innet.sim.golden.reduce_switch`) and the engine's promise that
+every target of a flit it offers holds a credit, and every copy: the right flit, at every
+target and nowhere else, in element order per id, never without a credit.
 """
 
 import random
@@ -45,7 +46,7 @@ def value(rng: random.Random, dtype: DType) -> int:
 
 
 class Harness:
-    """The switch around an engine: input buffers, credit counters, expectations."""
+    """The switch around an engine: input buffers, credit counters, the fork, expectations."""
 
     def __init__(self, dut, rng, *, arrive=1.0, credit_back=1.0, depth=4):
         self.dut, self.rng = dut, rng
@@ -55,16 +56,15 @@ class Harness:
         self.config = [None] * ids
         self.pending = [[deque() for _ in range(PORTS)] for _ in range(ids)]  # not arrived
         self.buffer = [[deque() for _ in range(PORTS)] for _ in range(ids)]   # not credited
-        self.resp_pending = [deque() for _ in range(PORTS)]
-        self.resp_buffer = [deque() for _ in range(PORTS)]
         self.credits = [[depth] * self.p.vcs for _ in range(PORTS)]
-        self.expected = {}  # key -> (set of ports, flit)
-        self.order = {}  # (cid or ("resp", input port), output port) -> keys in order
+        self.fork = None  # the flit the switch took from ``result`` and its targets left
+        self.expected = {}  # (cid, index) -> (set of ports, flit)
+        self.order = {}  # (cid, output port) -> keys in order
         self.sent = []  # (cycle, port, flit)
         self.cycle = 0
         self.pulses = {"dropped": 0, "mismatch": 0, "unsupported": 0}
-        self.head_cycle = {}  # (cid, index) -> first cycle all its operands are oldest held
-        self.out_cycle = {}  # (cid, index) -> cycle it was on send
+        self.arrived = {}  # (cid, index) -> cycle its last operand was on ``req``
+        self.out_cycle = {}  # (cid, index) -> cycle the switch took it from ``result``
 
     def configure(self, cid, *, req_in, op=Op.ADD, dtype=DType.INT32, root=False, req_out=0,
                   resp_out=(), enable=True):
@@ -105,19 +105,15 @@ class Harness:
         result = int(reduce_switch(cfg["op"], cfg["dtype"], [np.uint32(x) for x in operands]))
         kind = Kind.RESP if cfg["root"] else Kind.REQ
         flit = Flit(kind, payload=result, index=index, cid=cid)
-        self._expect((cid, index), flit, cid)
-
-    def response(self, port, cid, index, payload):
-        self.resp_pending[port].append(Flit.response(cid, index, payload))
-        self._expect(("resp", payload), Flit.response(cid, index, payload), ("resp", port))
-
-    def _expect(self, key, flit, order):
-        responses = isinstance(order, tuple)
-        targets = set(self.config[flit.cid]["resp_out"]) if responses else self.targets(flit.cid)
+        key = (cid, index)
         assert key not in self.expected
-        self.expected[key] = (set(targets), flit, order)
-        for t in targets:
-            self.order.setdefault((order, t), []).append(key)
+        self.expected[key] = (self.targets(cid), flit)
+        for t in self.targets(cid):
+            self.order.setdefault((cid, t), []).append(key)
+
+    def _held(self, port, vc):
+        """Copies of VC ``vc`` the fork still sends on ``port`` (0 or 1)."""
+        return int(self.fork is not None and port in self.fork[1] and self.p.vc(self.fork[0]) == vc)
 
     async def step(self, ctx):
         dut, p, rng = self.dut, self.p, self.rng
@@ -134,30 +130,37 @@ class Harness:
                 ctx.set(dut.req[q].valid, 1)
                 ctx.set(dut.req[q].payload.as_value(), p.pack(flit))
                 writes.append((c, q, flit))
-        for q in range(PORTS):
-            if (self.resp_pending[q] and len(self.resp_buffer[q]) < self.depth
-                    and rng.random() < self.arrive):
-                self.resp_buffer[q].append(self.resp_pending[q].popleft())
+                self.arrived[(c, flit.index)] = self.cycle
+        # Credits the engine sees: those beyond the copies the fork still sends.
         for c in range(p.collective_ids):
-            for q in range(PORTS):
-                head = self.buffer[c][q][0] if self.buffer[c][q] else None
-                if head is not None:
-                    cfg = self.config[c]
-                    if cfg and q in cfg["req_in"]:
-                        key = (c, head.index)
-                        if all(self.buffer[c][r] and self.buffer[c][r][0].index == head.index
-                               for r in cfg["req_in"]):
-                            self.head_cycle.setdefault(key, self.cycle)
-        for q in range(PORTS):
-            head = self.resp_buffer[q][0] if self.resp_buffer[q] else None
-            ctx.set(dut.resp[q].valid, head is not None)
-            if head is not None:
-                ctx.set(dut.resp[q].payload.as_value(), p.pack(head))
-        for c in range(p.collective_ids):
-            ctx.set(dut.credit_req[c], sum(1 << o for o in range(PORTS)
-                                           if self.credits[o][p.req_vc(c)] > 0))
+            ctx.set(dut.credit_req[c], sum(
+                1 << o for o in range(PORTS)
+                if self.credits[o][p.req_vc(c)] > self._held(o, p.req_vc(c))))
         ctx.set(dut.credit_resp, sum(1 << o for o in range(PORTS)
-                                     if self.credits[o][p.resp_vc] > 0))
+                                     if self.credits[o][p.resp_vc] > self._held(o, p.resp_vc)))
+        # The fork sends a copy on every target left that holds a credit.
+        if self.fork is not None:
+            flit, left = self.fork
+            v = p.vc(flit)
+            for o in sorted(left):
+                if self.credits[o][v] > 0:
+                    self.credits[o][v] -= 1
+                    self.sent.append((self.cycle, o, flit))
+                    self.check(o, flit)
+                    left.discard(o)
+            if not left:
+                self.fork = None
+        # The switch takes the engine's flit when its fork is free.
+        ctx.set(dut.result.ready, self.fork is None)
+        if self.fork is None and ctx.get(dut.result.valid):
+            flit = p.unpack(ctx.get(dut.result.payload.as_value()))
+            targets = {o for o in range(PORTS) if ctx.get(dut.result.targets) >> o & 1}
+            assert targets, f"cycle {self.cycle}: {flit} offered with no target"
+            v = p.vc(flit)
+            assert all(self.credits[o][v] > 0 for o in targets), (
+                f"cycle {self.cycle}: {flit} offered to {targets} without a credit on each")
+            self.out_cycle.setdefault((flit.cid, flit.index), self.cycle)
+            self.fork = (flit, targets)
         # Outputs of this cycle.
         for c in range(p.collective_ids):
             popped = ctx.get(dut.req_pop[c])
@@ -168,17 +171,6 @@ class Harness:
         for c, q, flit in writes:
             self.buffer[c][q].append(flit)
         assert not ctx.get(dut.req_refused), f"cycle {self.cycle}: a request flit refused"
-        for q in range(PORTS):
-            if ctx.get(dut.resp[q].valid) and ctx.get(dut.resp[q].ready):
-                self.resp_buffer[q].popleft()
-        for o in range(PORTS):
-            if ctx.get(dut.send[o].valid):
-                flit = p.unpack(ctx.get(dut.send[o].payload.as_value()))
-                v = p.vc(flit)
-                assert self.credits[o][v] > 0, f"cycle {self.cycle}: send on {o} without credit"
-                self.credits[o][v] -= 1
-                self.sent.append((self.cycle, o, flit))
-                self.check(o, flit)
         for name in self.pulses:
             self.pulses[name] += ctx.get(getattr(dut, name))
         # Credits come back at random times.
@@ -192,28 +184,22 @@ class Harness:
 
     def check(self, port, flit):
         key = (flit.cid, flit.index)
-        forwarded = ("resp", flit.payload)
-        if forwarded in self.expected and self.expected[forwarded][1] == flit:
-            key = forwarded  # a response that came in on a port
         assert key in self.expected, f"cycle {self.cycle}: unexpected {flit} on port {port}"
-        targets, want, source = self.expected[key]
+        targets, want = self.expected[key]
         assert flit == want, f"cycle {self.cycle}: port {port} got {flit}, expected {want}"
         assert port in targets, f"cycle {self.cycle}: {flit} on port {port}, not {targets}"
-        order = self.order[(source, port)]
+        order = self.order[(flit.cid, port)]
         assert order[0] == key, f"cycle {self.cycle}: {flit} on port {port} out of order"
         order.pop(0)
-        if key[0] != "resp":
-            self.out_cycle.setdefault(key, self.cycle)
-            assert self.out_cycle[key] == self.cycle, "a multicast left over several cycles"
         targets.discard(port)
         if not targets:
             del self.expected[key]
 
     @property
     def idle(self):
-        return (not self.expected and not any(q for row in self.pending for q in row)
-                and not any(q for row in self.buffer for q in row)
-                and not any(self.resp_pending) and not any(self.resp_buffer))
+        return (not self.expected and self.fork is None
+                and not any(q for row in self.pending for q in row)
+                and not any(q for row in self.buffer for q in row))
 
 
 def run(dut, bench):
@@ -233,8 +219,8 @@ async def settle(h, ctx, limit=400):
 
 @pytest.mark.rtl
 def test_latency_per_port_count():
-    """Idle engine: a reduction of k ports is on ``send`` engine_latency(k) cycles after its
-    last operand is held in the engine (3 cycles for one port)."""
+    """Idle engine: a reduction of k ports is on ``result`` engine_latency(k) cycles after its
+    last operand arrived on ``req`` (4 cycles for one port)."""
     dut = engine()
     rng = random.Random(1)
     latencies = {}
@@ -247,12 +233,13 @@ def test_latency_per_port_count():
             await h.apply(ctx)
             h.element(0, k)
             await settle(h, ctx)
-            latencies[k] = h.out_cycle[(0, k)] - h.head_cycle[(0, k)]
+            latencies[k] = h.out_cycle[(0, k)] - h.arrived[(0, k)]
 
     run(dut, bench)
     assert latencies == {k: engine_latency(k) for k in range(1, PORTS + 1)}
-    assert latencies == {1: FRONT_CYCLES, 2: FRONT_CYCLES + LATENCY, 3: FRONT_CYCLES + 2 * LATENCY,
-                         4: FRONT_CYCLES + 2 * LATENCY}
+    # The write into the request buffer, the front end, the tree's levels.
+    assert latencies == {k: 1 + FRONT_CYCLES + LATENCY * levels
+                         for k, levels in ((1, 0), (2, 1), (3, 2), (4, 2))}
 
 
 @pytest.mark.rtl
@@ -280,7 +267,7 @@ def test_one_element_per_cycle(k):
 @pytest.mark.parametrize("seed", [3, 4])
 def test_random_skew_and_backpressure(seed):
     """Three ids (a reduction to a port, a reduction at the root multicasting, a forwarding id)
-    plus response traffic, random operations, arrival skew and backpressure."""
+    with random operations, arrival skew and backpressure."""
     rng = random.Random(seed)
     dut = engine(ids=3)
     ops = [(Op.ADD, DType.FP32), (Op.MIN, DType.FP32), (Op.MAX, DType.INT32),
@@ -297,8 +284,6 @@ def test_random_skew_and_backpressure(seed):
         for n in range(60):
             for c in range(3):
                 h.element(c, n)
-            port, cid = rng.randrange(PORTS), rng.choice([1, 2])  # ids with a response tree
-            h.response(port, cid, n, 0x5000 + n)
         await settle(h, ctx, 3000)
         assert h.pulses == {"dropped": 0, "mismatch": 0, "unsupported": 0}
 
@@ -419,9 +404,9 @@ def test_a_missing_contributor_times_out_and_the_id_runs_again_after_abort():
 
 
 @pytest.mark.rtl
-def test_abort_discards_queued_results_and_responses_of_its_id_only():
-    """Id 0's output returns no credits, so its results wait in its queue; a response of id 0
-    waits too. ``abort`` of id 0 discards both; id 1's responses still leave."""
+def test_abort_discards_queued_results_of_its_id_only():
+    """Id 0's output returns no credits, so its results wait in its queue. ``abort`` of id 0
+    discards them; id 1 still reduces."""
     dut = engine(queue_depth=20)
     rng = random.Random(9)
 
@@ -434,7 +419,6 @@ def test_abort_discards_queued_results_and_responses_of_its_id_only():
         h.credits[2] = [0] * dut.params.vcs
         for n in range(8):
             h.element(0, n, expect=False)
-        h.resp_pending[LOCAL].append(Flit.response(0, 0, 0x77))
         for _ in range(40):
             await h.step(ctx)
         assert ctx.get(dut.busy) == 0b01
@@ -446,12 +430,11 @@ def test_abort_discards_queued_results_and_responses_of_its_id_only():
             cycles += 1
         assert cycles <= 8 + 2  # the queue empties at one result per cycle
         ctx.set(dut.abort, 0)
-        assert not any(h.resp_buffer)
         assert not any(h.buffer[0])
         h.credit_back = 1.0
-        h.response(0, 1, 5, 0x99)
+        h.element(1, 5, [0x99])
         await settle(h, ctx)
-        assert [f.payload for _, _, f in h.sent] == [0x99, 0x99]
+        assert [(o, f.payload) for _, o, f in h.sent] == [(0, 0x99), (LOCAL, 0x99)]
         assert h.pulses == {"dropped": 0, "mismatch": 0, "unsupported": 0}
 
     run(dut, bench)
@@ -502,4 +485,4 @@ def test_defaults():
     assert (e.levels, e.queue_depth, e.depth, e.mul) == (4, 4 * LATENCY + FRONT_CYCLES + 1, 5,
                                                          False)
     assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [
-        FRONT_CYCLES + LATENCY * levels for levels in (0, 1, 2, 2, 3, 3, 4)]
+        1 + FRONT_CYCLES + LATENCY * levels for levels in (0, 1, 2, 2, 3, 3, 4)]

@@ -7,17 +7,11 @@ import pytest
 from amaranth import Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
-from innet.hw.arbiter import (
-    ConflictArbiter,
-    RoundRobin,
-    any_of,
-    conflict_properties,
-    round_robin_properties,
-)
+from innet.hw.arbiter import RoundRobin, round_robin_properties
 from innet.hw.buffer import Buffer, buffer_properties
 from innet.hw.ceng.engine import CollectiveEngine, engine_properties
-from innet.hw.collective import CollectivePath
 from innet.hw.credit import CreditCounter, credit_properties
+from innet.hw.flit import Kind
 from innet.hw.switch import SwitchCore, switch_properties
 from innet.sim.formal import PROPERTIES, FormalToolsMissing, ProofResult, Toolchain, select
 
@@ -61,28 +55,6 @@ class FixedPriority(RoundRobin):
     def elaborate(self, platform):
         m = Module()
         m.d.comb += self.grant.eq(self.requests & (~self.requests + 1)[:self.count])
-        return m
-
-
-class IgnoreOverlap(ConflictArbiter):
-    """Grants every requester, whether or not their targets overlap."""
-
-    def elaborate(self, platform):
-        m = Module()
-        m.d.comb += self.grant.eq(self.requests)
-        return m
-
-
-class FrozenPriority(ConflictArbiter):
-    """Priority by index, never updated: a low requester can starve."""
-
-    def elaborate(self, platform):
-        m = Module()
-        n = len(self.grant)
-        for i in range(n):
-            blocked = any_of(self.requests[j] & (self.targets[i] & self.targets[j]).any()
-                             for j in range(i))
-            m.d.comb += self.grant[i].eq(self.requests[i] & ~blocked)
         return m
 
 
@@ -144,12 +116,16 @@ class _Wrapped(SwitchCore):
                          self.i[q].credit.eq(inner.i[q].credit)]
         for q in range(ports):
             out, into = self.o[self.outer(q)], inner.o[q]
-            m.d.comb += [out.valid.eq(into.valid), out.payload.eq(into.payload),
+            m.d.comb += [out.valid.eq(into.valid & self.passes(q, into)),
+                         out.payload.eq(into.payload),
                          into.credit.eq(out.credit | self.extra(m, q, into))]
         return m
 
     def outer(self, q):
         return q
+
+    def passes(self, q, into):
+        return 1
 
     def extra(self, m, q, into):
         return 0
@@ -169,20 +145,11 @@ class CrossedOutputs(_Wrapped):
         return {0: 1, 1: 0}.get(q, q)
 
 
-class PortZeroCopyLost(CollectivePath):
-    """The collective path never sends on output 0: a multicast loses its copy there."""
+class LosingMulticast(_Wrapped):
+    """Responses never leave on output 0: a multicast loses its copy there."""
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.send[0].valid.eq(0)  # the last assignment wins
-        return m
-
-
-class LosingMulticast(SwitchCore):
-    """A switch whose collective path is :class:`PortZeroCopyLost`."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **{**kwargs, "collective": PortZeroCopyLost})
+    def passes(self, q, into):
+        return into.payload.kind != Kind.RESP if q == 0 else 1
 
 
 class _WrappedEngine(CollectiveEngine):
@@ -202,33 +169,30 @@ class _WrappedEngine(CollectiveEngine):
                          inner.req[q].payload.eq(arriving.payload)]
         m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
                      inner.timeout.eq(self.timeout)]
+        result = inner.result
+        m.d.comb += [self.result.payload.eq(result.payload),
+                     self.result.targets.eq(result.targets),
+                     self.result.valid.eq(result.valid & ~self.lost(result)),
+                     result.ready.eq(self.result.ready)]
         for name in ("req_refused", "dropped", "mismatch", "unsupported", "busy", "stalled",
                      "timed_out"):
             m.d.comb += getattr(self, name).eq(getattr(inner, name))
         for c in range(ids):
             m.d.comb += self.missing[c].eq(inner.missing[c])
-        for q in range(ports):
-            m.d.comb += [inner.resp[q].valid.eq(self.resp[q].valid),
-                         inner.resp[q].payload.eq(self.resp[q].payload),
-                         self.resp[q].ready.eq(inner.resp[q].ready)]
-        for o in range(ports):
-            send = inner.send[o]
-            m.d.comb += [self.send[o].payload.eq(send.payload),
-                         self.send[o].valid.eq(send.valid & ~self.lost(send))]
         return m
 
     def admit(self, inner, arriving):
         return 1
 
-    def lost(self, send):
+    def lost(self, result):
         return 0
 
 
 class LosesElementOne(_WrappedEngine):
     """Every result of element 1 of id 0 is lost on its way out."""
 
-    def lost(self, send):
-        return (send.payload.cid == 0) & (send.payload.index == 1)
+    def lost(self, result):
+        return (result.payload.cid == 0) & (result.payload.index == 1)
 
 
 class OneIdAtATime(_WrappedEngine):
@@ -244,8 +208,6 @@ MUTANTS = {
     "credit.no-credit-no-send": AlwaysAvailable,
     "round-robin.one-hot": GrantEveryRequester,
     "round-robin.fair": FixedPriority,
-    "conflict-arbiter.disjoint": IgnoreOverlap,
-    "conflict-arbiter.fair": FrozenPriority,
     "buffer.no-overflow": FullOneLate,
     "buffer.in-order": SkippingPointer,
     "switch.no-credit-no-send": LocalCreditsNeverRunOut,
@@ -286,7 +248,7 @@ def test_mutation_is_caught(key, tools, tmp_path):
     assert result.status == "failed", result.describe()
     assert result.trace is not None
     assert result.trace.read_text().startswith("$")  # a VCD
-    block = key.split(".")[0].replace("round-robin", "arbiter").replace("conflict-", "")
+    block = key.split(".")[0].replace("round-robin", "arbiter")
     assert f"hw/{block.replace('engine', 'ceng/engine')}.py:" in result.where
 
 
@@ -336,7 +298,7 @@ def test_every_mutated_property_is_registered():
 
 def test_select_rejects_an_unknown_block():
     with pytest.raises(ValueError, match=r"^Block must be one of credit, round-robin, "
-                                         r"conflict-arbiter, buffer, switch, engine \(or "
+                                         r"buffer, switch, engine \(or "
                                          r"BLOCK.PROPERTY\), not 'fifo'$"):
         select("fifo")
 
@@ -345,7 +307,6 @@ def test_select_rejects_an_unknown_block():
     (credit_properties, ("Credit counter property must be one of in-range, no-credit-no-send, "
                         "not 'x'")),
     (round_robin_properties, "Round-robin property must be one of one-hot, fair, not 'x'"),
-    (conflict_properties, "Conflict arbiter property must be one of disjoint, fair, not 'x'"),
     (buffer_properties, "Buffer property must be one of no-overflow, in-order, not 'x'"),
     (switch_properties, ("Switch property must be one of no-credit-no-send, route, multicast, "
                          "not 'x'")),

@@ -193,26 +193,26 @@ def test_broken_tree_errors():
 
 
 def test_idle_latency_by_hand():
-    """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 + engine_latency(1) = 6;
-    node 0 reduces node 3 and itself: max(6, 0) + 3 + engine_latency(2) = 21; node 2 forwards
-    (6); the root reduces three ports: max(21, 6, 0) + 3 + engine_latency(3) = 45; then 3 cycles
+    """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 + engine_latency(1) = 7;
+    node 0 reduces node 3 and itself: max(7, 0) + 3 + engine_latency(2) = 23; node 2 forwards
+    (7); the root reduces three ports: max(23, 7, 0) + 3 + engine_latency(3) = 48; then 3 cycles
     per switch down."""
     assert HOP_CYCLES == 3
-    assert [engine_latency(k) for k in (1, 2, 3)] == [3, 12, 21]
+    assert [engine_latency(k) for k in (1, 2, 3)] == [4, 13, 22]
     emb = embed(torus((4,)), op="add", dtype="fp32")
-    assert idle_latency(emb) == {0: 48, 1: 45, 2: 48, 3: 51}
+    assert idle_latency(emb) == {0: 51, 1: 48, 2: 51, 3: 54}
     # One pipeline stage per link: node 3's request crosses two links, every response one or
     # two more.
-    assert idle_latency(emb, link_latency=1) == {0: 51, 1: 47, 2: 51, 3: 55}
+    assert idle_latency(emb, link_latency=1) == {0: 54, 1: 50, 2: 54, 3: 58}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -1$"):
         idle_latency(emb, link_latency=-1)
     # Per link: the same count on every link is the uniform model. Five stages on (3, 0) only:
-    # node 3's partial reaches node 0 at 6 + 5 = 11, node 0 sends at 11 + 3 + 12 = 26, the root
-    # at max(26, 6, 0) + 3 + 21 = 50; down, 3 cycles per switch and 5 more to node 3.
+    # node 3's partial reaches node 0 at 7 + 5 = 12, node 0 sends at 12 + 3 + 13 = 28, the root
+    # at max(28, 7, 0) + 3 + 22 = 53; down, 3 cycles per switch and 5 more to node 3.
     every = {(u, v): 1 for u, _, v, _ in emb.links}
     assert idle_latency(emb, link_latency=every) == idle_latency(emb, link_latency=1)
-    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 53, 1: 50, 2: 53, 3: 61}
+    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 56, 1: 53, 2: 56, 3: 64}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -2$"):
         idle_latency(emb, link_latency={(0, 3): -2})

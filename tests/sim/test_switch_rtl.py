@@ -145,7 +145,7 @@ def test_single_uniform_random_saturation():
 @pytest.mark.parametrize(("load", "cycles", "seed"), [(1.0, 30000, 11), (0.4, 10000, 12)])
 def test_single_random_traffic(load, cycles, seed):
     out = run("single", "test_p2p_random", seed=seed, load=load, cycles=cycles, coll_rate=0.15,
-              drain=0.75, stall_rate=0.01, atomic=True).output
+              drain=0.75, stall_rate=0.01).output
     print(f"single switch, load {load}: latency {out['latency']}, "
           f"flits/cycle per output {out['throughput']}")
     assert out["matched"] > cycles * load * 2
@@ -159,7 +159,7 @@ def test_single_collective_priority():
     print(f"under p2p contention: collective latency {out['collective_latency']}, p2p mean "
           f"{out['p2p_latency_mean']:.1f} max {out['p2p_latency_max']}, "
           f"{out['overtaken']} overtakes")
-    assert out["collective_latency"] == [HOP_CYCLES]
+    assert out["collective_latency"] == [HOP_CYCLES + 1]  # a cycle in the request buffer
     assert out["p2p_latency_max"] > 10
 
 
