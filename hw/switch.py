@@ -49,7 +49,9 @@ crossbar, and none from the collective path into a p2p pop.
 
 A multicast is a fork: it leaves on each target in the cycle that output grants it, so it
 never waits for all its credits at once, and its input takes the next response when the
-last target has taken it. A collective flit wins its output over p2p (PIUMA, "Collective
+last target has taken it. The collective path's stream has one flit of room in front of its
+fork, so the path's ``ready`` is a register and no path runs from the allocation into the
+collective path. A collective flit wins its output over p2p (PIUMA, "Collective
 Virtual Channel"). So that collective traffic cannot starve p2p, an output sends at most
 ``coll_burst`` collective flits in a row while a p2p flit waits for it; then, for a cycle
 (the output's p2p *slot*), no fork asks for it, and an input whose p2p offer wants an output
@@ -365,22 +367,38 @@ class SwitchCore(wiring.Component):
                 m.d.sync += left[s].eq(left[s] & ~taken[s])
             return load
 
-        # The stream's fork, and the VC of its flit (one-hot over the collective VCs: the
-        # request VCs by id, then the response VC).
-        stream = ports
-        m.d.comb += coll.result.ready.eq(load_fork(stream, coll.result.valid, coll.result.payload,
-                                                   coll.result.targets))
-        stream_vc = Signal(ids + 1, name="stream_vc")
-        result_vc = Cat(*[(coll.result.payload.kind == Kind.REQ) & (coll.result.payload.cid == c)
-                          for c in range(ids)], coll.result.payload.kind == Kind.RESP)
-        with m.If(coll.result.ready):
-            m.d.sync += stream_vc.eq(result_vc)
+        # The stream's fork, with one flit of room in front of it (``spare``), so that the
+        # collective path's ``ready`` is a register: the fork takes the spare flit, else the
+        # stream's; the stream's flit goes into the spare register when the fork does not take
+        # it. Each has the VC of its flit (one-hot over the collective VCs: the request VCs by
+        # id, then the response VC).
+        stream, result = ports, coll.result
+        spare_valid = Signal(name="spare_valid")
+        spare = Signal(layout, name="spare_flit")
+        spare_targets = Signal(ports, name="spare_targets")
+        spare_vc, stream_vc = Signal(ids + 1, name="spare_vc"), Signal(ids + 1, name="stream_vc")
+        result_vc = Cat(*[(result.payload.kind == Kind.REQ) & (result.payload.cid == c)
+                          for c in range(ids)], result.payload.kind == Kind.RESP)
+        taking = result.valid & ~spare_valid
+        m.d.comb += result.ready.eq(~spare_valid)
+        offered = Signal(layout, name="stream_offered")
+        m.d.comb += offered.eq(Mux(spare_valid, spare, result.payload))
+        load = load_fork(stream, spare_valid | taking, offered,
+                         Mux(spare_valid, spare_targets, result.targets))
+        with m.If(load):
+            m.d.sync += stream_vc.eq(Mux(spare_valid, spare_vc, result_vc))
+        with m.If(spare_valid & load):
+            m.d.sync += spare_valid.eq(0)
+        with m.Elif(taking & ~load):
+            m.d.sync += [spare_valid.eq(1), spare.eq(result.payload),
+                         spare_targets.eq(result.targets), spare_vc.eq(result_vc)]
         coll_vcs = list(range(hops, p.vcs))
         # What the collective path may offer: outputs that can take one more flit of a VC than
-        # the stream's fork still sends there.
+        # the stream's fork and spare flit still send there.
         for k, v in enumerate(coll_vcs):
-            room = Cat(Mux(fork_valid[stream] & left[stream][o] & stream_vc[k],
-                           counters[o][v].count >= 2, counters[o][v].available)
+            room = Cat(counters[o][v].count
+                       > ((fork_valid[stream] & left[stream][o] & stream_vc[k]).as_unsigned()
+                          + (spare_valid & spare_targets[o] & spare_vc[k]))
                        for o in range(ports))
             if k < ids:
                 m.d.comb += coll.credit_req[k].eq(room)
@@ -571,6 +589,7 @@ class SwitchCore(wiring.Component):
         for c in range(ids):
             m.d.sync += here[c].eq(any_of(
                 [fork_valid[s] & (fork[s].cid == c) for s in range(sources)]
+                + [spare_valid & (spare.cid == c)]
                 + [buf.r.valid & (buf.r.payload.cid == c)
                    for buf in resp_bufs]))
             m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])

@@ -476,16 +476,21 @@ class CollectiveEngine(wiring.Component):
             unsupported.append(bad)
             good = hit & ~bad
 
+            # Every result is written into the queue. One that goes straight out (the queue
+            # holds none before it) leaves its entry behind, which ``skip`` discards in the
+            # next cycle, so that the write does not wait for the result stream's choice.
             queue = Buffer(result, depth)
             m.submodules[f"queue{c}"] = queue
-            waiting = queue.r.valid
+            skip = Signal(name=f"queue{c}_skip")
+            waiting = Signal(name=f"queue{c}_waiting")
             m.d.comb += [
+                waiting.eq(queue.r.valid & ~skip),
                 src_head[c].eq(Mux(waiting, queue.r.payload, out)),
-                queue.r.ready.eq(src_pop[c] | abort[c]),
-                # A result goes straight out when the queue is empty and it leaves now.
-                queue.w.valid.eq(good & ~abort[c] & ~(src_pop[c] & ~waiting)),
+                queue.r.ready.eq(src_pop[c] & waiting | skip | abort[c]),
+                queue.w.valid.eq(good & ~abort[c]),
                 queue.w.payload.eq(out),
             ]
+            m.d.sync += skip.eq(src_pop[c] & ~waiting)
             # Offered when every target holds a credit, so that a result the switch takes
             # never waits there, holding up the other ids' results behind it.
             credits = Mux(cfg[c].root, self.credit_resp, self.credit_req[c])
