@@ -418,7 +418,7 @@ class SwitchCore(wiring.Component):
 
         bad_vc, overflow, no_route = [], [], []
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
-        units, resp_bufs = [], []
+        units, resp_heads = [], []
         in_data = []  # per source: the flit it was granted last cycle
         wanted = []  # per input: the outputs its p2p offer could use
         coll_req = []  # per source: the outputs its fork asks for
@@ -467,20 +467,27 @@ class SwitchCore(wiring.Component):
 
             # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
             # empty buffer goes straight into a free fork), multicast to its id's resp_out.
+            # Every response is written into the buffer; one that went straight into the fork
+            # leaves its entry behind, which ``skip`` discards in the next cycle, so that the
+            # write does not wait for the allocation.
             resp = Buffer(layout, depth)
             m.submodules[f"resp_i{i}"] = resp
-            resp_bufs.append(resp)
             arriving = link.valid & good & (link.payload.kind == Kind.RESP)
+            skip = Signal(name=f"in{i}_resp_skip")
+            waiting = Signal(name=f"in{i}_resp_waiting")
             head = Signal(layout, name=f"in{i}_resp_head")
-            m.d.comb += head.eq(Mux(resp.r.valid, resp.r.payload, link.payload))
+            m.d.comb += [waiting.eq(resp.r.valid & ~skip),
+                         head.eq(Mux(waiting, resp.r.payload, link.payload))]
+            resp_heads.append((waiting, resp.r.payload))
             targets = onehot_mux([(head.cid == c) & self.collective[c].enable
                                   for c in range(ids)],
                                  [self.collective[c].resp_out for c in range(ids)])
-            load = load_fork(i, resp.r.valid | arriving, head, targets)
-            m.d.comb += [resp.w.valid.eq(arriving & ~(load & ~resp.r.valid)),
+            load = load_fork(i, waiting | arriving, head, targets)
+            m.d.comb += [resp.w.valid.eq(arriving),
                          resp.w.payload.eq(link.payload),
-                         resp.r.ready.eq(load),
+                         resp.r.ready.eq(load & waiting | skip),
                          pops[i][p.resp_vc].eq(load)]
+            m.d.sync += skip.eq(load & ~waiting)
             full = Signal(name=f"in{i}_full")
             m.d.comb += full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)
             bad_vc.append(link.valid & ~good)
@@ -590,8 +597,7 @@ class SwitchCore(wiring.Component):
             m.d.sync += here[c].eq(any_of(
                 [fork_valid[s] & (fork[s].cid == c) for s in range(sources)]
                 + [spare_valid & (spare.cid == c)]
-                + [buf.r.valid & (buf.r.payload.cid == c)
-                   for buf in resp_bufs]))
+                + [waiting & (head.cid == c) for waiting, head in resp_heads]))
             m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
 
         # Error events (the Switch's register file keeps them as sticky flags).

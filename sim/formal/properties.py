@@ -101,7 +101,7 @@ def _properties() -> tuple[Property, ...]:
         ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
          switch_properties, switch, 6, 6),
         ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 5, 5),
-        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 7, 8),
+        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 6, 8),
         # The engine's induction does not close either (the tree's pipeline would need one).
         # Its first reduced result leaves in step 15: 17 steps check forwarding ids' results
         # from step 6 on, reductions' first two; isolation (cheaper) goes to 24 steps, past
