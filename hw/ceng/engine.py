@@ -98,9 +98,11 @@ class CollectiveEngine(wiring.Component):
        resynchronisation unit takes the element.
 
     A flit is consumed only in the check stage, so an element issued speculatively behind one
-    whose indices disagree is simply issued again. Its credit goes back upstream when it is
-    first issued, so that the sender's credit loop is that of a plain buffer; each partition
-    has room for ``FRONT_CYCLES`` issued flits beyond ``depth``.
+    whose indices disagree is simply issued again. Each partition has room for
+    ``FRONT_CYCLES`` flits beyond ``depth``: up to that many flits held have their credit back
+    already, so a flit's credit goes back upstream in the cycle it arrives while its id
+    streams (else when a flit is consumed), and the sender's credit loop is a cycle shorter
+    than that of a plain buffer (it covers the cycle a result takes in the switch's fork).
 
     Latency and throughput
     ----------------------
@@ -259,9 +261,10 @@ class CollectiveEngine(wiring.Component):
         # issue (``spec``), flits held (``count``), flits not issued yet (``pend``) and the
         # oldest flits held whose credit has gone back already (``returned``). An issued flit
         # is held until the check stage consumes it, so that an element whose flits disagree
-        # can be issued again, but its credit goes back when it is first issued: the sender's
-        # credit loop is that of a plain buffer, and a partition holds ``depth`` flits plus
-        # the FRONT_CYCLES issued ones the front end may still need.
+        # can be issued again, but up to FRONT_CYCLES flits held may have their credit back:
+        # a flit's credit goes back in the cycle it arrives while a stream flows, so the
+        # sender's credit loop is a cycle shorter than a plain buffer's, and a partition holds
+        # ``depth`` flits whose credit is out plus the FRONT_CYCLES whose credit is back.
         capacity = slots + FRONT_CYCLES
         pw, ib = bits_for(capacity), (ids - 1).bit_length()
         entry = data.StructLayout({"payload": 32, "index": iw})
@@ -405,18 +408,17 @@ class CollectiveEngine(wiring.Component):
                 # all flits of an aborted id: one per cycle, each returning its credit.
                 stray = Signal(name=f"stray{c}_{q}")
                 drain = (count[c][q] != 0) & ~used & (~on | abort[c])
-                # A flit's credit goes back when it is first issued, or when it is consumed or
-                # discarded without having been issued (never both in one cycle: a flit
-                # consumed by the check stage was issued, a discarded one's id or port issues
-                # nothing).
-                first = issue[c][q] & ((spec[c][q] - rptr[c][q])[:pw] >= returned[c][q])
-                late = commit[c][q] & (returned[c][q] == 0)
+                # A credit goes back, one a cycle, for the oldest flit held or arriving whose
+                # credit has not, while fewer than FRONT_CYCLES flits whose credit has gone
+                # back stay held after this cycle's consumption. A consumed flit's credit has
+                # always gone back (with ``returned`` at 0 it goes back as it is consumed).
+                owed = (count[c][q] != returned[c][q]) | accept[c][q]
+                pop = owed & ((returned[c][q] != FRONT_CYCLES) | commit[c][q])
                 m.d.comb += [stray.eq(drain & ~abort[c]),
                              commit[c][q].eq(used | drain),
                              squash[c][q].eq(killed[c] | ~on),
-                             self.req_pop[c][q].eq(first | late)]
-                m.d.sync += returned[c][q].eq(returned[c][q] + first
-                                              - (commit[c][q] & (returned[c][q] != 0)))
+                             self.req_pop[c][q].eq(pop)]
+                m.d.sync += returned[c][q].eq(returned[c][q] + pop - commit[c][q])
                 dropped.append(stray)
                 held_next = count[c][q] + accept[c][q] - commit[c][q]
                 oldest_next = rptr[c][q] + commit[c][q]

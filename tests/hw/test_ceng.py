@@ -161,15 +161,15 @@ class Harness:
                 f"cycle {self.cycle}: {flit} offered to {targets} without a credit on each")
             self.out_cycle.setdefault((flit.cid, flit.index), self.cycle)
             self.fork = (flit, targets)
-        # Outputs of this cycle.
+        # Outputs of this cycle (a credit may go back for a flit arriving in the same cycle).
+        for c, q, flit in writes:
+            self.buffer[c][q].append(flit)
         for c in range(p.collective_ids):
             popped = ctx.get(dut.req_pop[c])
             for q in range(PORTS):
                 if popped >> q & 1:
                     assert self.buffer[c][q], f"cycle {self.cycle}: pop of id {c} port {q} empty"
                     self.buffer[c][q].popleft()
-        for c, q, flit in writes:
-            self.buffer[c][q].append(flit)
         assert not ctx.get(dut.req_refused), f"cycle {self.cycle}: a request flit refused"
         for name in self.pulses:
             self.pulses[name] += ctx.get(getattr(dut, name))
