@@ -22,9 +22,10 @@ VC numbering is the one of :class:`innet.hw.flit.FlitParams` (``P = p2p_vcs``,
   ``req_in`` ports waits for its ``req_out`` channel; at the root it turns into the response
   and waits for the ``resp_out`` channels.
 - **collective responses**, VC ``P + C``, shared by every id: a response that arrived on
-  ``resp_in`` waits for every ``resp_out`` channel (all-or-nothing multicast). Each id's tree is
-  acyclic, but the union of the trees of all ids enabled together need not be: three ids on a
-  triangle ``u -> v -> w``, ``v -> w -> u``, ``w -> u -> v`` close a cycle.
+  ``resp_in`` waits for every ``resp_out`` channel (a multicast forks: the response holds its
+  input until its last copy has left). Each id's tree is acyclic, but the union of the trees
+  of all ids enabled together need not be: three ids on a triangle ``u -> v -> w``,
+  ``v -> w -> u``, ``w -> u -> v`` close a cycle.
 
 :func:`channel_graph` builds the graph from a routing table and per-id switch configurations;
 :func:`image_graph` from a decoded :class:`~innet.gen.image.Image`; :meth:`ChannelGraph.cycle`
