@@ -122,17 +122,6 @@ def _init(node: _Node):
     return {name: _init(child) for name, child in node.members.items()}
 
 
-def _view(root, reg):
-    """The view of register ``reg`` (a MappedRegister) inside ``root``."""
-    view = root
-    index = iter(reg.index)
-    for seg in _segments(reg.template):
-        view = view[seg.removesuffix("[]")]
-        if seg.endswith("[]"):
-            view = view[next(index)]
-    return view
-
-
 class RegisterFile(wiring.Component):
     """The registers of a map behind a configuration bus.
 
@@ -175,6 +164,7 @@ class RegisterFile(wiring.Component):
             raise TypeError(f"Refusable must be a bool, not {refusable!r}")
         self._map = regmap
         self._refusable = refusable
+        self._views = {}
         config = _tree(regmap, _is_config)
         status = _tree(regmap, _is_status)
         events = _tree(regmap, _is_flag)
@@ -205,10 +195,29 @@ class RegisterFile(wiring.Component):
         reg = self._map[register]
         f = reg.field(name)
         if _is_config(f):
-            return _view(self.config, reg)[name]
+            return self._view("config", reg)[name]
         if _is_status(f):
-            return _view(self.status, reg)[name]
+            return self._view("status", reg)[name]
         raise KeyError(f"Field {register}.{name} is a constant and has no signal")
+
+    def _view(self, tree: str, reg):
+        """The view of register ``reg`` (a MappedRegister) in member ``tree`` (``"config"``,
+        ``"status"`` or ``"events"``).
+
+        Every view on the way is built once and kept: indexing a view of a nested layout
+        computes the offsets of its members, which for a large map took most of the time of
+        converting a network to Verilog.
+        """
+        view, path = getattr(self, tree), (tree,)
+        index = iter(reg.index)
+        for seg in _segments(reg.template):
+            steps = [seg.removesuffix("[]")] + ([next(index)] if seg.endswith("[]") else [])
+            for step in steps:
+                path += (step,)
+                if path not in self._views:
+                    self._views[path] = view[step]
+                view = self._views[path]
+        return view
 
     def elaborate(self, platform):
         m = Module()
@@ -218,7 +227,7 @@ class RegisterFile(wiring.Component):
             clears = {}
             for f in reg.fields:
                 if f.access.name == "WO":
-                    m.d.sync += _view(self.config, reg)[f.name].eq(0)
+                    m.d.sync += self._view("config", reg)[f.name].eq(0)
                 if _is_flag(f):
                     clears[f.name] = Signal(f.width, name=f"clear_{_name(reg)}_{f.name}")
             for word in range(reg.words):
@@ -228,8 +237,8 @@ class RegisterFile(wiring.Component):
                 m.d.comb += written.eq(bus.w_en & (bus.addr == address) & accepted)
                 words.append((address, self._word(m, reg, word, written, clears)))
             for name, clear in clears.items():
-                flags = Value.cast(_view(self.config, reg)[name])
-                raised = Value.cast(_view(self.events, reg)[name])
+                flags = Value.cast(self._view("config", reg)[name])
+                raised = Value.cast(self._view("events", reg)[name])
                 m.d.sync += flags.eq((flags & ~clear) | raised)
         # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
@@ -254,15 +263,15 @@ class RegisterFile(wiring.Component):
             bits = slice(lo - f.offset, hi - f.offset)
             data_bits = slice(lo - lo_word, hi - lo_word)
             if _is_flag(f):
-                current = Value.cast(_view(self.config, reg)[f.name])[bits]
+                current = Value.cast(self._view("config", reg)[f.name])[bits]
                 m.d.comb += clears[f.name][bits].eq(Mux(written, bus.w_data[data_bits], 0))
             elif _is_config(f):
-                value = Value.cast(_view(self.config, reg)[f.name])
+                value = Value.cast(self._view("config", reg)[f.name])
                 with m.If(written):
                     m.d.sync += value[bits].eq(bus.w_data[data_bits])
                 current = Const(0, hi - lo) if f.access.name == "WO" else value[bits]
             elif _is_status(f):
-                current = Value.cast(_view(self.status, reg)[f.name])[bits]
+                current = Value.cast(self._view("status", reg)[f.name])[bits]
             else:
                 current = Const(f.reset, f.width)[bits]
             parts.append((lo - lo_word, current))

@@ -28,6 +28,7 @@ __all__ = [
     "Outcome",
     "Scenario",
     "built_network",
+    "cached_network",
     "check_backpressure",
     "network_sizes",
     "simulate",
@@ -174,18 +175,62 @@ def network_sizes(topology, max_elements: int = 1024) -> dict[str, int]:
 @functools.lru_cache(maxsize=8)
 def _built(topology, vector_depth: int, step_depth: int, collective_ids: int,
            link_stages: tuple[tuple[tuple[int, int], int], ...], mul: bool):
-    from innet.sim.tb.networkbench import bench_design
+    from innet.sim.tb.networkbench import NetworkBench
 
-    return bench_design(topology, vector_depth=vector_depth, step_depth=step_depth,
-                        collective_ids=collective_ids, link_stages=dict(link_stages), mul=mul)
+    return cached_network(NetworkBench, topology, f"innet_netbench_{topology.kind}{topology.nodes}",
+                          vector_depth=vector_depth, step_depth=step_depth,
+                          collective_ids=collective_ids, link_stages=dict(link_stages), mul=mul)
+
+
+def cached_network(cls, topology, name: str, **args):
+    """``(Design, top)``: the network ``cls(topology, **args)`` (a
+    :class:`~innet.hw.network.Network` or a wrapper of it) and its Verilog with top module
+    ``name`` (:func:`innet.hw.network.network_verilog`), from the design cache
+    (:mod:`innet.sim.designcache`) when it holds it: building the top is quick, converting it
+    is not."""
+    from innet.hw.network import network_verilog
+    from innet.sim.designcache import cached_design
+
+    top = cls(topology, **args)
+    params = {"class": f"{cls.__module__}.{cls.__qualname__}", "topology": topology.fingerprint,
+              **{k: sorted(v.items()) if isinstance(v, Mapping) else v for k, v in args.items()}}
+    converted = []
+
+    def convert():
+        converted.append(True)
+        return network_verilog(top, name)
+
+    design = cached_design(name, params, convert)
+    if not converted:
+        _mark_used(top)
+    return design, top
+
+
+def _mark_used(top) -> None:
+    """Mark ``top`` and the components it holds as elaborated, as a conversion does: a network
+    served from the design cache is never elaborated, and Amaranth would warn about each of its
+    components when they are collected."""
+    from amaranth import Elaboratable
+
+    seen, stack = set(), [top]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        obj._MustUse__used = True  # what amaranth.hdl.Fragment.get sets
+        for value in vars(obj).values():
+            items = value if isinstance(value, (list, tuple)) else [value]
+            stack.extend(v for v in items if isinstance(v, Elaboratable))
 
 
 def built_network(topology, max_elements: int = 1024,
                   link_stages: int | Mapping[tuple[int, int], int] = 0, *, mul: bool = False):
     """``(Design, NetworkBench)``: the network :func:`simulate` runs for ``topology``
-    (:func:`innet.sim.tb.networkbench.bench_design` with :func:`network_sizes`,
-    ``link_stages`` and ``mul``, the switches' multipliers), emitted once per process; the
-    Verilator build is cached by the design's digest."""
+    (:class:`innet.sim.tb.networkbench.NetworkBench` with :func:`network_sizes`,
+    ``link_stages`` and ``mul``, the switches' multipliers), built once per process, its
+    Verilog from the design cache (:func:`cached_network`); the Verilator build is cached by
+    the design's digest."""
     from innet.hw.network import link_stage_map
 
     stages = tuple(sorted(link_stage_map(topology, link_stages).items()))

@@ -335,13 +335,14 @@ def ceng(radix: int, collective_ids: int, mul: bool, flow: dict[str, Any]) -> No
 def network(kind: str, max_elements: int, flow: dict[str, Any], **options: Any) -> None:
     """The whole network of KIND (polarfly, hyperx, torus, piuma): innet.hw.network's
     Network, a switch and an endpoint per node, sized as `innet sim allreduce` sizes it."""
-    from innet.hw.network import emit_network
-    from innet.sim.network import network_sizes
+    from innet.hw.network import Network
+    from innet.sim.network import cached_network, network_sizes
 
     chosen = topology_from_args(kind, options)
     topo, label = chosen.topology, chosen.name
     with err_console().status(f"emitting the {label} network"):
-        design, _top = emit_network(topo, **network_sizes(topo, max_elements))
+        design, _top = cached_network(Network, topo, f"innet_network_{topo.kind}{topo.nodes}",
+                                      **network_sizes(topo, max_elements))
     run(design, design.toplevel, {"component": "network", "topology": label,
                                   "nodes": topo.nodes, **network_sizes(topo, max_elements)},
         **flow)

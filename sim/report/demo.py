@@ -117,12 +117,14 @@ def build(topology: Any, max_elements: int, *, elements: int | None = None, op: 
     from innet.gen.embed import embed
     from innet.gen.image import build_image
     from innet.gen.routing import routing
-    from innet.hw.network import emit_network
-    from innet.sim.network import network_sizes
+    from innet.hw.network import Network
+    from innet.sim.network import cached_network, network_sizes
 
     embedding = embed(topology, op=op, dtype=dtype)
     # The network simulate wraps, and its map parameters so that the image loads into it.
-    design, top = emit_network(topology, **network_sizes(topology, max_elements))
+    design, top = cached_network(Network, topology,
+                                 f"innet_network_{topology.kind}{topology.nodes}",
+                                 **network_sizes(topology, max_elements))
     image = build_image(topology, routes=routing(topology), embeddings=[embedding],
                         elements=max_elements if elements is None else elements, op=op,
                         dtype=dtype, **top.sizes())

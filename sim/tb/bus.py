@@ -83,9 +83,13 @@ class ConfigBus:
             dut.cfg_w_data.value = sum(d << (WORD_BITS * t) for t, d in data.items())
             dut.cfg_w_en.value = sum(1 << t for t in cycle)
 
-    def _word(self, target: int) -> int:
+    def _words(self, targets: Sequence[int]) -> list[int]:
+        """The read data of ``targets`` in this cycle (``cfg_r_data`` read once: every read of
+        a wide port costs a conversion of all its bits)."""
         word = int(self.dut.cfg_r_data.value)
-        return word if self.select else (word >> (WORD_BITS * target)) & _WORD_MASK
+        if self.select:
+            return [word] * len(targets)
+        return [(word >> (WORD_BITS * t)) & _WORD_MASK for t in targets]
 
     async def write_all(self, writes: Mapping[int, Sequence[tuple[int, int]]]) -> None:
         """Write ``writes[target]`` (``(address, word)`` pairs in order), one word per cycle
@@ -116,15 +120,15 @@ class ConfigBus:
             for i in range(max(len(a) for a in group.values())):
                 if pending:
                     await FallingEdge(dut.clk)
-                    for t in pending:
-                        out[t].append(self._word(t))
+                    for t, word in zip(pending, self._words(pending), strict=True):
+                        out[t].append(word)
                 now = {t: a[i] for t, a in group.items() if i < len(a)}
                 self._drive(now)
                 pending = list(now)
         if pending:
             await FallingEdge(dut.clk)
-            for t in pending:
-                out[t].append(self._word(t))
+            for t, word in zip(pending, self._words(pending), strict=True):
+                out[t].append(word)
         return out
 
     async def write(self, target: int, writes: Sequence[tuple[int, int]]) -> None:

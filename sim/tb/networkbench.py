@@ -74,12 +74,12 @@ from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import FlitParams, Kind, bits_for
-from innet.hw.network import Network, NetworkNode, network_verilog
+from innet.hw.network import Network, NetworkNode
 from innet.hw.switch import Switch
 from innet.hw.testing import CreditThrottle, xorshift32
 
 __all__ = ["BENCH_NODE_MODULE", "FAULTS", "INJECT", "READOUT", "BenchNode", "NetworkBench",
-           "bench_design", "fnv_step", "host_fields", "local_link", "readout_map",
+           "fnv_step", "host_fields", "local_link", "readout_map",
            "response_mix"]
 
 #: Verilog name of the bench's node module.
@@ -542,17 +542,3 @@ class NetworkBench(Network):
             net["rd_addr"].eq(self.rd_addr),
         ]
         m.d.sync += self.rd_data.word_select(k, 32).eq(net["rd_data"])
-
-
-def bench_design(topology, *, vector_depth: int, step_depth: int, name: str | None = None,
-                 **network_args):
-    """The Verilog of the :class:`NetworkBench` of ``topology``: ``(Design, NetworkBench)``.
-
-    ``network_args`` are the further :class:`~innet.hw.network.Network` parameters; the top
-    level's name defaults to ``innet_netbench_<kind><nodes>``. The node module
-    (:data:`BENCH_NODE_MODULE`) comes first, once.
-    """
-    top = NetworkBench(topology, vector_depth=vector_depth, step_depth=step_depth,
-                       **network_args)
-    name = name or f"innet_netbench_{topology.kind}{topology.nodes}"
-    return network_verilog(top, name), top

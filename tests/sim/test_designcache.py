@@ -1,0 +1,115 @@
+"""The disk cache of generated Verilog (innet.sim.designcache) and the networks that use it."""
+
+from __future__ import annotations
+
+import pytest
+
+from innet.hw.verilog import Design
+from innet.sim import designcache
+from innet.sim.designcache import cached_design, source_digest
+
+
+def _design(tag: str) -> Design:
+    return Design(f"module top;\n  // {tag}\nendmodule\n", "top", {"ports": tag})
+
+
+class _Maker:
+    """A generator that counts its calls and returns a design naming the call."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> Design:
+        self.calls += 1
+        return _design(f"call {self.calls}")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INNET_CACHE", str(tmp_path))
+    return tmp_path / "designs"
+
+
+def test_second_request_is_served_from_disk(cache):
+    make = _Maker()
+    first = cached_design("top", {"radix": 4}, make)
+    again = cached_design("top", {"radix": 4}, make)
+    assert make.calls == 1
+    assert again == first
+    assert again.ports == first.ports == {"ports": "call 1"}
+    assert sorted(p.suffix for p in cache.iterdir()) == [".json", ".v"]
+
+
+def test_other_parameters_or_name_generate_afresh(cache):
+    make = _Maker()
+    cached_design("top", {"radix": 4}, make)
+    assert cached_design("top", {"radix": 8}, make).ports == {"ports": "call 2"}
+    assert cached_design("other", {"radix": 4}, make).ports == {"ports": "call 3"}
+    # Key order does not matter; tuples and lists are the same JSON.
+    assert cached_design("top", {"radix": 4, "stages": (1, 2)}, make).ports == {"ports": "call 4"}
+    assert cached_design("top", {"stages": [1, 2], "radix": 4}, make).ports == {"ports": "call 4"}
+
+
+def test_a_source_change_generates_afresh(cache, monkeypatch):
+    make = _Maker()
+    cached_design("top", {}, make)
+    monkeypatch.setattr(designcache, "source_digest", lambda: "another version of the code")
+    assert cached_design("top", {}, make).ports == {"ports": "call 2"}
+    assert make.calls == 2
+
+
+def test_an_entry_without_its_metadata_is_generated_again(cache):
+    make = _Maker()
+    cached_design("top", {}, make)
+    (meta,) = cache.glob("*.json")
+    meta.unlink()
+    assert cached_design("top", {}, make).ports == {"ports": "call 2"}
+    assert not list(cache.glob(".*")), "a temporary file was left behind"
+
+
+def test_source_digest_covers_every_generating_package():
+    import importlib
+    from pathlib import Path
+
+    digest = source_digest()
+    assert len(digest) == 64
+    assert digest == source_digest()
+    for name in ("innet.hw", "innet.gen", "innet.sim"):
+        assert list(Path(importlib.import_module(name).__file__).parent.rglob("*.py"))
+
+
+def test_bad_parameters_and_generators_are_refused(cache):
+    with pytest.raises(TypeError, match="mapping"):
+        cached_design("top", [("radix", 4)], _Maker())
+    with pytest.raises(TypeError, match="JSON-serialisable"):
+        cached_design("top", {"topology": object()}, _Maker())
+    with pytest.raises(TypeError, match="must return a Design"):
+        cached_design("top", {}, lambda: "module top; endmodule")
+    assert not cache.exists() or not list(cache.iterdir())
+
+
+def test_cached_network_matches_a_fresh_conversion(cache, monkeypatch):
+    """The network simulate and the demo use, served from the cache, is the Verilog a fresh
+    conversion gives, with the same ports; a different size is a different entry."""
+    from innet.gen.topology import hyperx
+    from innet.hw.network import Network, emit_network
+    from innet.sim.network import _mark_used, cached_network
+
+    topo = hyperx((2, 2))
+    sizes = {"vector_depth": 8, "step_depth": 4}
+    first, top = cached_network(Network, topo, "innet_network_hyperx4", **sizes)
+    again, _top = cached_network(Network, topo, "innet_network_hyperx4", **sizes)
+    fresh, _fresh_top = emit_network(topo, **sizes)
+    assert isinstance(top, Network)
+    assert first.verilog == again.verilog == fresh.verilog
+    assert again.ports == fresh.ports
+    assert again.toplevel == fresh.toplevel
+    assert len(list(cache.glob("*.v"))) == 1
+    # Another size is another entry (converted by a stand-in: the key is what is tested).
+    converted = []
+    monkeypatch.setattr("innet.hw.network.network_verilog",
+                        lambda top, name: converted.append(top) or _mark_used(top) or fresh)
+    cached_network(Network, topo, "innet_network_hyperx4", vector_depth=16, step_depth=4)
+    assert len(converted) == 1
+    assert converted[0].sizes()["vector_depth"] == 16
+    assert len(list(cache.glob("*.v"))) == 2
