@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "buffer_properties"]
+__all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "Bypass", "buffer_properties"]
 
 
 class Buffer(wiring.Component):
@@ -98,6 +98,57 @@ class Buffer(wiring.Component):
             m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
         m.d.sync += self.level.eq(self.level + push - pop)
         return m
+
+
+class Bypass:
+    """A :class:`Buffer` whose writer never waits for its reader, with a bypass: a flit that
+    arrives while the buffer holds none is the head at once.
+
+    Every arriving flit is written into the buffer, so the write does not depend on what the
+    reader decides in that cycle. A flit the reader takes straight from the bypass leaves its
+    entry behind, which is discarded in the next cycle (``skip``). Build it with the arriving
+    flits, let the reader decide from :attr:`waiting` and :attr:`head`, then give the decision
+    to :meth:`take`.
+
+    Parameters
+    ----------
+    m : Module
+        The module of the reader (the logic is added to it).
+    buffer : Buffer
+        The buffer (a submodule of ``m``); its ``w`` and ``r.ready`` are driven here.
+    arriving : Value
+        A flit arrives in this cycle (the writer checks the buffer's room).
+    payload : Value
+        The arriving flit.
+    name : str
+        Prefix of the signals' names.
+    flush : Value
+        While high, the buffer's head is discarded (an arriving flit is not held back: the
+        caller keeps it out of ``arriving`` if it must go too).
+
+    Attributes
+    ----------
+    waiting : Signal
+        The head is an entry of the buffer (not taken yet).
+    head : Signal
+        The buffer's head while :attr:`waiting`, else the arriving flit.
+    """
+
+    def __init__(self, m: Module, buffer: Buffer, arriving, payload, *, name: str,
+                 flush=0) -> None:
+        self._m, self._buffer, self._flush = m, buffer, flush
+        self.skip = Signal(name=f"{name}_skip")
+        self.waiting = Signal(name=f"{name}_waiting")
+        self.head = Signal(buffer.shape, name=f"{name}_head")
+        m.d.comb += [buffer.w.valid.eq(arriving), buffer.w.payload.eq(payload),
+                     self.waiting.eq(buffer.r.valid & ~self.skip),
+                     self.head.eq(Mux(self.waiting, buffer.r.payload, payload))]
+
+    def take(self, take) -> None:
+        """The reader takes the head in this cycle when ``take`` is high (call once)."""
+        m, buffer = self._m, self._buffer
+        m.d.comb += buffer.r.ready.eq(take & self.waiting | self.skip | self._flush)
+        m.d.sync += self.skip.eq(take & ~self.waiting)
 
 
 class BufferModel:

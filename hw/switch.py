@@ -92,7 +92,7 @@ from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op, is_supported
 from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
 from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
-from innet.hw.buffer import Buffer
+from innet.hw.buffer import Buffer, Bypass
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
 from innet.hw.credit import CREDIT_ROUND_TRIP, CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
@@ -346,6 +346,10 @@ class SwitchCore(wiring.Component):
         taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
         sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
         aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
+        for s in range(sources):
+            # A fork whose id is aborted is done: its flit leaves on no further output.
+            m.d.comb += aborted[s].eq(onehot_mux([fork[s].cid == c for c in range(ids)],
+                                                 list(self.coll_abort)))
         coll_dropped = []
 
         def load_fork(s: int, valid, flit, targets):
@@ -355,9 +359,7 @@ class SwitchCore(wiring.Component):
             free = ~fork_valid[s] | done
             load = Signal(name=f"fork{s}_load")
             gone = onehot_mux([flit.cid == c for c in range(ids)], list(self.coll_abort))
-            m.d.comb += [load.eq(free & valid),
-                         aborted[s].eq(onehot_mux([fork[s].cid == c for c in range(ids)],
-                                                  list(self.coll_abort)))]
+            m.d.comb += load.eq(free & valid)
             coll_dropped.append(load & ~gone & ~targets.any())
             m.d.sync += sent[s].eq(fork[s])
             with m.If(free):
@@ -466,28 +468,20 @@ class SwitchCore(wiring.Component):
                 m.d.comb += pops[i][p.req_vc(c)].eq(coll.req_pop[c][i])
 
             # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
-            # empty buffer goes straight into a free fork), multicast to its id's resp_out.
-            # Every response is written into the buffer; one that went straight into the fork
-            # leaves its entry behind, which ``skip`` discards in the next cycle, so that the
-            # write does not wait for the allocation.
+            # empty buffer goes straight into a free fork, through the buffer's bypass),
+            # multicast to its id's resp_out.
             resp = Buffer(layout, depth)
             m.submodules[f"resp_i{i}"] = resp
             arriving = link.valid & good & (link.payload.kind == Kind.RESP)
-            skip = Signal(name=f"in{i}_resp_skip")
-            waiting = Signal(name=f"in{i}_resp_waiting")
-            head = Signal(layout, name=f"in{i}_resp_head")
-            m.d.comb += [waiting.eq(resp.r.valid & ~skip),
-                         head.eq(Mux(waiting, resp.r.payload, link.payload))]
-            resp_heads.append((waiting, resp.r.payload))
+            queued = Bypass(m, resp, arriving, link.payload, name=f"in{i}_resp")
+            resp_heads.append((queued.waiting, resp.r.payload))
+            head = queued.head
             targets = onehot_mux([(head.cid == c) & self.collective[c].enable
                                   for c in range(ids)],
                                  [self.collective[c].resp_out for c in range(ids)])
-            load = load_fork(i, waiting | arriving, head, targets)
-            m.d.comb += [resp.w.valid.eq(arriving),
-                         resp.w.payload.eq(link.payload),
-                         resp.r.ready.eq(load & waiting | skip),
-                         pops[i][p.resp_vc].eq(load)]
-            m.d.sync += skip.eq(load & ~waiting)
+            load = load_fork(i, queued.waiting | arriving, head, targets)
+            queued.take(load)
+            m.d.comb += pops[i][p.resp_vc].eq(load)
             full = Signal(name=f"in{i}_full")
             m.d.comb += full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)
             bad_vc.append(link.valid & ~good)

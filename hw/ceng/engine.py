@@ -17,7 +17,7 @@ from amaranth.lib.memory import Memory
 from innet.gen.checks import check_int
 from innet.hw.alu import LATENCY
 from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
-from innet.hw.buffer import Buffer
+from innet.hw.buffer import Buffer, Bypass
 from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
 from innet.hw.credit import CREDIT_ROUND_TRIP
@@ -478,21 +478,15 @@ class CollectiveEngine(wiring.Component):
             unsupported.append(bad)
             good = hit & ~bad
 
-            # Every result is written into the queue. One that goes straight out (the queue
-            # holds none before it) leaves its entry behind, which ``skip`` discards in the
-            # next cycle, so that the write does not wait for the result stream's choice.
+            # Every result is written into the queue; one that goes straight out (the queue
+            # holds none before it) takes the queue's bypass, so that the write does not wait
+            # for the result stream's choice.
             queue = Buffer(result, depth)
             m.submodules[f"queue{c}"] = queue
-            skip = Signal(name=f"queue{c}_skip")
-            waiting = Signal(name=f"queue{c}_waiting")
-            m.d.comb += [
-                waiting.eq(queue.r.valid & ~skip),
-                src_head[c].eq(Mux(waiting, queue.r.payload, out)),
-                queue.r.ready.eq(src_pop[c] & waiting | skip | abort[c]),
-                queue.w.valid.eq(good & ~abort[c]),
-                queue.w.payload.eq(out),
-            ]
-            m.d.sync += skip.eq(src_pop[c] & ~waiting)
+            queued = Bypass(m, queue, good & ~abort[c], out, name=f"queue{c}", flush=abort[c])
+            queued.take(src_pop[c])
+            waiting = queued.waiting
+            m.d.comb += src_head[c].eq(queued.head)
             # Offered when every target holds a credit, so that a result the switch takes
             # never waits there, holding up the other ids' results behind it.
             credits = Mux(cfg[c].root, self.credit_resp, self.credit_req[c])

@@ -6,6 +6,8 @@ import random
 
 import pytest
 from amaranth import ClockDomain, Const, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from innet.hw.arbiter import (
@@ -14,7 +16,7 @@ from innet.hw.arbiter import (
     binary_mux,
     encode_onehot,
 )
-from innet.hw.buffer import Buffer, BufferModel
+from innet.hw.buffer import Buffer, BufferModel, Bypass
 from innet.hw.credit import CreditCounter, CreditModel
 from innet.hw.testing import CreditThrottle, MulAdd
 
@@ -81,6 +83,80 @@ def test_buffer_full_throughput():
         assert outs == list(range(19))
 
     simulate(dut, bench)
+
+
+class _Bypassed(wiring.Component):
+    """A Buffer behind a Bypass, with the reader's decision as an input."""
+
+    arriving: In(1)
+    payload: In(16)
+    take: In(1)
+    flush: In(1)
+    room: Out(1)
+    waiting: Out(1)
+    head: Out(16)
+    level: Out(4)
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.depth = depth
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.buffer = buffer = Buffer(16, self.depth)
+        bypass = Bypass(m, buffer, self.arriving, self.payload, name="q", flush=self.flush)
+        bypass.take(self.take)
+        m.d.comb += [self.room.eq(buffer.w.ready), self.waiting.eq(bypass.waiting),
+                     self.head.eq(bypass.head), self.level.eq(buffer.level)]
+        return m
+
+
+@pytest.mark.parametrize(("depth", "p_arrive", "p_take", "p_flush"), [
+    (1, 0.9, 0.9, 0.0), (2, 0.5, 0.5, 0.0), (4, 0.9, 0.3, 0.0), (4, 0.3, 0.9, 0.0),
+    (4, 0.7, 0.6, 0.05),
+])
+def test_bypass_is_a_fifo_that_a_reader_may_take_from_at_once(depth, p_arrive, p_take,
+                                                              p_flush):
+    """Against a deque: the head is the oldest flit not taken (an arriving one at once when
+    none waits), so every flit is taken once, in order; a flush discards the head."""
+    rng = random.Random(depth * 1000 + int(p_take * 100))
+    dut = _Bypassed(depth)
+    stats = {"taken": 0, "straight": 0, "flushed": 0}
+
+    async def bench(ctx):
+        queue, counter = [], 0
+        for cycle in range(2000):
+            quiet = cycle >= 1900  # drain at the end
+            arriving = not quiet and ctx.get(dut.room) and rng.random() < p_arrive
+            flush = not quiet and rng.random() < p_flush
+            ctx.set(dut.arriving, arriving)
+            ctx.set(dut.payload, counter)
+            ctx.set(dut.flush, flush)
+            if arriving:
+                queue.append(counter)
+                counter = (counter + 1) & 0xFFFF
+            waiting = ctx.get(dut.waiting)
+            assert waiting == (len(queue) > arriving), f"cycle {cycle}"
+            take = bool(queue) and not flush and (quiet or rng.random() < p_take)
+            ctx.set(dut.take, take)
+            if queue:
+                assert ctx.get(dut.head) == queue[0], f"cycle {cycle}"
+            if take:
+                stats["straight"] += not waiting
+                stats["taken"] += 1
+                queue.pop(0)
+            elif flush and waiting:
+                stats["flushed"] += 1
+                queue.pop(0)
+            await ctx.tick()
+        assert not queue
+        assert ctx.get(dut.level) == 0, "an entry was left behind in the buffer"
+
+    simulate(dut, bench)
+    assert stats["taken"] > 400
+    if p_take >= p_arrive:  # (a reader slower than the writer keeps the buffer full)
+        assert stats["straight"] > 20
+    assert (stats["flushed"] > 0) == (p_flush > 0)
 
 
 @pytest.mark.parametrize("depth", [1, 3, 4, 8])
