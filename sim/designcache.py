@@ -15,7 +15,8 @@ keyed by
 
 So a change of any of those sources, or of the toolchain, generates the design afresh. An entry
 is written to a temporary file and renamed into place, so that concurrent processes never read
-half of one.
+half of one. The cache keeps the :data:`KEEP` most recently written entries of each design
+name and removes older ones when it writes a new one.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ from typing import Any
 
 from innet.hw.verilog import Design
 
-__all__ = ["cached_design", "source_digest"]
+__all__ = ["KEEP", "cached_design", "source_digest"]
+
+#: Entries kept per design name (the most recently written).
+KEEP = 8
 
 _PACKAGES = ("innet.hw", "innet.gen", "innet.sim")
 
@@ -82,16 +86,29 @@ def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Desig
     key = hashlib.sha256(f"{source_digest()}\0{text}".encode()).hexdigest()[:20]
     folder = cache_dir() / "designs"
     source, ports = folder / f"{name}-{key}.v", folder / f"{name}-{key}.json"
-    if source.is_file() and ports.is_file():
+    try:
         meta = json.loads(ports.read_text())
         return Design(source.read_text(), meta["toplevel"], meta["ports"])
+    except FileNotFoundError:  # not cached (or pruned by another process meanwhile)
+        pass
     design = make()
     if not isinstance(design, Design):
         raise TypeError(f"The generator of {name!r} must return a Design, not {design!r:.60}")
     folder.mkdir(parents=True, exist_ok=True)
     _write(source, design.verilog)
     _write(ports, json.dumps({"toplevel": design.toplevel, "ports": design.ports}))
+    _prune(folder, name)
     return design
+
+
+def _prune(folder: Path, name: str) -> None:
+    """Remove the entries of ``name`` beyond the :data:`KEEP` most recently written."""
+    entries = sorted(folder.glob(f"{name}-*.json"), key=lambda p: p.stat().st_mtime_ns,
+                     reverse=True)
+    for meta in entries[KEEP:]:
+        if meta.stem.removeprefix(f"{name}-").isalnum():  # not another name's entry
+            meta.unlink(missing_ok=True)
+            meta.with_suffix(".v").unlink(missing_ok=True)
 
 
 def _write(path: Path, text: str) -> None:

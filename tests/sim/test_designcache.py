@@ -67,6 +67,25 @@ def test_an_entry_without_its_metadata_is_generated_again(cache):
     assert not list(cache.glob(".*")), "a temporary file was left behind"
 
 
+def test_only_the_newest_entries_of_a_name_are_kept(cache, monkeypatch):
+    import time
+
+    monkeypatch.setattr(designcache, "KEEP", 3)
+    make = _Maker()
+    cached_design("top-level", {}, make)  # another name that starts like this one
+    for radix in range(5):
+        time.sleep(0.02)  # distinct modification times
+        cached_design("top", {"radix": radix}, make)
+    assert len(list(cache.glob("top-level-*.v"))) == 1
+    assert len(list(cache.glob("top-*.json"))) == 4
+    # The newest three are served from the cache, the oldest two are generated again.
+    for radix in (4, 3, 2):
+        cached_design("top", {"radix": radix}, make)
+    assert make.calls == 6
+    cached_design("top", {"radix": 0}, make)
+    assert make.calls == 7
+
+
 def test_source_digest_covers_every_generating_package():
     import importlib
     from pathlib import Path
