@@ -130,12 +130,16 @@ def host_fields(params: FlitParams, seq: int) -> tuple[int, int]:
 
 def readout_map(nodes: int, collective_ids: int) -> dict[str, int]:
     """Offsets of the per-id words and of the pair blocks (``nodes`` words each, indexed by
-    the peer node) in a node's readout, and ``"width"``, the bits of ``rd_addr``."""
+    the peer node) in a node's readout, and ``"width"``, the bits of ``rd_addr``.
+
+    Each block spans a power of two of addresses at a multiple of it, above the other words,
+    so that the readout decodes a block by its high address bits and the peer by its low
+    ones."""
     c = collective_ids
     out = {"first_req_c": 16, "first_resp_c": 16 + c, "resp_count_c": 16 + 2 * c,
            "resp_sum_c": 16 + 3 * c}
-    base = 1 << (16 + 4 * c - 1).bit_length()
     span = 1 << (nodes - 1).bit_length() if nodes > 1 else 1
+    base = max(1 << (16 + 4 * c - 1).bit_length(), span)
     for i, name in enumerate(("gen_seq", "chk_seq", "tx_count", "tx_hash", "rx_count",
                               "rx_hash")):
         out[name] = base + i * span
