@@ -86,11 +86,9 @@ def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Desig
     key = hashlib.sha256(f"{source_digest()}\0{text}".encode()).hexdigest()[:20]
     folder = cache_dir() / "designs"
     source, ports = folder / f"{name}-{key}.v", folder / f"{name}-{key}.json"
-    try:
-        meta = json.loads(ports.read_text())
-        return Design(source.read_text(), meta["toplevel"], meta["ports"])
-    except FileNotFoundError:  # not cached (or pruned by another process meanwhile)
-        pass
+    cached = _read(source, ports)
+    if cached is not None:
+        return cached
     design = make()
     if not isinstance(design, Design):
         raise TypeError(f"The generator of {name!r} must return a Design, not {design!r:.60}")
@@ -99,6 +97,16 @@ def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Desig
     _write(ports, json.dumps({"toplevel": design.toplevel, "ports": design.ports}))
     _prune(folder, name)
     return design
+
+
+def _read(source: Path, ports: Path) -> Design | None:
+    """The design of an entry; ``None`` when there is none (or another process has just
+    pruned it)."""
+    try:
+        meta = json.loads(ports.read_text())
+        return Design(source.read_text(), meta["toplevel"], meta["ports"])
+    except FileNotFoundError:
+        return None
 
 
 def _prune(folder: Path, name: str) -> None:

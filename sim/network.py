@@ -194,15 +194,8 @@ def cached_network(cls, topology, name: str, **args):
     top = cls(topology, **args)
     params = {"class": f"{cls.__module__}.{cls.__qualname__}", "topology": topology.fingerprint,
               **{k: sorted(v.items()) if isinstance(v, Mapping) else v for k, v in args.items()}}
-    converted = []
-
-    def convert():
-        converted.append(True)
-        return network_verilog(top, name)
-
-    design = cached_design(name, params, convert)
-    if not converted:
-        _mark_used(top)
+    design = cached_design(name, params, lambda: network_verilog(top, name))
+    _mark_used(top)  # (a conversion already did; a design from the cache did not elaborate it)
     return design, top
 
 
