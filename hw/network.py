@@ -32,7 +32,9 @@ Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; tar
 ``cfg_addr``             in A       word address
 ``cfg_w_data``           in 32      write data
 ``cfg_w_en``             in 1       write strobe
-``cfg_r_data``           out 32     read data of the target and address of the previous cycle
+``cfg_r_data``           out 32     read data of the target and address
+                                    :attr:`Network.control_latency` ``+ 1`` cycles earlier
+                                    (the previous cycle, here)
 ``cmd_coll_start``       in N       a pulse on bit ``n`` writes ``coll.ctrl.start`` of endpoint
                                     ``n`` (any subset at once; a bus write to the same endpoint
                                     in that cycle is lost)
@@ -49,8 +51,10 @@ Ports of :class:`Network` (``N`` nodes, ``W`` flit bits, ``A`` address bits; tar
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 from amaranth import Cat, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import ClockDomain, ResetInserter
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -60,8 +64,8 @@ from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
-__all__ = ["LOCAL_EXTRA", "NODE_MODULE", "Network", "NetworkNode", "emit_network", "image_sizes",
-           "link_stage_map", "local_quiet", "network_verilog", "topology_diameter"]
+__all__ = ["LOCAL_EXTRA", "NODE_MODULE", "Network", "NetworkNode", "delayed", "emit_network",
+           "image_sizes", "link_stage_map", "local_quiet", "network_verilog", "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -72,6 +76,15 @@ NODE_MODULE = "innet_node"
 #: root's local port is a cycle longer than that of a link into another switch's input (which
 #: returns a credit in the cycle a flit arrives).
 LOCAL_EXTRA = 1
+
+
+def delayed(m: Module, signal: Value, stages: int, name: str) -> Value:
+    """``signal`` delayed by ``stages`` registers of ``m`` (named ``{name}_s0``, ...)."""
+    for s in range(stages):
+        reg = Signal.like(signal, name=f"{name}_s{s}")
+        m.d.sync += reg.eq(signal)
+        signal = reg
+    return signal
 
 
 def topology_diameter(topology) -> int:
@@ -165,9 +178,25 @@ class NetworkNode(wiring.Component):
         Any sticky error flag of the switch or the endpoint.
     """
 
+    #: The inputs that control the node (configuration bus and commands), as opposed to its
+    #: links and host flits; a wrapper adds its own.
+    control_inputs = ("cfg_addr", "cfg_w_data", "sw_w_en", "ep_w_en", "coll_start",
+                      "engine_start")
+    #: Registers on each control input, and on the reset, before the node's logic reads it
+    #: (none here). With registers the node has its clock domain of its own (``clk`` and
+    #: ``rst`` ports) and no logic depends on ``rst`` within a cycle.
+    input_stages = 0
+    #: The switch's link registers (flit and credit) sit at the far end of each network link
+    #: instead: its network ports carry the values the registers load
+    #: (:class:`~innet.hw.switch.SwitchCore`'s ``early_links``), and the node registers what
+    #: arrives on its links. The same cycles from port to port, but the node's logic then
+    #: depends on no input within a cycle (for a simulator that evaluates a node's input logic
+    #: whenever it evaluates the node). Here off: the switch's outputs are registers.
+    retimed_links = False
+
     def __init__(self, radix: int, *, vector_depth: int, step_depth: int,
                  **switch_args) -> None:
-        self.switch = Switch(radix, **switch_args)
+        self.switch = Switch(radix, early_links=self.retimed_links, **switch_args)
         self.endpoint = Endpoint.for_switch(self.switch, vector_depth=vector_depth,
                                             step_depth=step_depth)
         self.radix = radix
@@ -178,7 +207,8 @@ class NetworkNode(wiring.Component):
     def _members(self) -> dict:
         """The node's signature members; a wrapper adds its own."""
         p, radix, w = self.params, self.radix, self.params.width
-        return {
+        clock = {"clk": In(1), "rst": In(1)} if self.input_stages else {}
+        return clock | {
             "i": In(link_signature(p)).array(radix), "o": Out(link_signature(p)).array(radix),
             "cfg_addr": In(self.addr_width), "cfg_w_data": In(32),
             "sw_w_en": In(1), "ep_w_en": In(1), "sw_r_data": Out(32), "ep_r_data": Out(32),
@@ -188,36 +218,54 @@ class NetworkNode(wiring.Component):
             "coll_status": Out(3), "engine_status": Out(3), "quiet": Out(1), "errors": Out(1),
         }
 
-    def _local_link(self, m: Module) -> Value:
+    def _inputs(self, m: Module) -> SimpleNamespace:
+        """Every input of :attr:`control_inputs` as the node's logic reads it: the port delayed
+        by :attr:`input_stages` registers."""
+        return SimpleNamespace(**{name: delayed(m, getattr(self, name), self.input_stages,
+                                                f"{name}_in")
+                                  for name in self.control_inputs})
+
+    def _local_link(self, m: Module, ins: SimpleNamespace) -> Value:
         """Wire the endpoint to the switch's local port; return the quiet flag of whatever sits
-        between them (here nothing: a constant 1)."""
+        between them (here nothing: a constant 1). ``ins``: as :meth:`_inputs`."""
         wiring.connect(m, self.endpoint.tx, self.switch.i[self.radix])
         wiring.connect(m, self.switch.o[self.radix], self.endpoint.rx)
         return Const(1, 1)
+
+    def _wrap(self, m: Module, ins: SimpleNamespace) -> None:
+        """A wrapper's own logic, added to the node's module (here nothing). ``ins``: as
+        :meth:`_inputs`."""
 
     def elaborate(self, platform):
         m = Module()
         sw, ep, radix = self.switch, self.endpoint, self.radix
         m.submodules.switch, m.submodules.endpoint = sw, ep
         emap = ep.regmap
-        m.d.comb += [sw.cfg.addr.eq(self.cfg_addr), sw.cfg.w_data.eq(self.cfg_w_data),
-                     sw.cfg.w_en.eq(self.sw_w_en), self.sw_r_data.eq(sw.cfg.r_data),
+        ins = self._inputs(m)
+        m.d.comb += [sw.cfg.addr.eq(ins.cfg_addr), sw.cfg.w_data.eq(ins.cfg_w_data),
+                     sw.cfg.w_en.eq(ins.sw_w_en), self.sw_r_data.eq(sw.cfg.r_data),
                      self.ep_r_data.eq(ep.cfg.r_data)]
-        with m.If(self.coll_start):
+        with m.If(ins.coll_start):
             reg = emap["coll.ctrl"]
             m.d.comb += [ep.cfg.addr.eq(reg.address), ep.cfg.w_data.eq(reg.encode({"start": 1})),
                          ep.cfg.w_en.eq(1)]
-        with m.Elif(self.engine_start):
+        with m.Elif(ins.engine_start):
             reg = emap["engine.ctrl"]
             m.d.comb += [ep.cfg.addr.eq(reg.address), ep.cfg.w_data.eq(reg.encode({"start": 1})),
                          ep.cfg.w_en.eq(1)]
         with m.Else():
-            m.d.comb += [ep.cfg.addr.eq(self.cfg_addr), ep.cfg.w_data.eq(self.cfg_w_data),
-                         ep.cfg.w_en.eq(self.ep_w_en)]
+            m.d.comb += [ep.cfg.addr.eq(ins.cfg_addr), ep.cfg.w_data.eq(ins.cfg_w_data),
+                         ep.cfg.w_en.eq(ins.ep_w_en)]
+        stages = int(self.retimed_links)
         for q in range(radix):
-            wiring.connect(m, wiring.flipped(self.i[q]), sw.i[q])
-            wiring.connect(m, sw.o[q], wiring.flipped(self.o[q]))
-        link_quiet = self._local_link(m)
+            m.d.comb += [
+                sw.i[q].valid.eq(delayed(m, self.i[q].valid, stages, f"i{q}_valid")),
+                sw.i[q].payload.eq(delayed(m, self.i[q].payload, stages, f"i{q}_payload")),
+                self.i[q].credit.eq(sw.i[q].credit),
+                self.o[q].valid.eq(sw.o[q].valid), self.o[q].payload.eq(sw.o[q].payload),
+                sw.o[q].credit.eq(delayed(m, self.o[q].credit, stages, f"o{q}_credit")),
+            ]
+        link_quiet = self._local_link(m, ins)
         m.d.comb += [
             ep.p2p_tx.valid.eq(self.host_tx_valid), ep.p2p_tx.payload.eq(self.host_tx_payload),
             self.host_tx_ready.eq(ep.p2p_tx.ready),
@@ -227,7 +275,15 @@ class NetworkNode(wiring.Component):
             self.quiet.eq(link_quiet & local_quiet(sw, ep)),
             self.errors.eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
         ]
-        return m
+        self._wrap(m, ins)
+        if not self.input_stages:
+            return m
+        outer = Module()
+        outer.domains.sync = ClockDomain("sync", reset_less=True)
+        outer.d.comb += ClockSignal("sync").eq(self.clk)
+        outer.submodules.node = ResetInserter(
+            {"sync": delayed(outer, self.rst, self.input_stages, "rst_in")})(m)
+        return outer
 
 
 def _flat_ports(component) -> list[tuple[str, str, int]]:
@@ -354,18 +410,17 @@ class Network(wiring.Component):
         return image_sizes(self.topology, vector_depth=ep.vector_depth,
                            step_depth=ep.step_depth, collective_ids=p.collective_ids)
 
-    def _pipe(self, m: Module, signal, stages: int, name: str):
-        """``signal`` delayed by ``stages`` registers."""
-        for s in range(stages):
-            reg = Signal.like(signal, name=f"{name}_s{s}")
-            m.d.sync += reg.eq(signal)
-            signal = reg
-        return signal
+    @property
+    def control_latency(self) -> int:
+        """Cycles from a control input of the top level (configuration bus, commands) to the
+        nodes' logic (the node's :attr:`~NetworkNode.input_stages`). Read data comes one cycle
+        later still."""
+        return self.node.input_stages
 
     def elaborate(self, platform):
         m = Module()
         n, w = self.nodes, self.params.width
-        ports = _flat_ports(self.node)
+        ports = [port for port in _flat_ports(self.node) if port[0] not in ("clk", "rst")]
         nets = []
         for k in range(n):
             net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
@@ -381,17 +436,16 @@ class Network(wiring.Component):
                 src, dst = nets[a], nets[b]
                 tag = f"l{a}p{pa}"
                 m.d.comb += [
-                    dst[f"i__{pb}__valid"].eq(self._pipe(m, src[f"o__{pa}__valid"], stages,
-                                                         f"{tag}_valid")),
-                    dst[f"i__{pb}__payload"].eq(self._pipe(m, src[f"o__{pa}__payload"], stages,
-                                                           f"{tag}_payload")),
-                    src[f"o__{pa}__credit"].eq(self._pipe(m, dst[f"i__{pb}__credit"], stages,
-                                                          f"{tag}_credit")),
+                    dst[f"i__{pb}__valid"].eq(delayed(m, src[f"o__{pa}__valid"], stages,
+                                                      f"{tag}_valid")),
+                    dst[f"i__{pb}__payload"].eq(delayed(m, src[f"o__{pa}__payload"], stages,
+                                                        f"{tag}_payload")),
+                    src[f"o__{pa}__credit"].eq(delayed(m, dst[f"i__{pb}__credit"], stages,
+                                                       f"{tag}_credit")),
                 ]
                 used.add((a, pa))
         sel = self.cfg_sel
-        read_sel = Signal.like(sel)
-        m.d.sync += read_sel.eq(sel)
+        read_sel = delayed(m, sel, self.control_latency + 1, "read_sel")
         r_data = Const(0, 32)
         for k, net in enumerate(nets):
             for q in range(self.radix):

@@ -171,7 +171,7 @@ def default_collective(params: FlitParams, radix: int, depth: int = CREDIT_ROUND
     return CollectivePath(params, radix, depth)
 
 
-def _check_switch(radix, params, buffer_depth, local_depth, collective) -> int:
+def _check_switch(radix, params, buffer_depth, local_depth, collective, early_links) -> int:
     """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the local depth."""
     check_int("Radix", radix, low=1)
     if not isinstance(params, FlitParams):
@@ -186,6 +186,8 @@ def _check_switch(radix, params, buffer_depth, local_depth, collective) -> int:
     if not callable(collective):
         raise TypeError(f"Collective must be a callable building the collective path, "
                         f"not {collective!r}")
+    if not isinstance(early_links, bool):
+        raise TypeError(f"Early links must be a bool, not {early_links!r}")
     return local_depth
 
 
@@ -211,13 +213,20 @@ class SwitchCore(wiring.Component):
         :class:`~innet.hw.collective.CollectivePath` is the pass-through without reduction,
         ``functools.partial(CollectiveEngine, mul=True)`` an engine with multipliers. See
         :mod:`innet.hw.collective` for the contract.
+    early_links : bool
+        The network ports' registered outputs (``o[q].valid``, ``o[q].payload`` and
+        ``i[q].credit`` for ``q < radix``) carry the value their register loads instead of
+        the register, for a wrapper that puts the register at the far end of the link (the
+        same cycles; see :class:`innet.hw.network.NetworkNode`'s ``retimed_links``). The local
+        port keeps its registers.
 
     Members
     -------
     i : In(link_signature(params)).array(radix + 1)
         Input links (``i[radix]`` from the endpoint). Each VC has ``buffer_depth`` entries.
     o : Out(link_signature(params)).array(radix + 1)
-        Output links (``o[radix]`` to the endpoint); ``valid``/``payload`` are registers.
+        Output links (``o[radix]`` to the endpoint); ``valid``/``payload`` are registers
+        (but see ``early_links``).
     route_write : In(route_write_layout(radix, routing_depth))
         Writes the routing table: the output port per destination node id. Every input keeps a
         copy of the ports, decoded to one-hot, in a LUT RAM, looked up by the destination of the
@@ -254,13 +263,16 @@ class SwitchCore(wiring.Component):
     """
 
     def __init__(self, radix: int, params: FlitParams, buffer_depth: int = CREDIT_ROUND_TRIP, *,
-                 local_depth: int | None = None, collective=default_collective) -> None:
-        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective)
+                 local_depth: int | None = None, collective=default_collective,
+                 early_links: bool = False) -> None:
+        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective,
+                                    early_links)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth
         self._local_depth = local_depth
         self._collective = collective
+        self.early_links = early_links
         ports = radix + 1
         self.credit_counts = [[Signal(range(self._depth(o) + 1), name=f"credits_o{o}_vc{v}")
                                for v in range(params.vcs)] for o in range(ports)]
@@ -280,6 +292,11 @@ class SwitchCore(wiring.Component):
 
     def _depth(self, port: int) -> int:
         return self._local_depth if port == self._radix else self._buffer_depth
+
+    def _link_domain(self, port: int) -> str:
+        """The domain of port ``port``'s link registers: ``comb`` for the value they load
+        (``early_links``, network ports only)."""
+        return "comb" if self.early_links and port < self._radix else "sync"
 
     @property
     def radix(self) -> int:
@@ -519,7 +536,7 @@ class SwitchCore(wiring.Component):
             in_data.append(data_reg)
 
             # Credits back to the sender, registered.
-            m.d.sync += link.credit.eq(Cat(pops[i]))
+            m.d[self._link_domain(i)] += link.credit.eq(Cat(pops[i]))
 
         asks = Signal(ports, name="stream_coll_req")
         m.d.comb += asks.eq(Mux(fork_valid[stream] & ~aborted[stream],
@@ -555,7 +572,8 @@ class SwitchCore(wiring.Component):
             # Stage 3: the output register, from the crossbar (the registered select over the
             # sources' flits of last cycle).
             link = self.o[o]
-            m.d.sync += [link.valid.eq(sel_valid[o]), link.payload.eq(binary_mux(sel[o], in_data))]
+            m.d[self._link_domain(o)] += [link.valid.eq(sel_valid[o]),
+                                          link.payload.eq(binary_mux(sel[o], in_data))]
 
             # The p2p floor: count the collective flits granted in a row while p2p waits;
             # after ``coll_burst`` of them the next cycle is a slot, in which collective flits
@@ -638,6 +656,8 @@ class Switch(wiring.Component):
         The endpoint's receive buffer depth per VC (credits of the local output).
     collective : callable, optional
         Builds the collective path (see :class:`SwitchCore`).
+    early_links : bool
+        See :class:`SwitchCore`.
 
     Members
     -------
@@ -661,19 +681,21 @@ class Switch(wiring.Component):
     def __init__(self, radix: int, payload_width: int = 32, buffer_depth: int = CREDIT_ROUND_TRIP,
                  collective_ids: int = 4, routing_depth: int = 64, *, p2p_vcs: int = 2,
                  index_width: int = 16, tag_width: int = 8, local_depth: int | None = None,
-                 collective=default_collective) -> None:
+                 collective=default_collective, early_links: bool = False) -> None:
         from innet.gen.regmap import switch_map
         from innet.hw.regs import bus_signature
 
         params = FlitParams(payload_width=payload_width, routing_depth=routing_depth,
                             collective_ids=collective_ids, p2p_vcs=p2p_vcs,
                             index_width=index_width, tag_width=tag_width)
-        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective)
+        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective,
+                                    early_links)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth
         self._local_depth = local_depth
         self._collective = collective
+        self._early_links = early_links
         self._map = switch_map(radix, collective_ids, routing_depth,
                                node_id_width=params.node_width)
         ports = radix + 1
@@ -718,7 +740,8 @@ class Switch(wiring.Component):
         # multiplier (the pass-through has no ``mul``: it takes any operation).
         path = self._collective(p, self._radix, self._buffer_depth)
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
-                          collective=lambda params, radix, depth: path)
+                          collective=lambda params, radix, depth: path,
+                          early_links=self._early_links)
         regs = RegisterFile(self._map, refusable=True)
         m.submodules.core = core
         m.submodules.regs = regs

@@ -455,7 +455,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                  "index_width": p.index_width, "tag_width": p.tag_width},
         "memory_base": ep.memory_base, "endpoint_digest": ep.regmap.digest,
         "switch_digest": top.switch.regmap.digest, "readout": top.readout,
-        "addr_width": top.addr_width, "load": load,
+        "addr_width": top.addr_width, "read_latency": top.control_latency + 1, "load": load,
         "inject": None if inject is None else [INJECT[inject[0]], inject[1]],
     }
     result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,

@@ -20,6 +20,7 @@ A cocotb top level carries the buses of several targets in one of three layouts:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 
 from innet.gen.checks import check_int
@@ -42,14 +43,21 @@ class ConfigBus:
         address.
     select : bool
         The *select* layout (a ``cfg_sel`` port).
+    latency : int
+        Cycles from an address at the ports to its read data: 1 by the bus contract, more
+        where the top level registers the bus on its way to the targets
+        (:attr:`innet.hw.network.Network.control_latency` plus 1).
 
     Raises
     ------
     TypeError, ValueError
-        If ``addr_width`` is not a positive integer, or is given with ``select``.
+        If ``addr_width`` or ``latency`` is not a positive integer, or ``addr_width`` is
+        given with ``select``.
     """
 
-    def __init__(self, dut, *, addr_width: int | None = None, select: bool = False) -> None:
+    def __init__(self, dut, *, addr_width: int | None = None, select: bool = False,
+                 latency: int = 1) -> None:
+        check_int("Read latency", latency, low=1)
         if addr_width is not None:
             check_int("Address width", addr_width, low=1)
             if select:
@@ -58,6 +66,7 @@ class ConfigBus:
         self.dut = dut
         self.addr_width = addr_width
         self.select = select
+        self.latency = latency
 
     def _groups(self, jobs: Mapping[int, Sequence]) -> list[dict[int, list]]:
         """The targets' jobs as groups that run in parallel, one group after another."""
@@ -108,27 +117,31 @@ class ConfigBus:
 
     async def read_all(self, reads: Mapping[int, Sequence[int]]) -> dict[int, list[int]]:
         """The words at ``reads[target]`` (addresses), one address per cycle and target,
-        pipelined (the data of one address is read while the next is presented)."""
+        pipelined (the data of one address is read while the next ones are presented)."""
         from cocotb.triggers import FallingEdge
 
         dut = self.dut
         out: dict[int, list[int]] = {t: [] for t in reads}
-        pending: list[int] = []
+        pending: deque[list[int]] = deque()  # the targets of each cycle in flight
+
+        def collect() -> None:
+            targets = pending.popleft()
+            for t, word in zip(targets, self._words(targets), strict=True):
+                out[t].append(word)
+
         await FallingEdge(dut.clk)
         dut.cfg_w_en.value = 0
         for group in self._groups(reads):
             for i in range(max(len(a) for a in group.values())):
-                if pending:
-                    await FallingEdge(dut.clk)
-                    for t, word in zip(pending, self._words(pending), strict=True):
-                        out[t].append(word)
                 now = {t: a[i] for t, a in group.items() if i < len(a)}
                 self._drive(now)
-                pending = list(now)
-        if pending:
+                pending.append(list(now))
+                await FallingEdge(dut.clk)
+                if len(pending) == self.latency:
+                    collect()
+        while pending:
             await FallingEdge(dut.clk)
-            for t, word in zip(pending, self._words(pending), strict=True):
-                out[t].append(word)
+            collect()
         return out
 
     async def write(self, target: int, writes: Sequence[tuple[int, int]]) -> None:

@@ -54,27 +54,40 @@ address bits, ``V`` node-id bits):
 ``lane_w_en``            in 2N
 ``lane_r_data``          out 2N*32
 ``rd_addr``              in R       readout address (:func:`readout_map`)
-``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, one cycle later
+``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, ``L + 1`` cycles later
 ``tb_cycle``             out 32     cycles since reset (plus one)
-``tb_start``             out 32     the cycle of the last start command
+``tb_start``             out 32     the cycle in which the nodes saw the last start command
 ``tb_done``              out 1      every node of the last start command is done
-``tb_idle``              out 1      every node quiet, no host flit waiting at a generator
+``tb_idle``              out 1      every node quiet, no host flit waiting at a generator, no
+                                    host traffic on its way to the nodes
 ``tb_fault``             out 1      some node latched a fault
 =======================  =========  ==========================================================
 
 ``quiet`` also waits for the throttles to hold nothing back.
+
+Every node registers its inputs (:attr:`BenchNode.input_stages`, :attr:`BenchNode.retimed_links`):
+its reset and every input but the links pass a register, so they reach the node's logic
+``L = 1`` cycle after the ports (:attr:`~innet.hw.network.Network.control_latency`), the same
+for every input, so their order is kept, and read data (``cfg_r_data``, ``lane_r_data``,
+``rd_data``) comes ``L + 1`` cycles after its address. The switches' link registers sit at the
+receiving end of each link, which changes no cycle from port to port. So no logic of a node
+depends on its inputs within a cycle: Verilator evaluates a hierarchical block's input logic
+whenever it evaluates the block (several times a cycle), and that logic is now empty. Each
+node counts cycles itself, in step with ``tb_cycle``.
 """
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal, Value, unsigned
+from types import SimpleNamespace
+
+from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import FlitParams, Kind, bits_for
-from innet.hw.network import Network, NetworkNode
+from innet.hw.network import Network, NetworkNode, delayed
 from innet.hw.switch import Switch
 from innet.hw.testing import CreditThrottle, xorshift32
 
@@ -210,6 +223,17 @@ class BenchNode(NetworkNode):
     node's share of :class:`NetworkBench`'s ports, with ``node_id``, ``cycle``, ``rd_data``,
     ``gen_busy``, ``done`` and ``fault`` of its own)."""
 
+    control_inputs = (*NetworkNode.control_inputs, "stall_rate", "rng_seed", "rng_load",
+                      "node_id", "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
+                      "host_rx_stall", "inject", "lane_on", "lane_sw_addr", "lane_ep_addr",
+                      "lane_sw_data", "lane_ep_data", "lane_sw_w_en", "lane_ep_w_en", "rd_addr")
+    #: One register on each control input, and the switch's link registers at the receiving
+    #: end of each link: the node's logic depends on no input within a cycle, so the
+    #: simulator's evaluation of a node's input logic (whenever it evaluates the node) is
+    #: nearly free.
+    input_stages = 1
+    retimed_links = True
+
     def __init__(self, radix: int, **node_args) -> None:
         self.nodes = node_args["routing_depth"]
         super().__init__(radix, **node_args)
@@ -221,7 +245,7 @@ class BenchNode(NetworkNode):
         rd = readout_map(self.nodes, p.collective_ids)["width"]
         return super()._members() | {
             "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
-            "node_id": In(nw), "cycle": In(32), "clear": In(1), "epoch": In(16),
+            "node_id": In(nw), "clear": In(1), "epoch": In(16),
             "host_rate": In(9), "host_perm": In(1), "host_perm_dst": In(nw),
             "host_rx_stall": In(8), "inject": In(3),
             "lane_on": In(1), "lane_sw_addr": In(a), "lane_ep_addr": In(a),
@@ -231,33 +255,34 @@ class BenchNode(NetworkNode):
             "gen_busy": Out(1), "done": Out(1), "fault": Out(1),
         }
 
-    def _local_link(self, m: Module) -> Value:
+    def _local_link(self, m: Module, ins: SimpleNamespace) -> Value:
         sw, ep = self.switch, self.endpoint
-        return local_link(m, sw, ep, throttle=True, stall_rate=self.stall_rate,
-                          rng_seed=self.rng_seed, rng_load=self.rng_load, salts=(1, 2))
+        return local_link(m, sw, ep, throttle=True, stall_rate=ins.stall_rate,
+                          rng_seed=ins.rng_seed, rng_load=ins.rng_load, salts=(1, 2))
 
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        self._lanes(m)
-        self._test_logic(m)
-        return m
+    def _wrap(self, m: Module, ins: SimpleNamespace) -> None:
+        self._lanes(m, ins)
+        self._test_logic(m, ins)
 
-    def _lanes(self, m: Module) -> None:
+    def _lanes(self, m: Module, ins: SimpleNamespace) -> None:
         sw, ep = self.switch, self.endpoint
-        with m.If(self.lane_on):
-            m.d.comb += [sw.cfg.addr.eq(self.lane_sw_addr), sw.cfg.w_data.eq(self.lane_sw_data),
-                         sw.cfg.w_en.eq(self.lane_sw_w_en)]
-            with m.If(~self.coll_start & ~self.engine_start):
-                m.d.comb += [ep.cfg.addr.eq(self.lane_ep_addr),
-                             ep.cfg.w_data.eq(self.lane_ep_data),
-                             ep.cfg.w_en.eq(self.lane_ep_w_en)]
+        with m.If(ins.lane_on):
+            m.d.comb += [sw.cfg.addr.eq(ins.lane_sw_addr), sw.cfg.w_data.eq(ins.lane_sw_data),
+                         sw.cfg.w_en.eq(ins.lane_sw_w_en)]
+            with m.If(~ins.coll_start & ~ins.engine_start):
+                m.d.comb += [ep.cfg.addr.eq(ins.lane_ep_addr),
+                             ep.cfg.w_data.eq(ins.lane_ep_data),
+                             ep.cfg.w_en.eq(ins.lane_ep_w_en)]
 
-    def _test_logic(self, m: Module) -> None:
+    def _test_logic(self, m: Module, ins: SimpleNamespace) -> None:
         p, ep, n = self.params, self.endpoint, self.nodes
         layout = p.layout
         cids = p.collective_ids
-        me, cycle = self.node_id, self.cycle
-        inject = self.inject
+        me, inject = ins.node_id, ins.inject
+        # The network's cycle count (tb_cycle), kept here: an input that changes in every
+        # cycle would make the simulator evaluate the node's input logic in every cycle.
+        cycle = Signal(32, init=1)
+        m.d.sync += cycle.eq(cycle + 1)
         fault = Signal(3)
         fault_a, fault_b, fault_cycle = Signal(32), Signal(32), Signal(32)
         fault_flit = Signal(p.width)
@@ -270,7 +295,7 @@ class BenchNode(NetworkNode):
             raised.append((hit, code, a, b, flit))
 
         # -- host traffic generator ---------------------------------------------------------
-        gen_rng = _lfsr(m, self.rng_seed, self.rng_load, 3, "gen_lfsr")
+        gen_rng = _lfsr(m, ins.rng_seed, ins.rng_load, 3, "gen_lfsr")
         gen_seq = Memory(shape=unsigned(32), depth=n, init=[])
         m.submodules.gen_seq = gen_seq
         gen_rd, gen_wr = gen_seq.read_port(domain="comb"), gen_seq.write_port()
@@ -280,9 +305,9 @@ class BenchNode(NetworkNode):
         fire = Signal()
         m.d.comb += [fire.eq(hold_valid & ep.p2p_tx.ready), self.gen_busy.eq(hold_valid)]
         pick = ((gen_rng[:16] * (n - 1)) >> 16)[:p.node_width]
-        dst = Mux(self.host_perm, self.host_perm_dst, Mux(pick >= me, pick + 1, pick))
+        dst = Mux(ins.host_perm, ins.host_perm_dst, Mux(pick >= me, pick + 1, pick))
         new = Signal()
-        m.d.comb += [new.eq((~hold_valid | fire) & (gen_rng[16:24] < self.host_rate)),
+        m.d.comb += [new.eq((~hold_valid | fire) & (gen_rng[16:24] < ins.host_rate)),
                      gen_rd.addr.eq(dst)]
         with m.If(new):
             m.d.sync += [hold_valid.eq(1), hold_dst.eq(dst), hold_seq.eq(gen_rd.data)]
@@ -298,7 +323,7 @@ class BenchNode(NetworkNode):
                      ep.p2p_tx.valid.eq(hold_valid), ep.p2p_tx.payload.eq(out)]
 
         # -- host checker (with the drop, duplicate and reorder injections) -----------------
-        chk_rng = _lfsr(m, self.rng_seed, self.rng_load, 4, "chk_lfsr")
+        chk_rng = _lfsr(m, ins.rng_seed, ins.rng_load, 4, "chk_lfsr")
         chk_seq = Memory(shape=unsigned(32), depth=n, init=[])
         m.submodules.chk_seq = chk_seq
         chk_rd, chk_wr = chk_seq.read_port(domain="comb"), chk_seq.write_port()
@@ -308,7 +333,7 @@ class BenchNode(NetworkNode):
         replay_flit = Signal(p.width)
         injected = Signal()  # this run's injection happened
         ready = Signal()
-        m.d.comb += [ready.eq(~(replay & replay_go) & (chk_rng[8:16] >= self.host_rx_stall)),
+        m.d.comb += [ready.eq(~(replay & replay_go) & (chk_rng[8:16] >= ins.host_rx_stall)),
                      ep.p2p_rx.ready.eq(ready)]
         arrive = ep.p2p_rx.valid & ready
         word = Mux(replay & replay_go, replay_flit, ep.p2p_rx.payload)
@@ -383,9 +408,9 @@ class BenchNode(NetworkNode):
                              rx_wr.data.eq(Cat(rx_rd.data[:32] + 1,
                                                _fnv(rx_rd.data[32:], ep.rx.payload)))]
             with m.Case(Kind.RESP):
-                m.d.comb += [seen_wr.addr.eq(slot), seen_wr.data.eq(self.epoch),
+                m.d.comb += [seen_wr.addr.eq(slot), seen_wr.data.eq(ins.epoch),
                              seen_wr.en.eq(1)]
-                with m.If(seen_rd.data == self.epoch):
+                with m.If(seen_rd.data == ins.epoch):
                     raise_fault(4, rx.cid, rx.index, ep.rx.payload)
                 mix = ((rx.payload ^ (Value.cast(rx.index) * _MIX_A)[:32]) * _MIX_B)[:32]
                 for c in range(cids):
@@ -408,8 +433,8 @@ class BenchNode(NetworkNode):
         mode, watch_armed, done, done_at = Signal(), Signal(), Signal(), Signal(32)
         status = Mux(mode, self.engine_status, self.coll_status)[:2]
         m.d.comb += self.done.eq(done)
-        with m.If(self.coll_start | self.engine_start):
-            m.d.sync += [mode.eq(self.engine_start), watch_armed.eq(0), done.eq(0)]
+        with m.If(ins.coll_start | ins.engine_start):
+            m.d.sync += [mode.eq(ins.engine_start), watch_armed.eq(0), done.eq(0)]
         with m.Elif(~done):
             with m.If(~watch_armed), m.If(status != 0b10):
                 m.d.sync += watch_armed.eq(1)
@@ -423,7 +448,7 @@ class BenchNode(NetworkNode):
                                  fault_flit.eq(flit), fault_cycle.eq(cycle)]
 
         # -- per-run clear -------------------------------------------------------------------
-        with m.If(self.clear):
+        with m.If(ins.clear):
             m.d.sync += [fault.eq(0), injected.eq(0), replay.eq(0), replay_go.eq(0)]
             m.d.sync += [s.eq(0) for s in (*first_req, *first_resp, *resp_count, *resp_sum)]
 
@@ -440,7 +465,7 @@ class BenchNode(NetworkNode):
             words[ro["first_resp_c"] + c] = first_resp[c]
             words[ro["resp_count_c"] + c] = resp_count[c]
             words[ro["resp_sum_c"] + c] = resp_sum[c]
-        addr = self.rd_addr
+        addr = ins.rd_addr
         span_bits = (ro["chk_seq"] - ro["gen_seq"]).bit_length() - 1
         peer = addr[:span_bits] if span_bits else Const(0, 1)
         for port in (gen_out, chk_out, tx_out, rx_out):
@@ -498,30 +523,48 @@ class NetworkBench(Network):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         n = self.nodes
+        latency = self.control_latency
         cycle, start = Signal(32, init=1), Signal(32)
         mask = Signal(n)
         m.d.sync += cycle.eq(cycle + 1)
+        # The nodes register their reset as their other inputs, so their cycle counts start
+        # `latency` cycles later: this one starts with theirs.
+        node_rst = ResetSignal()
+        for stage in range(latency):
+            reg = Signal(reset_less=True, name=f"node_rst_s{stage}")
+            m.d.sync += reg.eq(node_rst)
+            node_rst = reg
+        with m.If(node_rst):
+            m.d.sync += cycle.eq(1)
+        # Commands and host traffic reach the nodes `latency` cycles after the ports: the
+        # start cycle and the mask of a command are taken when the nodes see it, and neither
+        # done nor idle is reported in between.
         cmd = self.cmd_coll_start | self.cmd_engine_start
+        seen = delayed(m, cmd, latency, "cmd")
+        with m.If(seen != 0):
+            m.d.sync += [start.eq(cycle), mask.eq(seen)]
         with m.If(cmd != 0):
-            m.d.sync += [start.eq(cycle), mask.eq(cmd)]
-        self._cycle = cycle
+            m.d.sync += mask.eq(0)
+        settling = Signal(range(latency + 1))
+        with m.If(self.host_rate != 0):
+            m.d.sync += settling.eq(latency)
+        with m.Elif(settling != 0):
+            m.d.sync += settling.eq(settling - 1)
         done = Cat(self._done)
         m.d.comb += [
             self.tb_cycle.eq(cycle), self.tb_start.eq(start),
             self.tb_done.eq((mask != 0) & ((done & mask) == mask)),
-            self.tb_idle.eq(self.quiet.all() & ~Cat(self._busy).any()),
+            self.tb_idle.eq(self.quiet.all() & ~Cat(self._busy).any() & (settling == 0)
+                            & (self.host_rate == 0)),
             self.tb_fault.eq(Cat(self._fault).any()),
         ]
-        for net in self._nets:
-            m.d.comb += net["cycle"].eq(cycle)
         return m
 
     def _wire_node(self, m: Module, k: int, net: dict[str, Signal]) -> None:
         n, a = self.nodes, self.addr_width
         nw = self.params.node_width
         if k == 0:
-            self._done, self._busy, self._fault, self._nets = [], [], [], []
-        self._nets.append(net)
+            self._done, self._busy, self._fault = [], [], []
         self._done.append(net["done"])
         self._busy.append(net["gen_busy"])
         self._fault.append(net["fault"])

@@ -89,8 +89,10 @@ class TB:
         self.np_rng = np.random.default_rng(P.get("seed", 1))
         self.lanes = P.get("load", "lanes") == "lanes"
         self.readout = P["readout"]
-        self.bus = ConfigBus(dut, select=True)
-        self.lane_bus = ConfigBus(_Lanes(dut), addr_width=P["addr_width"])
+        self.latency = P["read_latency"]
+        self.bus = ConfigBus(dut, select=True, latency=self.latency)
+        self.lane_bus = ConfigBus(_Lanes(dut), addr_width=P["addr_width"],
+                                  latency=self.latency)
         self.loader = Loader(self.bus, switch_digest=P["switch_digest"],
                              endpoint_digest=P["endpoint_digest"], nodes=self.n)
         self.epoch = 0
@@ -115,6 +117,8 @@ class TB:
         dut.rng_seed.value = self.rng.getrandbits(32)
         dut.rng_load.value = 1
         await kit.reset(dut)
+        # The nodes leave reset and see rng_load `latency - 1` cycles after the ports.
+        await ClockCycles(dut.clk, self.latency)
         dut.rng_load.value = 0
         await FallingEdge(dut.clk)
 
@@ -139,15 +143,17 @@ class TB:
 
     async def read(self, addresses: list[int]) -> list[list[int]]:
         """Every node's readout words at ``addresses``: ``out[i][k]`` is node ``k``'s word at
-        ``addresses[i]`` (one cycle per address)."""
+        ``addresses[i]`` (one address per cycle, pipelined: the word of an address comes
+        :attr:`latency` cycles after it)."""
         dut, n = self.dut, self.n
-        out = []
-        for address in addresses:
-            dut.rd_addr.value = address
+        words = []
+        for i in range(len(addresses) + self.latency - 1):
+            if i < len(addresses):
+                dut.rd_addr.value = addresses[i]
             await FallingEdge(dut.clk)
-            word = int(dut.rd_data.value)
-            out.append([(word >> (32 * k)) & 0xFFFF_FFFF for k in range(n)])
-        return out
+            if i >= self.latency - 1:
+                words.append(int(dut.rd_data.value))
+        return [[(word >> (32 * k)) & 0xFFFF_FFFF for k in range(n)] for word in words]
 
     async def read_named(self, names: list[str]) -> dict[str, list[int]]:
         """Named readout words (:data:`READOUT`; ``name_c`` reads one per collective id as

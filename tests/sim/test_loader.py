@@ -125,24 +125,29 @@ class _Port:
 
 class ModelTop:
     """A top level's ``cfg_*`` ports with register files behind them, in one of the three
-    layouts of :mod:`innet.sim.tb.bus`; every awaited falling edge is one clock cycle."""
+    layouts of :mod:`innet.sim.tb.bus`; every awaited falling edge is one clock cycle.
+    ``stages`` registers delay the ports on their way to the register files (as
+    :attr:`innet.hw.network.Network.control_latency`)."""
 
-    def __init__(self, targets: int, layout: str, addr_width: int = 4) -> None:
+    def __init__(self, targets: int, layout: str, addr_width: int = 4, stages: int = 0) -> None:
         self.targets, self.layout, self.aw = targets, layout, addr_width
         for name in ("clk", "cfg_addr", "cfg_w_data", "cfg_w_en", "cfg_r_data", "cfg_sel"):
             setattr(self, name, _Port())
         self.clk.top = self
         self.mem = [{} for _ in range(targets)]
         self.cycles = 0
+        self.pipe = [(0, 0, 0, 0)] * stages  # (sel, addr, data, en) in each register
 
     def _lane(self, value: int, t: int, bits: int) -> int:
         return (value >> (bits * t)) & ((1 << bits) - 1)
 
     def rising_edge(self) -> None:
         self.cycles += 1
-        addr, data, en = self.cfg_addr.value, self.cfg_w_data.value, self.cfg_w_en.value
+        now = (self.cfg_sel.value, self.cfg_addr.value, self.cfg_w_data.value,
+               self.cfg_w_en.value)
+        self.pipe.append(now)
+        t, addr, data, en = self.pipe.pop(0)
         if self.layout == "select":
-            t = self.cfg_sel.value
             self.cfg_r_data.value = self.mem[t].get(addr, 0)
             if en:
                 self.mem[t][addr] = data
@@ -199,11 +204,35 @@ def test_config_bus_writes_and_reads_every_layout(model_edges, layout, parallel)
     assert top.cycles == 2
 
 
+@pytest.mark.parametrize("layout", ["select", "lanes"])
+@pytest.mark.parametrize("stages", [1, 2])
+def test_config_bus_reads_through_registers(model_edges, layout, stages):
+    """Behind ``stages`` registers, a bus that knows the latency reads every word; one that
+    assumes the contract's single cycle reads the wrong ones."""
+    from innet.sim.tb.bus import ConfigBus
+
+    lanes = layout == "lanes"
+    words = {0: [(a, 0x100 + a) for a in range(6)], 1: [(a, 0x200 + a) for a in range(4)]}
+    reads = {0: [5, 0, 3, 3, 1, 2], 1: [2, 1, 0]}
+    want = {t: [dict(words[t])[a] for a in r] for t, r in reads.items()}
+    for latency, right in ((stages + 1, True), (1, False)):
+        top = ModelTop(2, layout, stages=stages)
+        bus = ConfigBus(top, addr_width=top.aw if lanes else None, select=not lanes,
+                        latency=latency)
+        asyncio.run(bus.write_all(words))
+        top.cycles = 0
+        assert (asyncio.run(bus.read_all(reads)) == want) is right
+        assert top.mem == [dict(words[0]), dict(words[1])]
+        if right:  # pipelined: the latency once per group
+            assert top.cycles == (6 if lanes else 9) + stages + 1
+
+
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"addr_width": 0}, ValueError, "Address width must be at least 1, not 0"),
     ({"addr_width": "8"}, TypeError, "Address width must be an integer, not '8'"),
     ({"addr_width": 8, "select": True}, ValueError,
      "A selected bus has one address, not lanes of 8 bits"),
+    ({"latency": 0}, ValueError, "Read latency must be at least 1, not 0"),
 ])
 def test_config_bus_layout_errors(kwargs, error, message):
     from innet.sim.tb.bus import ConfigBus
