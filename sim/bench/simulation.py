@@ -18,7 +18,8 @@ Verilator model first.
   types, kinds and background loads (the test suite's scenario matrix, on networks too large
   for it);
 - ``sim_polarfly_q5``, ``sim_polarfly_q7``, ``sim_hyperx_4x4x4``: the larger networks (31, 57
-  and 64 switches), an in-network allreduce with background traffic and a ring allreduce each.
+  and 64 switches), an in-network allreduce with background traffic and a ring allreduce each;
+  ``sim_polarfly_q7_threads`` the same on q = 7 with a Verilator model on 2 threads.
 """
 
 from __future__ import annotations
@@ -174,6 +175,14 @@ def _polarfly7(options: Options) -> dict[str, Any]:
     from innet.gen.topology import polarfly
 
     return _large(polarfly(7), "PolarFly q = 7", options)
+
+
+@case("sim_polarfly_q7_threads", "simulation",
+      "PolarFly q = 7 network (57 switches), Verilator model on 2 threads: cycles per second")
+def _polarfly7_threads(options: Options) -> dict[str, Any]:
+    from innet.gen.topology import polarfly
+
+    return _large(polarfly(7), "PolarFly q = 7", options, threads=2)
 
 
 @case("sim_hyperx_4x4x4", "simulation", "HyperX 4x4x4 network (64 switches): cycles per second")
