@@ -107,6 +107,9 @@ def critical_text(path: dict[str, Any]) -> str:
 
 #: Target fmax of the radix-8 switch: the ECP5 target's clock (``constraints/ecp5.toml``).
 TARGET_MHZ = 150.0
+#: The radix-8 switch with the pass-through collective path: at most this many times the
+#: logic cells of the p2p switch.
+PASSTHROUGH_RATIO = 1.15
 
 #: Blocks of a timing case's breakdown listed by name (the others are summed in one row).
 BREAKDOWN_ROWS = 8
@@ -170,6 +173,8 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     - ``collective cost``: per radix, the logic the collective engine adds to the p2p switch
       (logic cells of the switch with the engine minus those of the switch without a
       collective path) is no more than the p2p switch's own.
+    - ``pass-through cost``: the radix-8 switch with the pass-through collective path is at
+      most :data:`PASSTHROUGH_RATIO` times the logic cells of the p2p switch.
 
     A target whose results are missing from the run (not measured, not routed) is left out.
     Each entry is a row: ``target`` (what), ``measured``, ``goal``, ``met`` (bool).
@@ -189,6 +194,15 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     timing = ok.get("hw_timing_r4_p2p")
     if timing is not None and timing.get("seeds"):
         out += _timing_targets(timing)
+    through, p2p = ok.get("hw_switch_r8_passthrough"), ok.get("hw_switch_r8_p2p")
+    if through is not None and p2p is not None and through["logic_cells"] and p2p["logic_cells"]:
+        ratio = through["logic_cells"] / p2p["logic_cells"]
+        out.append({"target": "radix-8 switch with the pass-through collective path: logic "
+                              "cells",
+                    "measured": f"{through['logic_cells']:,} ({ratio:.2f}x the p2p switch)",
+                    "goal": f"<= {PASSTHROUGH_RATIO:g}x the p2p switch "
+                            f"({p2p['logic_cells'] * PASSTHROUGH_RATIO:,.0f})",
+                    "met": ratio <= PASSTHROUGH_RATIO})
     for radix in (4, 8, 16):
         full, p2p = ok.get(f"hw_switch_r{radix}_ceng"), ok.get(f"hw_switch_r{radix}_p2p")
         if full is None or p2p is None or not full["logic_cells"] or not p2p["logic_cells"]:

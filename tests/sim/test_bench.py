@@ -323,6 +323,19 @@ def test_targets_are_rows_of_measured_against_goal(p2p, engine, fmax):
     assert targets([_hw("hw_switch_r8_ceng", engine, None)]) == []
 
 
+@pytest.mark.parametrize(("through", "met"), [(1150, True), (1151, False)])
+def test_the_pass_through_switch_is_judged_against_the_p2p_switch(through, met):
+    from innet.sim.bench.report import targets
+
+    results = [_hw("hw_switch_r8_p2p", 1000, 200.0),
+               _hw("hw_switch_r8_passthrough", through, 190.0)]
+    row, = targets(results)
+    assert row["met"] is met
+    assert row["measured"] == f"{through:,} ({through / 1000:.2f}x the p2p switch)"
+    assert row["goal"] == "<= 1.15x the p2p switch (1,150)"
+    assert targets(results[1:]) == []
+
+
 def test_a_placed_but_unrouted_switch_shows_its_placement_estimate():
     """A timed-out place and route: the table shows the placement estimate as such, and the
     fmax target can be judged missed on it (routing only lowers it), never met."""
