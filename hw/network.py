@@ -176,6 +176,9 @@ class NetworkNode(wiring.Component):
         The node is drained (:func:`local_quiet` and whatever sits on the local link).
     errors : Out(1)
         Any sticky error flag of the switch or the endpoint.
+    clk, rst : In(1)
+        With :attr:`input_stages` only: the node's clock and reset (its clock domain is its
+        own); otherwise the ports of the implicit ``sync`` domain.
     """
 
     #: The inputs that control the node (configuration bus and commands), as opposed to its

@@ -535,7 +535,7 @@ class SwitchCore(wiring.Component):
                          data_reg.eq(Mux(forked, sent[i], p2p_data))]
             in_data.append(data_reg)
 
-            # Credits back to the sender, registered.
+            # Credits back to the sender, registered (at the far end with early links).
             m.d[self._link_domain(i)] += link.credit.eq(Cat(pops[i]))
 
         asks = Signal(ports, name="stream_coll_req")
