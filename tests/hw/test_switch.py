@@ -92,6 +92,28 @@ class Links:
         self.cycle += 1
 
 
+async def random_routes(ctx, dut, rng, destinations=4):
+    """Route each of ``destinations`` to a random port of ``dut``; returns the table."""
+    table = {d: rng.randrange(RADIX + 1) for d in range(destinations)}
+    for d, port in table.items():
+        await write(ctx, dut, f"route[{d}]", port=port, valid=1)
+    return table
+
+
+def offer_random_p2p(links, rng, payload, destinations=4):
+    """Push a p2p flit on each input with probability 0.7 (a random hop VC on the network
+    ports); returns the ``(input, flit)`` pushed."""
+    pushed = []
+    for q in range(RADIX + 1):
+        if rng.random() < 0.7:
+            hop = rng.randrange(links.p.p2p_vcs) if q < RADIX else 0
+            flit = Flit.p2p(dst=rng.randrange(destinations), src=q, payload=payload + len(pushed),
+                            hop=hop)
+            links.src[q].push(flit)
+            pushed.append((q, flit))
+    return pushed
+
+
 def test_idle_latency_is_hop_cycles_and_credit_comes_back():
     dut = small_switch()
     p = dut.params
@@ -159,18 +181,12 @@ def test_early_links_are_the_same_cycles_with_the_register_moved():
             ("valid", early.o[q].valid), ("payload", early.o[q].payload.as_value()),
             ("credit", early.i[q].credit))])
     rng = random.Random(5)
-    table = {d: rng.randrange(RADIX + 1) for d in range(4)}
 
     async def bench(ctx):
-        for d, port in table.items():
-            await write(ctx, ref, f"route[{d}]", port=port, valid=1)
+        await random_routes(ctx, ref, rng)
         links = Links(ref, rng, Backpressure(0.6, 0.05, 8))
         for cycle in range(400):
-            for q in range(RADIX + 1):
-                if rng.random() < 0.7:
-                    hop = rng.randrange(2) if q < RADIX else 0
-                    links.src[q].push(Flit.p2p(dst=rng.randrange(4), src=q, payload=cycle,
-                                               hop=hop))
+            offer_random_p2p(links, rng, payload=cycle)
             await links.step(ctx)
             for q, got in enumerate(moved):
                 want = [ref.o[q].valid, ref.o[q].payload.as_value(), ref.i[q].credit]
@@ -207,22 +223,13 @@ def test_random_traffic_with_backpressure_small_switch():
     dut = small_switch(routing_depth=4, p2p_vcs=2)
     p = dut.params
     rng = random.Random(3)
-    table = {d: rng.randrange(RADIX + 1) for d in range(4)}
 
     async def bench(ctx):
-        for d, port in table.items():
-            await write(ctx, dut, f"route[{d}]", port=port, valid=1)
+        table = await random_routes(ctx, dut, rng)
         links = Links(dut, rng, Backpressure(0.6, 0.05, 8))
         sent = []
-        serial = 0
         for _ in range(600):
-            for q in range(RADIX + 1):
-                if rng.random() < 0.7:
-                    hop = rng.randrange(p.p2p_vcs) if q < RADIX else 0
-                    flit = Flit.p2p(dst=rng.randrange(4), src=q, payload=serial, hop=hop)
-                    links.src[q].push(flit)
-                    sent.append((q, flit))
-                    serial += 1
+            sent += offer_random_p2p(links, rng, payload=len(sent))
             await links.step(ctx)
         for _ in range(3000):
             if all(src.idle for src in links.src):
