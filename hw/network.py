@@ -343,6 +343,9 @@ class Network(wiring.Component):
 
     #: Verilog name of the module :meth:`_make_node` builds.
     node_module = NODE_MODULE
+    #: Verilog source of the modules the top level instantiates that Amaranth does not
+    #: generate (a wrapper's own); :func:`network_verilog` adds them to the design.
+    verilog_modules: tuple[str, ...] = ()
 
     def __init__(self, topology, *, vector_depth: int, step_depth: int,
                  collective_ids: int = 2, p2p_vcs: int | None = None,
@@ -480,12 +483,14 @@ class Network(wiring.Component):
 def network_verilog(top: Network, name: str):
     """The Verilog of ``top`` (a :class:`Network` or a wrapper of it) as a
     :class:`~innet.hw.verilog.Design` named ``name``: the node module (``top.node_module``)
-    once, then the top level, whose port metadata the design carries."""
+    once, the modules of ``top.verilog_modules``, then the top level, whose port metadata the
+    design carries."""
     from innet.hw.verilog import Design, emit
 
     node = emit(top.node, top.node_module).verilog
     top_design = emit(top, name)
-    return Design(node + top_design.verilog, name, top_design.ports)
+    return Design("".join((node, *top.verilog_modules, top_design.verilog)), name,
+                  top_design.ports)
 
 
 def emit_network(topology, *, vector_depth: int, step_depth: int, name: str | None = None,

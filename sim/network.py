@@ -46,7 +46,7 @@ KINDS = ("allreduce", "reduce", "broadcast", "barrier")
 #: Background traffic patterns.
 PATTERNS = ("uniform", "permutation")
 #: How :func:`simulate` loads images and vectors.
-LOADS = ("lanes", "bus")
+LOADS = ("backdoor", "lanes", "bus")
 
 
 @dataclass(frozen=True)
@@ -339,8 +339,9 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
              waves: bool = False, workdir: str | Path | None = None,
              progress: Callable[[int, int], None] | None = None, backpressure: float = 0.25,
              max_elements: int | None = None,
-             link_stages: int | Mapping[tuple[int, int], int] = 0, load: str = "lanes",
-             inject: tuple[str, int] | None = None, threads: int = 1) -> list[Outcome]:
+             link_stages: int | Mapping[tuple[int, int], int] = 0, load: str = "backdoor",
+             check_load: bool = False, inject: tuple[str, int] | None = None,
+             threads: int = 1) -> list[Outcome]:
     """Run scenarios on the RTL network of ``topology``, all in ONE Verilator simulation.
 
     The bench generates the background traffic and the backpressure and checks every flit in
@@ -374,9 +375,13 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         :func:`innet.gen.topology.piuma.link_cycles`); the cost model's predictions take them
         as link latencies.
     load : str
-        How images and vectors are loaded: ``"lanes"`` (the bench's parallel load port, every
-        switch and endpoint at once) or ``"bus"`` (the network's configuration bus, one target
-        after another, as a host would); both read every word back.
+        How images and vectors are loaded: ``"backdoor"`` (the bench's boot memory, which the
+        simulator fills from a file and drives into every switch and endpoint at once, with no
+        testbench step per word), ``"lanes"`` (the bench's parallel load port, every switch and
+        endpoint at once) or ``"bus"`` (the network's configuration bus, one target after
+        another, as a host would). The lanes and the bus read every word back.
+    check_load : bool
+        Read every word the backdoor loads back through the lanes and compare it.
     inject : (str, int), optional
         A fault to inject at a node in every run, to show that the checks catch it:
         ``"drop"``, ``"duplicate"`` or ``"reorder"`` a host flit delivered there, or
@@ -404,6 +409,8 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
 
     if load not in LOADS:
         raise ValueError(f"Load must be one of {', '.join(LOADS)}, not {load!r}")
+    if not isinstance(check_load, bool):
+        raise TypeError(f"Check load must be a bool, not {check_load!r}")
     from innet.sim.tb.networkbench import INJECT
 
     if inject is not None and (
@@ -456,6 +463,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         "memory_base": ep.memory_base, "endpoint_digest": ep.regmap.digest,
         "switch_digest": top.switch.regmap.digest, "readout": top.readout,
         "addr_width": top.addr_width, "read_latency": top.control_latency + 1, "load": load,
+        "check_load": check_load, "boot_depth": top.boot_depth,
         "inject": None if inject is None else [INJECT[inject[0]], inject[1]],
     }
     result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,

@@ -142,7 +142,7 @@ def _matrix16(options: Options) -> dict[str, Any]:
     for label, (topo, runs) in matrices.items():
         _warm(topo)
         got, took = _timed(topo, runs[:2] if options.quick else runs, seed=len(label),
-                           load="bus" if label.startswith("torus") else "lanes")
+                           load="bus" if label.startswith("torus") else "backdoor")
         outcomes += got
         seconds += took
     return {"size": f"HyperX 4x4 and 4x4 torus: 16 nodes each, {len(outcomes)} scenarios",

@@ -21,6 +21,10 @@ only on events (a ``done``, a fault, a loader access) and reads counters after e
 - a done watch per node: the cycle its ``done`` rises after a start command;
 - a parallel load port (``lane_*``): every switch and endpoint configuration bus on a lane of
   its own, so an image or the vectors load into every target at once;
+- a backdoor load: a memory the simulator fills from the file :data:`BOOT_FILE` (Verilog
+  ``$readmemh``, on ``boot_load``), whose rows the bench then drives onto every lane, one row
+  a cycle (:func:`boot_rows`), so an image or the vectors load without a testbench step per
+  word;
 - an injection mode: drop, duplicate or reorder a delivered host flit, or corrupt a response
   element on its way into an endpoint, once per run at one node, to show that the checkers
   catch each.
@@ -53,6 +57,10 @@ address bits, ``V`` node-id bits):
 ``lane_w_data``          in 2N*32   layout of :class:`innet.sim.tb.bus.ConfigBus`)
 ``lane_w_en``            in 2N
 ``lane_r_data``          out 2N*32
+``boot_load``            in 1       fill the boot memory from :data:`BOOT_FILE` and drive its
+``boot_rows``            in B       first ``boot_rows`` rows onto the lanes, one a cycle from
+                                    the next cycle (``B`` bits hold ``boot_depth``)
+``boot_busy``            out 1      the boot memory's rows are being driven
 ``rd_addr``              in R       readout address (:func:`readout_map`)
 ``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, ``L + 1`` cycles later
 ``tb_cycle``             out 32     cycles since reset (plus one)
@@ -80,7 +88,18 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value, unsigned
+from amaranth import (
+    Cat,
+    ClockSignal,
+    Const,
+    Instance,
+    Module,
+    Mux,
+    ResetSignal,
+    Signal,
+    Value,
+    unsigned,
+)
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -91,12 +110,32 @@ from innet.hw.network import Network, NetworkNode, delayed
 from innet.hw.switch import Switch
 from innet.hw.testing import CreditThrottle, xorshift32
 
-__all__ = ["BENCH_NODE_MODULE", "FAULTS", "INJECT", "READOUT", "BenchNode", "NetworkBench",
-           "fnv_step", "host_fields", "local_link", "readout_map",
+__all__ = ["BENCH_NODE_MODULE", "BOOT_FILE", "FAULTS", "INJECT", "READOUT", "BenchNode",
+           "NetworkBench", "boot_rows", "fnv_step", "host_fields", "local_link", "readout_map",
            "response_mix"]
 
 #: Verilog name of the bench's node module.
 BENCH_NODE_MODULE = "innet_bench_node"
+
+#: The file (in the simulator's working directory) the boot memory is filled from.
+BOOT_FILE = "innet_boot.hex"
+
+#: The boot memory: ``DEPTH`` rows of ``WIDTH`` bits, filled from :data:`BOOT_FILE` in the
+#: cycle ``load`` is high (``$readmemh`` at run time, so that every fill reads the file as the
+#: testbench last wrote it), read asynchronously.
+BOOT_ROM = f"""
+module innet_boot_rom #(parameter WIDTH = 1, parameter DEPTH = 1, parameter ABITS = 1) (
+    input  wire             clk,
+    input  wire             load,
+    input  wire [ABITS-1:0] addr,
+    output wire [WIDTH-1:0] data
+);
+    reg [WIDTH-1:0] mem [0:DEPTH-1];
+    always @(posedge clk)
+        if (load) $readmemh("{BOOT_FILE}", mem);
+    assign data = mem[addr];
+endmodule
+"""
 
 #: Fault codes a node latches (its first fault only).
 FAULTS = {1: "sent a p2p flit with a foreign source or a hop VC", 2: "sent a response",
@@ -139,6 +178,21 @@ def host_fields(params: FlitParams, seq: int) -> tuple[int, int]:
     index = mixed >> (32 - params.index_width) if params.index_width else 0
     tag = (mixed & ((1 << params.tag_width) - 1)) & ~3
     return index, tag
+
+
+def boot_rows(writes: dict[int, list[tuple[int, int]]], addr_width: int) -> list[int]:
+    """The boot memory's rows for ``writes`` (``(address, word)`` pairs by target, in order):
+    row ``i`` holds each target's ``i``-th write in a slot of ``addr_width + 33`` bits at
+    ``(addr_width + 33) * target``: the word at bit 0, the address at bit 32 and the write
+    enable above it."""
+    slot = addr_width + 33
+    enable = 1 << (addr_width + 32)
+    rows = [0] * max((len(w) for w in writes.values()), default=0)
+    for target, pairs in writes.items():
+        at = slot * target
+        for i, (address, word) in enumerate(pairs):
+            rows[i] |= (enable | address << 32 | word) << at
+    return rows
 
 
 def readout_map(nodes: int, collective_ids: int) -> dict[str, int]:
@@ -493,9 +547,17 @@ class BenchNode(NetworkNode):
 
 class NetworkBench(Network):
     """The :class:`~innet.hw.network.Network` of :class:`BenchNode` s, with the test ports of
-    the module docs; same parameters as the network."""
+    the module docs; the network's parameters and ``boot_depth``, the boot memory's rows
+    (default the endpoints' ``vector_depth``: the vectors load in one fill)."""
 
     node_module = BENCH_NODE_MODULE
+    verilog_modules = (BOOT_ROM,)
+
+    def __init__(self, topology, *, boot_depth: int | None = None, **network_args) -> None:
+        self.boot_depth = network_args["vector_depth"] if boot_depth is None else boot_depth
+        if self.boot_depth < 1:
+            raise ValueError(f"Boot memory depth must be at least 1, not {self.boot_depth}")
+        super().__init__(topology, **network_args)
 
     def _make_node(self, radix: int, **node_args) -> NetworkNode:
         return BenchNode(radix, **node_args)
@@ -515,14 +577,22 @@ class NetworkBench(Network):
             "host_rx_stall": In(8), "inject": In(3), "inject_node": In(nw),
             "lane_on": In(1), "lane_addr": In(2 * n * a), "lane_w_data": In(2 * n * 32),
             "lane_w_en": In(2 * n), "lane_r_data": Out(2 * n * 32),
+            "boot_load": In(1), "boot_rows": In(range(self.boot_depth + 1)),
+            "boot_busy": Out(1),
             "rd_addr": In(self.node.readout["width"]), "rd_data": Out(n * 32),
             "tb_cycle": Out(32), "tb_start": Out(32), "tb_done": Out(1), "tb_idle": Out(1),
             "tb_fault": Out(1),
         }
 
     def elaborate(self, platform):
+        n, a = self.nodes, self.addr_width
+        # The lanes the nodes take: the ports', or the boot memory's rows while it drives them.
+        lane = self._lane = SimpleNamespace(
+            on=Signal(name="lane_on_n"), addr=Signal(2 * n * a, name="lane_addr_n"),
+            w_data=Signal(2 * n * 32, name="lane_w_data_n"),
+            w_en=Signal(2 * n, name="lane_w_en_n"))
         m = super().elaborate(platform)
-        n = self.nodes
+        self._boot(m, lane)
         latency = self.control_latency
         cycle, start = Signal(32, init=1), Signal(32)
         mask = Signal(n)
@@ -560,9 +630,37 @@ class NetworkBench(Network):
         ]
         return m
 
+    def _boot(self, m: Module, lane: SimpleNamespace) -> None:
+        """The boot memory and the counter that drives its rows onto the lanes."""
+        n, a, depth = self.nodes, self.addr_width, self.boot_depth
+        slot = a + 33
+        abits = max(1, (depth - 1).bit_length())
+        row, left = Signal(abits), Signal(range(depth + 1))
+        data = Signal(2 * n * slot)
+        m.submodules.boot_rom = Instance(
+            "innet_boot_rom", p_WIDTH=len(data), p_DEPTH=depth, p_ABITS=abits,
+            i_clk=ClockSignal(), i_load=self.boot_load, i_addr=row, o_data=data)
+        with m.If(self.boot_load):
+            m.d.sync += [row.eq(0), left.eq(self.boot_rows)]
+        with m.Elif(left != 0):
+            m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
+        booting = left != 0
+        m.d.comb += self.boot_busy.eq(booting)
+        with m.If(booting):
+            m.d.comb += lane.on.eq(1)
+            for t in range(2 * n):
+                field = data[slot * t:slot * (t + 1)]
+                m.d.comb += [lane.w_data.word_select(t, 32).eq(field[:32]),
+                             lane.addr.word_select(t, a).eq(field[32:32 + a]),
+                             lane.w_en[t].eq(field[32 + a])]
+        with m.Else():
+            m.d.comb += [lane.on.eq(self.lane_on), lane.addr.eq(self.lane_addr),
+                         lane.w_data.eq(self.lane_w_data), lane.w_en.eq(self.lane_w_en)]
+
     def _wire_node(self, m: Module, k: int, net: dict[str, Signal]) -> None:
         n, a = self.nodes, self.addr_width
         nw = self.params.node_width
+        lane = self._lane
         if k == 0:
             self._done, self._busy, self._fault = [], [], []
         self._done.append(net["done"])
@@ -577,13 +675,13 @@ class NetworkBench(Network):
             net["host_perm_dst"].eq(self.host_perm_dst.word_select(k, nw)),
             net["host_rx_stall"].eq(self.host_rx_stall),
             net["inject"].eq(Mux(self.inject_node == k, self.inject, 0)),
-            net["lane_on"].eq(self.lane_on),
-            net["lane_sw_addr"].eq(self.lane_addr.word_select(k, a)),
-            net["lane_ep_addr"].eq(self.lane_addr.word_select(n + k, a)),
-            net["lane_sw_data"].eq(self.lane_w_data.word_select(k, 32)),
-            net["lane_ep_data"].eq(self.lane_w_data.word_select(n + k, 32)),
-            net["lane_sw_w_en"].eq(self.lane_w_en[k]),
-            net["lane_ep_w_en"].eq(self.lane_w_en[n + k]),
+            net["lane_on"].eq(lane.on),
+            net["lane_sw_addr"].eq(lane.addr.word_select(k, a)),
+            net["lane_ep_addr"].eq(lane.addr.word_select(n + k, a)),
+            net["lane_sw_data"].eq(lane.w_data.word_select(k, 32)),
+            net["lane_ep_data"].eq(lane.w_data.word_select(n + k, 32)),
+            net["lane_sw_w_en"].eq(lane.w_en[k]),
+            net["lane_ep_w_en"].eq(lane.w_en[n + k]),
             self.lane_r_data.word_select(k, 32).eq(net["sw_r_data"]),
             self.lane_r_data.word_select(n + k, 32).eq(net["ep_r_data"]),
             net["rd_addr"].eq(self.rd_addr),

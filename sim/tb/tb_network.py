@@ -9,10 +9,13 @@ the bench's own logic generates the host traffic and the backpressure and checks
 For each run it
 
 1. loads the run's image (the words that changed since the last one) and the input vectors:
-   by default through the bench's parallel load port, every switch and endpoint at once
-   (``load="lanes"``), or through the network's own configuration bus with
-   :class:`innet.sim.tb.loader.Loader`, one target after another (``load="bus"``); both read
-   every written word back and compare it;
+   by default by the backdoor (``load="backdoor"``: the bench's boot memory, filled by the
+   simulator from a file this testbench writes, drives every switch and endpoint at once with
+   no testbench step per word), through the bench's parallel load port (``load="lanes"``, every
+   target at once), or through the network's own configuration bus with
+   :class:`innet.sim.tb.loader.Loader`, one target after another (``load="bus"``). The lanes
+   and the bus read every written word back and compare it; the backdoor does when
+   ``check_load`` is set;
 2. for in-network scenarios writes each endpoint's command (``coll.cmd``: collective id and
    mode from the embedding: it sends if ``LOCAL`` is in its ``req_in``, receives if in its
    ``resp_out``; ``coll.count``);
@@ -34,14 +37,16 @@ stray flit) ends the simulation at once with the node, the flit and the cycle.
 
 Parameters: ``topology`` (JSON), ``flit``, ``memory_base``, ``endpoint_digest``,
 ``switch_digest``, ``seed``, ``runs`` (see :func:`innet.sim.network.simulate`), ``readout``
-(:func:`innet.sim.tb.networkbench.readout_map`), ``load`` (``"lanes"`` or ``"bus"``),
-``inject`` (``[code, node]`` or null). Output: ``runs``, one entry per scenario.
+(:func:`innet.sim.tb.networkbench.readout_map`), ``load`` (``"backdoor"``, ``"lanes"`` or
+``"bus"``), ``check_load``, ``boot_depth`` (the boot memory's rows), ``inject`` (``[code,
+node]`` or null). Output: ``runs``, one entry per scenario.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import cocotb
 import numpy as np
@@ -58,7 +63,7 @@ from innet.sim.golden import embedding_results
 from innet.sim.tb import kit
 from innet.sim.tb.bus import ConfigBus
 from innet.sim.tb.loader import Loader, check_readback
-from innet.sim.tb.networkbench import FAULTS, READOUT, response_mix
+from innet.sim.tb.networkbench import BOOT_FILE, FAULTS, READOUT, boot_rows, response_mix
 
 __all__ = ["HOST_RX_STALL", "TB", "test_runs"]
 
@@ -87,7 +92,9 @@ class TB:
         self.n = self.topology.nodes
         self.rng = random.Random(P.get("seed", 1))
         self.np_rng = np.random.default_rng(P.get("seed", 1))
-        self.lanes = P.get("load", "lanes") == "lanes"
+        load = P.get("load", "backdoor")
+        self.backdoor = load == "backdoor"
+        self.lanes = load != "bus"  # the backdoor reads back through the lanes
         self.readout = P["readout"]
         self.latency = P["read_latency"]
         self.bus = ConfigBus(dut, select=True, latency=self.latency)
@@ -107,7 +114,8 @@ class TB:
         for name in ("cfg_sel", "cfg_addr", "cfg_w_data", "cfg_w_en", "cmd_coll_start",
                      "cmd_engine_start", "stall_rate", "host_tx_valid", "host_tx_payload",
                      "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
-                     "host_rx_stall", "lane_addr", "lane_w_data", "lane_w_en", "rd_addr"):
+                     "host_rx_stall", "lane_addr", "lane_w_data", "lane_w_en", "boot_load",
+                     "boot_rows", "rd_addr"):
             getattr(dut, name).value = 0
         inject = self.P.get("inject")
         dut.inject.value = inject[0] if inject else 0
@@ -192,25 +200,69 @@ class TB:
 
     # -- loading ---------------------------------------------------------------------------
 
+    async def boot(self, writes: dict[int, list[tuple[int, int]]]) -> None:
+        """Write ``(address, word)`` pairs (by target) by the backdoor: the rows go into
+        :data:`~innet.sim.tb.networkbench.BOOT_FILE`, the bench fills its boot memory from it
+        and drives one row a cycle onto the lanes; ``boot_depth`` rows per fill."""
+        dut = self.dut
+        rows = boot_rows(writes, self.P["addr_width"])
+        depth = self.P["boot_depth"]
+        for at in range(0, len(rows), depth):
+            chunk = rows[at:at + depth]
+            Path(BOOT_FILE).write_text("".join(f"{row:x}\n" for row in chunk))
+            dut.boot_rows.value = len(chunk)
+            dut.boot_load.value = 1
+            await FallingEdge(dut.clk)
+            dut.boot_load.value = 0
+            await First(FallingEdge(dut.boot_busy), Timer(len(chunk) + 2, "ns"))
+            await FallingEdge(dut.clk)
+            if int(dut.boot_busy.value):
+                raise AssertionError(f"The backdoor load of {len(chunk)} rows did not end")
+
     async def load_image(self, image) -> None:
         if not self.lanes:
             await self.loader.load(image, full=False)
             return
         plan = self.loader.plan(image, full=False)
-        await self.lane_bus.write_all(plan)
-        got = await self.lane_bus.read_all({t: [a for a, _w in w] for t, w in plan.items()})
+        if self.backdoor:
+            await self.boot(plan)
+        else:
+            await self.lane_bus.write_all(plan)
+        check = not self.backdoor or self.P.get("check_load", False)
+        if check:
+            got = await self.lane_bus.read_all({t: [a for a, _w in w] for t, w in plan.items()})
         params = image.params
         for target, writes in plan.items():
-            regmap = params.switch_map if target < self.n else params.endpoint_map
-            check_readback(target, regmap, writes, got[target])
+            if check:
+                regmap = params.switch_map if target < self.n else params.endpoint_map
+                check_readback(target, regmap, writes, got[target])
+                self.loader.verified += len(writes)
             self.loader.current.setdefault(target, {}).update(writes)
             self.loader.written += len(writes)
-            self.loader.verified += len(writes)
 
-    async def write_endpoints(self, writes: dict[int, list[tuple[int, int]]]) -> None:
-        """Write ``(address, word)`` pairs to endpoints (by node)."""
+    async def write_endpoints(self, writes: dict[int, list[tuple[int, int]]],
+                              regmap) -> None:
+        """Write ``(address, word)`` pairs to endpoints (by node); by the backdoor with
+        ``check_load``, every word is read back and compared (a register's ``RW`` bits by
+        ``regmap``, the endpoints' register map; a vector element whole)."""
         jobs = {self.n + k: w for k, w in writes.items()}
-        if self.lanes:
+        if self.backdoor:
+            await self.boot(jobs)
+            if self.P.get("check_load", False):
+                got = await self.lane_bus.read_all({t: [a for a, _w in w]
+                                                    for t, w in jobs.items()})
+                mem = self.P["memory_base"]
+                for target, w in jobs.items():
+                    regs = [(pair, back) for pair, back in zip(w, got[target], strict=True)
+                            if pair[0] < mem]
+                    check_readback(target, regmap, [pair for pair, _b in regs],
+                                   [back for _p, back in regs])
+                    for (address, word), back in zip(w, got[target], strict=True):
+                        if address >= mem and back != word:
+                            raise AssertionError(
+                                f"Target {target} element {address - mem} reads {back:#010x}, "
+                                f"wrote {word:#010x}")
+        elif self.lanes:
             await self.lane_bus.write_all(jobs)
         else:
             for target, w in jobs.items():
@@ -243,7 +295,7 @@ class TB:
         inputs = kit.random_bits(self.np_rng, dtype, (n, count))
         mem = self.P["memory_base"]
         await self.write_endpoints({k: [(mem + i, int(v)) for i, v in enumerate(inputs[k])]
-                                    for k in range(n)})
+                                    for k in range(n)}, emap)
         golden_resp: dict[tuple[int, int], np.ndarray] = {}
         expected: dict[int, np.ndarray] = {}
         nodes_mask = 0
@@ -276,7 +328,7 @@ class TB:
                         (emap["coll.count"].address,
                          emap["coll.count"].encode({"count": elements}))]
                     nodes_mask |= 1 << u
-            await self.write_endpoints(commands)
+            await self.write_endpoints(commands, emap)
             port, cmd = "coll_status", dut.cmd_coll_start
         else:
             want = golden(schedule, op, dtype, inputs[:schedule.ranks])

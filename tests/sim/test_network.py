@@ -10,9 +10,10 @@ The scenario matrix is spread over the topologies: each gets every algorithm at 
 every size (1, 64, 1024), type (int32, fp32), kind, subsets, concurrent ids and background
 loads (50 % and 100 %, uniform and permutation) appear somewhere. The bench generates the
 host traffic and checks every flit in the simulated design; one network of each kind loads
-through the configuration bus (one target after another, every word read back), the others
-through the bench's parallel load port. The injection tests show that the checks catch a
-dropped, duplicated or reordered flit and a corrupted result element, and name it.
+through the configuration bus (one target after another, every word read back), PolarFly q = 3
+by the backdoor (the bench's boot memory) with every word read back. The injection tests show
+that the checks catch a dropped, duplicated or reordered flit and a corrupted result element,
+and name it.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ BY_BUS = {"polarfly-q2", "hyperx-3x3", "ring-8"}
 @pytest.mark.parametrize("name", list(MATRIX))
 def test_scenarios(name):
     make, runs = MATRIX[name]
-    outcomes = simulate(make(), runs, seed=len(name), load="bus" if name in BY_BUS else "lanes")
+    load = {"load": "bus"} if name in BY_BUS else {"load": "backdoor", "check_load": True}
+    outcomes = simulate(make(), runs, seed=len(name), **load)
     flat = [s for r in runs for s in (r if isinstance(r, tuple) else (r,))]
     assert [o.scenario for o in outcomes] == flat
     for o in outcomes:
@@ -114,8 +116,8 @@ def test_bench_is_the_network_with_test_ports():
     assert extra == {"stall_rate", "rng_seed", "rng_load", "clear", "epoch", "host_rate",
                      "host_perm", "host_perm_dst", "host_rx_stall", "inject", "inject_node",
                      "lane_on", "lane_addr", "lane_w_data", "lane_w_en", "lane_r_data",
-                     "rd_addr", "rd_data", "tb_cycle", "tb_start", "tb_done", "tb_idle",
-                     "tb_fault"}
+                     "boot_load", "boot_rows", "boot_busy", "rd_addr", "rd_data", "tb_cycle",
+                     "tb_start", "tb_done", "tb_idle", "tb_fault"}
     node_extra = set(bench.node.signature.members) - set(product.node.signature.members)
     assert node_extra >= {"stall_rate", "host_rate", "rd_addr", "rd_data", "done", "fault"}
     width = Shape.cast(bench.signature.members["rd_data"].shape).width
@@ -192,7 +194,7 @@ def test_a_corrupted_result_element_is_named():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"load": "backdoor"}, r"^Load must be one of lanes, bus, not 'backdoor'$"),
+    ({"load": "memory"}, r"^Load must be one of backdoor, lanes, bus, not 'memory'$"),
     ({"inject": ("lose", 1)}, (r"^Inject must be \(kind, node\) with a kind of drop, "
                                r"duplicate, reorder, corrupt and a node of the topology, not "
                                r"\('lose', 1\)$")),
@@ -201,3 +203,8 @@ def test_a_corrupted_result_element_is_named():
 def test_load_and_inject_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         simulate(polarfly(2), [S("innet", 1)], **kwargs)
+
+
+def test_check_load_must_be_a_bool():
+    with pytest.raises(TypeError, match=r"^Check load must be a bool, not 1$"):
+        simulate(polarfly(2), [S("innet", 1)], check_load=1)

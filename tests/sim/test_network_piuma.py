@@ -49,7 +49,8 @@ def test_sixteen_switches_exact_and_on_time(network):
     runs = [S("innet", 1), S("innet", 64, dtype="fp32"), S("innet", 64, op="max"),
             S("innet", 64, participants=(0, 5, 9, 15)), S("recdoub", 64),
             S("innet", 64, dtype="fp32", background=0.5)]
-    outcomes = simulate(topo, runs, seed=12, backpressure=0.0, link_stages=stages)
+    # Loaded through the bench's parallel load port, every word read back.
+    outcomes = simulate(topo, runs, seed=12, backpressure=0.0, link_stages=stages, load="lanes")
     for o in outcomes:
         assert o.correct, f"{o.scenario}: {o.detail}"
         assert o.p2p_sent == o.p2p_received

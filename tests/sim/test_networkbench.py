@@ -1,10 +1,13 @@
-"""The simulation wrapper's readout layout (innet.sim.tb.networkbench.readout_map)."""
+"""The simulation wrapper's readout layout (innet.sim.tb.networkbench.readout_map) and its
+boot memory's rows (boot_rows)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from innet.sim.tb.networkbench import READOUT, readout_map
+from innet.sim.tb.networkbench import READOUT, boot_rows, readout_map
 
 BLOCKS = ("gen_seq", "chk_seq", "tx_count", "tx_hash", "rx_count", "rx_hash")
 
@@ -31,3 +34,26 @@ def test_every_pair_block_decodes_by_its_high_bits(collective_ids):
                 assert address >> (span.bit_length() - 1) == base // span
                 assert address % span == peer
                 assert address < 1 << ro["width"]
+
+
+@pytest.mark.parametrize("addr_width", [1, 7, 13])
+def test_boot_rows_hold_each_targets_writes_in_order(addr_width):
+    """Row ``i``'s slot of a target is its ``i``-th write with the enable set, or all zero
+    once its writes have run out; targets without writes stay zero."""
+    rng = random.Random(addr_width)
+    slot = addr_width + 33
+    writes = {t: [(rng.randrange(1 << addr_width), rng.getrandbits(32))
+                  for _ in range(rng.randrange(12))] for t in rng.sample(range(40), 9)}
+    rows = boot_rows(writes, addr_width)
+    assert len(rows) == max(len(w) for w in writes.values())
+    for i, row in enumerate(rows):
+        assert row < 1 << (slot * 40)
+        for t in range(40):
+            field = row >> (slot * t) & ((1 << slot) - 1)
+            pairs = writes.get(t, [])
+            if i < len(pairs):
+                address = field >> 32 & ((1 << addr_width) - 1)
+                assert (field >> (slot - 1), address, field & 0xFFFF_FFFF) == (1, *pairs[i])
+            else:
+                assert field == 0
+    assert boot_rows({}, addr_width) == []
