@@ -2,13 +2,17 @@
 
     innet sim allreduce polarfly --q 3 --elements 1K --op add --dtype fp32 \\
         --algo innet|swing-l|swing-b|recdoub|ring|all [--background 0.5] \\
-        [--pattern uniform|permutation] [--waves] [--json] [-o result.json]
+        [--pattern uniform|permutation] [--load backdoor|lanes|bus] [--check-load] \\
+        [--waves] [--json] [-o result.json]
     innet sim allreduce piuma --nodes 2 --sockets 2 --cores 4 [--clock-mhz 200] ...
 
 Builds the network's Verilog (one switch and one endpoint per node), its configuration image,
 runs every chosen algorithm in one Verilator simulation (:func:`innet.sim.network.simulate`)
 and reports, per algorithm, whether every result was bit-exact, the latency in cycles, the
-throughput and the cost model's prediction.
+throughput and the cost model's prediction. The image and the input vectors load by the
+simulation's backdoor by default; ``--load bus`` loads them through the network's
+configuration bus as a host would, every word read back (``--check-load`` reads back a
+backdoor load too).
 
 A PIUMA multi-level network (:func:`innet.gen.topology.piuma`) is simulated with its link
 latencies as pipeline stages on its links: each level's latency in cycles of ``--clock-mhz``,
@@ -38,6 +42,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size
+from innet.sim.network import LOADS
 
 __all__ = ["command"]
 
@@ -64,6 +69,13 @@ def command() -> None:
 @click.option("--backpressure", type=float, default=0.25, show_default=True,
               help="Probability a local-link credit is held back in a cycle.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--load", "load", type=click.Choice(list(LOADS)), default="backdoor",
+              show_default=True,
+              help="How the image and the vectors load: the simulation's backdoor, its "
+                   "parallel load port, or the network's configuration bus (as a host would).")
+@click.option("--check-load", is_flag=True,
+              help="Read every word a backdoor load wrote back and compare it (the load port "
+                   "and the bus always do).")
 @click.option("--waves", is_flag=True, help="Record a VCD in ./innet-sim-waves/.")
 @click.option("--clock-mhz", type=float, default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
@@ -71,8 +83,9 @@ def command() -> None:
 @output_option("Write the --json summary to this file.")
 @click.pass_context
 def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str, algo: str,
-              background: float, pattern: str, backpressure: float, seed: int, waves: bool,
-              clock_mhz: float, as_json: bool, output: Path | None, **options: Any) -> None:
+              background: float, pattern: str, backpressure: float, seed: int, load: str,
+              check_load: bool, waves: bool, clock_mhz: float, as_json: bool,
+              output: Path | None, **options: Any) -> None:
     """Allreduce on the simulated network of KIND (polarfly, hyperx, torus, piuma)."""
     from innet.sim.network import Scenario, simulate
 
@@ -97,11 +110,11 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
         task = bar.add_task(f"simulating {name}", total=len(runs))
         outcomes = simulate(topo, runs, seed=seed, waves=waves, backpressure=backpressure,
                             workdir="innet-sim-waves" if waves else None,
-                            link_stages=link_stages,
+                            link_stages=link_stages, load=load, check_load=check_load,
                             progress=lambda done, _total: bar.update(task, completed=done))
     summary = {"topology": name, "nodes": topo.nodes, "elements": elements, "op": op,
                "dtype": dtype, "background": background, "pattern": pattern,
-               "link_stages": _stage_counts(link_stages),
+               "link_stages": _stage_counts(link_stages), "load": load,
                "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}}
     if output is not None:
         write_atomic(output, json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -17,6 +17,8 @@ from innet.sim.cli import main
     (["piuma", "--nodes", "2", "--sockets", "0"], "Sockets must be at least 1, not 0"),
     (["torus", "--shape", "4", "--elements", "1.5K"],
      "--elements must be a size such as 64, 4K or 1Mi, not '1.5K'"),
+    (["torus", "--shape", "4", "--load", "memory"],
+     "Invalid value for '--load': 'memory' is not one of 'backdoor', 'lanes', 'bus'."),
 ])
 def test_option_errors_are_one_line_user_errors(args, message, tmp_path):
     out = tmp_path / "result.json"

@@ -91,11 +91,14 @@ def test_scenarios(name):
 
 
 @pytest.mark.rtl
-def test_cli_json(innet):
+@pytest.mark.parametrize(("args", "load"), [([], "backdoor"), (["--check-load"], "backdoor"),
+                                            (["--load", "bus"], "bus")])
+def test_cli_json(innet, args, load):
     proc = innet("sim", "allreduce", "polarfly", "--q", "2", "--elements", "1", "--algo",
-                 "innet", "--json")
+                 "innet", "--json", *args)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
+    assert report["load"] == load
     got = report["algorithms"]["innet"]
     assert got["correct"] is True
     assert got["latency_cycles"] > 0
