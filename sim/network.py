@@ -379,13 +379,15 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         simulator fills from a file and drives into every switch and endpoint at once, with no
         testbench step per word), ``"lanes"`` (the bench's parallel load port, every switch and
         endpoint at once) or ``"bus"`` (the network's configuration bus, one target after
-        another, as a host would). The lanes and the bus read every word back.
+        another, as a host would). The lanes and the bus read every word of the image back.
     check_load : bool
-        Read every word the backdoor loads back through the lanes and compare it.
+        Read every word the backdoor loads (image, vectors, commands) back through the lanes
+        and compare it; for the backdoor only.
     inject : (str, int), optional
         A fault to inject at a node in every run, to show that the checks catch it:
-        ``"drop"``, ``"duplicate"`` or ``"reorder"`` a host flit delivered there, or
-        ``"corrupt"`` a response element on its way into the endpoint.
+        ``"drop"``, ``"duplicate"`` or ``"reorder"`` a host flit delivered there,
+        ``"corrupt"`` a response element on its way into the endpoint, or ``"load"``: the
+        backdoor writes the endpoint's first vector element with bit 0 flipped.
     threads : int
         Threads of the Verilated model (:func:`innet.sim.runner.build`; another build).
 
@@ -411,14 +413,20 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         raise ValueError(f"Load must be one of {', '.join(LOADS)}, not {load!r}")
     if not isinstance(check_load, bool):
         raise TypeError(f"Check load must be a bool, not {check_load!r}")
+    if check_load and load != "backdoor":
+        raise ValueError(f"Check load applies to the backdoor load, not {load!r} (which reads "
+                         f"back every word of the image anyway)")
     from innet.sim.tb.networkbench import INJECT
 
+    kinds = (*INJECT, "load")
     if inject is not None and (
-            not isinstance(inject, tuple) or len(inject) != 2 or inject[0] not in INJECT
+            not isinstance(inject, tuple) or len(inject) != 2 or inject[0] not in kinds
             or isinstance(inject[1], bool) or not isinstance(inject[1], int)
             or not 0 <= inject[1] < topology.nodes):
-        raise ValueError(f"Inject must be (kind, node) with a kind of {', '.join(INJECT)} "
+        raise ValueError(f"Inject must be (kind, node) with a kind of {', '.join(kinds)} "
                          f"and a node of the topology, not {inject!r}")
+    if inject is not None and inject[0] == "load" and load != "backdoor":
+        raise ValueError(f"The load injection applies to the backdoor load, not {load!r}")
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
     if not groups or any(not g for g in groups):
         raise ValueError("Simulate needs at least one scenario per run")
@@ -464,7 +472,9 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         "switch_digest": top.switch.regmap.digest, "readout": top.readout,
         "addr_width": top.addr_width, "read_latency": top.control_latency + 1, "load": load,
         "check_load": check_load, "boot_depth": top.boot_depth,
-        "inject": None if inject is None else [INJECT[inject[0]], inject[1]],
+        "inject": None if inject is None or inject[0] == "load" else
+        [INJECT[inject[0]], inject[1]],
+        "inject_load": inject[1] if inject is not None and inject[0] == "load" else None,
     }
     result = run(design, "innet.sim.tb.tb_network", params=params, seed=seed, waves=waves,
                  workdir=workdir, internals=False, hier_blocks=(top.node_module,),

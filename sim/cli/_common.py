@@ -88,8 +88,10 @@ def progress():
     """A rich progress display on stderr (hidden when stderr is not a terminal)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = err_console()
+    # Disabled, not only hidden, off a terminal: a hidden display still ends with a blank line.
     return Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                    console=err_console(), transient=True)
+                    console=console, transient=True, disable=not console.is_terminal)
 
 
 def json_option(func: Callable) -> Callable:

@@ -11,8 +11,8 @@ runs every chosen algorithm in one Verilator simulation (:func:`innet.sim.networ
 and reports, per algorithm, whether every result was bit-exact, the latency in cycles, the
 throughput and the cost model's prediction. The image and the input vectors load by the
 simulation's backdoor by default; ``--load bus`` loads them through the network's
-configuration bus as a host would, every word read back (``--check-load`` reads back a
-backdoor load too).
+configuration bus as a host would, every word of the image read back (``--check-load``
+reads back every word of a backdoor load).
 
 A PIUMA multi-level network (:func:`innet.gen.topology.piuma`) is simulated with its link
 latencies as pipeline stages on its links: each level's latency in cycles of ``--clock-mhz``,
@@ -75,7 +75,7 @@ def command() -> None:
                    "parallel load port, or the network's configuration bus (as a host would).")
 @click.option("--check-load", is_flag=True,
               help="Read every word a backdoor load wrote back and compare it (the load port "
-                   "and the bus always do).")
+                   "and the bus read the image back always).")
 @click.option("--waves", is_flag=True, help="Record a VCD in ./innet-sim-waves/.")
 @click.option("--clock-mhz", type=float, default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")

@@ -23,8 +23,8 @@ only on events (a ``done``, a fault, a loader access) and reads counters after e
   its own, so an image or the vectors load into every target at once;
 - a backdoor load: a memory the simulator fills from the file :data:`BOOT_FILE` (Verilog
   ``$readmemh``, on ``boot_load``), whose rows the bench then drives onto every lane, one row
-  a cycle (:func:`boot_rows`), so an image or the vectors load without a testbench step per
-  word;
+  a cycle (the rows: :func:`boot_rows`), so an image or the vectors load without a testbench
+  step per word;
 - an injection mode: drop, duplicate or reorder a delivered host flit, or corrupt a response
   element on its way into an endpoint, once per run at one node, to show that the checkers
   catch each.
@@ -58,9 +58,11 @@ address bits, ``V`` node-id bits):
 ``lane_w_en``            in 2N
 ``lane_r_data``          out 2N*32
 ``boot_load``            in 1       fill the boot memory from :data:`BOOT_FILE` and drive its
-``boot_rows``            in B       first ``boot_rows`` rows onto the lanes, one a cycle from
-                                    the next cycle (``B`` bits hold ``boot_depth``)
-``boot_busy``            out 1      the boot memory's rows are being driven
+``boot_count``           in B       first ``boot_count`` rows (at most ``boot_depth``) onto the
+                                    lanes, one a cycle from the next cycle; meanwhile the
+                                    ``lane_*`` inputs are ignored
+``boot_busy``            out 1      the boot memory's rows are being driven (the last reaches
+                                    the targets ``L`` cycles after it falls)
 ``rd_addr``              in R       readout address (:func:`readout_map`)
 ``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, ``L + 1`` cycles later
 ``tb_cycle``             out 32     cycles since reset (plus one)
@@ -104,6 +106,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import FlitParams, Kind, bits_for
 from innet.hw.network import Network, NetworkNode, delayed
@@ -547,17 +550,31 @@ class BenchNode(NetworkNode):
 
 class NetworkBench(Network):
     """The :class:`~innet.hw.network.Network` of :class:`BenchNode` s, with the test ports of
-    the module docs; the network's parameters and ``boot_depth``, the boot memory's rows
-    (default the endpoints' ``vector_depth``: the vectors load in one fill)."""
+    the module docs.
+
+    Parameters
+    ----------
+    topology, vector_depth, step_depth, **network_args
+        As :class:`~innet.hw.network.Network`.
+    boot_depth : int, optional
+        Rows of the boot memory; default ``vector_depth`` (the vectors load in one fill).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``boot_depth`` is not an integer of at least 1; as the network otherwise.
+    """
 
     node_module = BENCH_NODE_MODULE
     verilog_modules = (BOOT_ROM,)
 
-    def __init__(self, topology, *, boot_depth: int | None = None, **network_args) -> None:
-        self.boot_depth = network_args["vector_depth"] if boot_depth is None else boot_depth
-        if self.boot_depth < 1:
-            raise ValueError(f"Boot memory depth must be at least 1, not {self.boot_depth}")
-        super().__init__(topology, **network_args)
+    def __init__(self, topology, *, vector_depth: int, step_depth: int,
+                 boot_depth: int | None = None, **network_args) -> None:
+        if boot_depth is not None:
+            check_int("Boot memory depth", boot_depth, low=1)
+        self.boot_depth = vector_depth if boot_depth is None else boot_depth
+        super().__init__(topology, vector_depth=vector_depth, step_depth=step_depth,
+                         **network_args)
 
     def _make_node(self, radix: int, **node_args) -> NetworkNode:
         return BenchNode(radix, **node_args)
@@ -577,7 +594,7 @@ class NetworkBench(Network):
             "host_rx_stall": In(8), "inject": In(3), "inject_node": In(nw),
             "lane_on": In(1), "lane_addr": In(2 * n * a), "lane_w_data": In(2 * n * 32),
             "lane_w_en": In(2 * n), "lane_r_data": Out(2 * n * 32),
-            "boot_load": In(1), "boot_rows": In(range(self.boot_depth + 1)),
+            "boot_load": In(1), "boot_count": In(range(self.boot_depth + 1)),
             "boot_busy": Out(1),
             "rd_addr": In(self.node.readout["width"]), "rd_data": Out(n * 32),
             "tb_cycle": Out(32), "tb_start": Out(32), "tb_done": Out(1), "tb_idle": Out(1),
@@ -641,7 +658,7 @@ class NetworkBench(Network):
             "innet_boot_rom", p_WIDTH=len(data), p_DEPTH=depth, p_ABITS=abits,
             i_clk=ClockSignal(), i_load=self.boot_load, i_addr=row, o_data=data)
         with m.If(self.boot_load):
-            m.d.sync += [row.eq(0), left.eq(self.boot_rows)]
+            m.d.sync += [row.eq(0), left.eq(self.boot_count)]
         with m.Elif(left != 0):
             m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
         booting = left != 0

@@ -14,8 +14,8 @@ For each run it
    no testbench step per word), through the bench's parallel load port (``load="lanes"``, every
    target at once), or through the network's own configuration bus with
    :class:`innet.sim.tb.loader.Loader`, one target after another (``load="bus"``). The lanes
-   and the bus read every written word back and compare it; the backdoor does when
-   ``check_load`` is set;
+   and the bus read every word of the image back and compare it; the backdoor reads the image,
+   the vectors and the commands back when ``check_load`` is set;
 2. for in-network scenarios writes each endpoint's command (``coll.cmd``: collective id and
    mode from the embedding: it sends if ``LOCAL`` is in its ``req_in``, receives if in its
    ``resp_out``; ``coll.count``);
@@ -38,8 +38,10 @@ stray flit) ends the simulation at once with the node, the flit and the cycle.
 Parameters: ``topology`` (JSON), ``flit``, ``memory_base``, ``endpoint_digest``,
 ``switch_digest``, ``seed``, ``runs`` (see :func:`innet.sim.network.simulate`), ``readout``
 (:func:`innet.sim.tb.networkbench.readout_map`), ``load`` (``"backdoor"``, ``"lanes"`` or
-``"bus"``), ``check_load``, ``boot_depth`` (the boot memory's rows), ``inject`` (``[code,
-node]`` or null). Output: ``runs``, one entry per scenario.
+``"bus"``), ``check_load``, ``boot_depth`` (the boot memory's rows; ``boot_fill``, if
+given, fills fewer at a time), ``inject`` (``[code, node]`` or null), ``inject_load`` (a node
+or null: the backdoor writes its first vector element with bit 0 flipped). Output: ``runs``,
+one entry per scenario.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 from innet.gen import ops
 from innet.gen.embed import Embedding
 from innet.gen.image import decode
-from innet.gen.regmap import CollectiveMode
+from innet.gen.regmap import CollectiveMode, Map
 from innet.gen.swing import build_schedule, golden
 from innet.gen.topology import LOCAL, Topology
 from innet.hw.flit import FlitParams
@@ -94,7 +96,8 @@ class TB:
         self.np_rng = np.random.default_rng(P.get("seed", 1))
         load = P.get("load", "backdoor")
         self.backdoor = load == "backdoor"
-        self.lanes = load != "bus"  # the backdoor reads back through the lanes
+        self.check_load = P.get("check_load", False)
+        self.lane_port = load != "bus"  # the backdoor reads back through the lanes
         self.readout = P["readout"]
         self.latency = P["read_latency"]
         self.bus = ConfigBus(dut, select=True, latency=self.latency)
@@ -115,12 +118,12 @@ class TB:
                      "cmd_engine_start", "stall_rate", "host_tx_valid", "host_tx_payload",
                      "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
                      "host_rx_stall", "lane_addr", "lane_w_data", "lane_w_en", "boot_load",
-                     "boot_rows", "rd_addr"):
+                     "boot_count", "rd_addr"):
             getattr(dut, name).value = 0
         inject = self.P.get("inject")
         dut.inject.value = inject[0] if inject else 0
         dut.inject_node.value = inject[1] if inject else 0
-        dut.lane_on.value = int(self.lanes)
+        dut.lane_on.value = int(self.lane_port)
         dut.host_rx_ready.value = (1 << self.n) - 1
         dut.rng_seed.value = self.rng.getrandbits(32)
         dut.rng_load.value = 1
@@ -203,24 +206,38 @@ class TB:
     async def boot(self, writes: dict[int, list[tuple[int, int]]]) -> None:
         """Write ``(address, word)`` pairs (by target) by the backdoor: the rows go into
         :data:`~innet.sim.tb.networkbench.BOOT_FILE`, the bench fills its boot memory from it
-        and drives one row a cycle onto the lanes; ``boot_depth`` rows per fill."""
+        and drives one row a cycle onto the lanes; ``boot_depth`` rows per fill. With the
+        ``load`` injection, the first vector element of the injected endpoint is written with
+        bit 0 flipped."""
         dut = self.dut
+        node = self.P.get("inject_load")
+        target = None if node is None else self.n + node
+        mem = self.P["memory_base"]
+        if target in writes:
+            pairs = list(writes[target])
+            first = next((i for i, (a, _w) in enumerate(pairs) if a >= mem), None)
+            if first is not None:
+                pairs[first] = (pairs[first][0], pairs[first][1] ^ 1)
+                writes = {**writes, target: pairs}
         rows = boot_rows(writes, self.P["addr_width"])
-        depth = self.P["boot_depth"]
+        depth = self.P.get("boot_fill", self.P["boot_depth"])
         for at in range(0, len(rows), depth):
             chunk = rows[at:at + depth]
             Path(BOOT_FILE).write_text("".join(f"{row:x}\n" for row in chunk))
-            dut.boot_rows.value = len(chunk)
+            dut.boot_count.value = len(chunk)
             dut.boot_load.value = 1
             await FallingEdge(dut.clk)
             dut.boot_load.value = 0
+            if not int(dut.boot_busy.value):
+                raise AssertionError(f"The backdoor load of {len(chunk)} rows did not start")
             await First(FallingEdge(dut.boot_busy), Timer(len(chunk) + 2, "ns"))
             await FallingEdge(dut.clk)
             if int(dut.boot_busy.value):
                 raise AssertionError(f"The backdoor load of {len(chunk)} rows did not end")
+        Path(BOOT_FILE).unlink(missing_ok=True)
 
     async def load_image(self, image) -> None:
-        if not self.lanes:
+        if not self.lane_port:
             await self.loader.load(image, full=False)
             return
         plan = self.loader.plan(image, full=False)
@@ -228,50 +245,54 @@ class TB:
             await self.boot(plan)
         else:
             await self.lane_bus.write_all(plan)
-        check = not self.backdoor or self.P.get("check_load", False)
-        if check:
-            got = await self.lane_bus.read_all({t: [a for a, _w in w] for t, w in plan.items()})
         params = image.params
-        for target, writes in plan.items():
-            if check:
+        if not self.backdoor or self.check_load:
+            got = await self.lane_bus.read_all({t: [a for a, _w in w] for t, w in plan.items()})
+            for target, writes in plan.items():
                 regmap = params.switch_map if target < self.n else params.endpoint_map
                 check_readback(target, regmap, writes, got[target])
                 self.loader.verified += len(writes)
+        for target, writes in plan.items():
             self.loader.current.setdefault(target, {}).update(writes)
             self.loader.written += len(writes)
 
     async def write_endpoints(self, writes: dict[int, list[tuple[int, int]]],
-                              regmap) -> None:
+                              regmap: Map) -> None:
         """Write ``(address, word)`` pairs to endpoints (by node); by the backdoor with
         ``check_load``, every word is read back and compared (a register's ``RW`` bits by
         ``regmap``, the endpoints' register map; a vector element whole)."""
         jobs = {self.n + k: w for k, w in writes.items()}
         if self.backdoor:
             await self.boot(jobs)
-            if self.P.get("check_load", False):
+            if self.check_load:
                 got = await self.lane_bus.read_all({t: [a for a, _w in w]
                                                     for t, w in jobs.items()})
-                mem = self.P["memory_base"]
-                for target, w in jobs.items():
-                    regs = [(pair, back) for pair, back in zip(w, got[target], strict=True)
-                            if pair[0] < mem]
-                    check_readback(target, regmap, [pair for pair, _b in regs],
-                                   [back for _p, back in regs])
-                    for (address, word), back in zip(w, got[target], strict=True):
-                        if address >= mem and back != word:
-                            raise AssertionError(
-                                f"Target {target} element {address - mem} reads {back:#010x}, "
-                                f"wrote {word:#010x}")
-        elif self.lanes:
+                for k, w in writes.items():
+                    self.check_endpoint(k, regmap, w, got[self.n + k])
+        elif self.lane_port:
             await self.lane_bus.write_all(jobs)
         else:
             for target, w in jobs.items():
                 await self.bus.write(target, w)
 
+    def check_endpoint(self, node: int, regmap: Map, writes: list[tuple[int, int]],
+                       got: list[int]) -> None:
+        """Compare the words read back from endpoint ``node`` with its ``(address, word)``
+        writes: a register's ``RW`` bits, a vector element whole."""
+        mem = self.P["memory_base"]
+        regs = [(pair, back) for pair, back in zip(writes, got, strict=True) if pair[0] < mem]
+        check_readback(self.n + node, regmap, [pair for pair, _b in regs],
+                       [back for _p, back in regs])
+        for (address, word), back in zip(writes, got, strict=True):
+            if address >= mem and back != word:
+                raise AssertionError(f"Endpoint {node} element {address - mem} reads "
+                                     f"{back:#010x} after the backdoor load, which wrote "
+                                     f"{word:#010x}")
+
     async def read_vectors(self, nodes: list[int], count: int) -> dict[int, list[int]]:
         mem = self.P["memory_base"]
         reads = {self.n + k: [mem + i for i in range(count)] for k in nodes}
-        bus = self.lane_bus if self.lanes else self.bus
+        bus = self.lane_bus if self.lane_port else self.bus
         got = await bus.read_all(reads)
         return {k: got[self.n + k] for k in nodes}
 

@@ -19,6 +19,9 @@ from innet.sim.cli import main
      "--elements must be a size such as 64, 4K or 1Mi, not '1.5K'"),
     (["torus", "--shape", "4", "--load", "memory"],
      "Invalid value for '--load': 'memory' is not one of 'backdoor', 'lanes', 'bus'."),
+    (["torus", "--shape", "4", "--load", "bus", "--check-load"],
+     ("Check load applies to the backdoor load, not 'bus' (which reads back every word of the "
+     "image anyway)")),
 ])
 def test_option_errors_are_one_line_user_errors(args, message, tmp_path):
     out = tmp_path / "result.json"

@@ -119,7 +119,7 @@ def test_bench_is_the_network_with_test_ports():
     assert extra == {"stall_rate", "rng_seed", "rng_load", "clear", "epoch", "host_rate",
                      "host_perm", "host_perm_dst", "host_rx_stall", "inject", "inject_node",
                      "lane_on", "lane_addr", "lane_w_data", "lane_w_en", "lane_r_data",
-                     "boot_load", "boot_rows", "boot_busy", "rd_addr", "rd_data", "tb_cycle",
+                     "boot_load", "boot_count", "boot_busy", "rd_addr", "rd_data", "tb_cycle",
                      "tb_start", "tb_done", "tb_idle", "tb_fault"}
     node_extra = set(bench.node.signature.members) - set(product.node.signature.members)
     assert node_extra >= {"stall_rate", "host_rate", "rd_addr", "rd_data", "done", "fault"}
@@ -196,11 +196,43 @@ def test_a_corrupted_result_element_is_named():
     assert got ^ want == 1  # payload bit 0 flipped on its way in
 
 
+@pytest.mark.rtl
+def test_a_flipped_backdoor_word_is_caught_by_the_load_check_and_by_the_results():
+    runs = [S("innet", 64)]
+    with pytest.raises(SimulationError, match=r"Endpoint 5 element 0 reads 0x[0-9a-f]{8} after "
+                                              r"the backdoor load, which wrote 0x[0-9a-f]{8}"):
+        simulate(polarfly(2), runs, seed=4, inject=("load", 5), check_load=True)
+    outcome, = simulate(polarfly(2), runs, seed=4, inject=("load", 5))
+    assert not outcome.correct
+    assert re.fullmatch(r"endpoint \d element 0: got 0x[0-9a-f]{8}, expected 0x[0-9a-f]{8}",
+                        outcome.detail), outcome.detail
+
+
+@pytest.mark.rtl
+def test_the_backdoor_loads_in_several_fills(monkeypatch):
+    """Three rows per fill (the boot memory refilled between them), every word read back."""
+    from innet.sim import runner
+
+    real = runner.run
+
+    def few_rows(design, module, *, params, **kwargs):
+        return real(design, module, params={**params, "boot_fill": 3}, **kwargs)
+
+    monkeypatch.setattr(runner, "run", few_rows)
+    outcome, = simulate(polarfly(2), [S("innet", 10, dtype="fp32")], seed=6, check_load=True)
+    assert outcome.correct, outcome.detail
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"load": "memory"}, r"^Load must be one of backdoor, lanes, bus, not 'memory'$"),
     ({"inject": ("lose", 1)}, (r"^Inject must be \(kind, node\) with a kind of drop, "
-                               r"duplicate, reorder, corrupt and a node of the topology, not "
-                               r"\('lose', 1\)$")),
+                               r"duplicate, reorder, corrupt, load and a node of the topology, "
+                               r"not \('lose', 1\)$")),
+    ({"load": "bus", "check_load": True},
+     (r"^Check load applies to the backdoor load, not 'bus' \(which reads back every word of "
+     r"the image anyway\)$")),
+    ({"load": "lanes", "inject": ("load", 1)},
+     r"^The load injection applies to the backdoor load, not 'lanes'$"),
     ({"inject": ("drop", 7)}, r"^Inject must be .* not \('drop', 7\)$"),
 ])
 def test_load_and_inject_errors(kwargs, message):
