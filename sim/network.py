@@ -375,11 +375,12 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         :func:`innet.gen.topology.piuma.link_cycles`); the cost model's predictions take them
         as link latencies.
     load : str
-        How images and vectors are loaded: ``"backdoor"`` (the bench's boot memory, which the
-        simulator fills from a file and drives into every switch and endpoint at once, with no
-        testbench step per word), ``"lanes"`` (the bench's parallel load port, every switch and
-        endpoint at once) or ``"bus"`` (the network's configuration bus, one target after
-        another, as a host would). The lanes and the bus read every word of the image back.
+        How images and vectors are loaded: ``"backdoor"`` (each node's boot memory, which the
+        simulator fills from a file per node and which drives the node's switch and endpoint,
+        every node at once, with no testbench step per word), ``"lanes"`` (the bench's
+        parallel load port, every switch and endpoint at once) or ``"bus"`` (the network's
+        configuration bus, one target after another, as a host would). The lanes and the bus
+        read every word of the image back.
     check_load : bool
         Read every word the backdoor loads (image, vectors, commands) back through the lanes
         and compare it; for the backdoor only.

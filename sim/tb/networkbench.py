@@ -21,10 +21,10 @@ only on events (a ``done``, a fault, a loader access) and reads counters after e
 - a done watch per node: the cycle its ``done`` rises after a start command;
 - a parallel load port (``lane_*``): every switch and endpoint configuration bus on a lane of
   its own, so an image or the vectors load into every target at once;
-- a backdoor load: a memory the simulator fills from the file :data:`BOOT_FILE` (Verilog
-  ``$readmemh``, on ``boot_load``), whose rows the bench then drives onto every lane, one row
-  a cycle (the rows: :func:`boot_rows`), so an image or the vectors load without a testbench
-  step per word;
+- a backdoor load: in every node a memory the simulator fills from the node's file
+  (:data:`BOOT_FILE`, Verilog ``$readmemh``, on ``boot_load``), whose rows the node then
+  drives into its switch's and its endpoint's configuration buses, one row a cycle (the rows:
+  :func:`boot_rows`), so an image or the vectors load without a testbench step per word;
 - an injection mode: drop, duplicate or reorder a delivered host flit, or corrupt a response
   element on its way into an endpoint, once per run at one node, to show that the checkers
   catch each.
@@ -57,12 +57,13 @@ address bits, ``V`` node-id bits):
 ``lane_w_data``          in 2N*32   layout of :class:`innet.sim.tb.bus.ConfigBus`)
 ``lane_w_en``            in 2N
 ``lane_r_data``          out 2N*32
-``boot_load``            in 1       fill the boot memory from :data:`BOOT_FILE` and drive its
-``boot_count``           in B       first ``boot_count`` rows (at most ``boot_depth``) onto the
-                                    lanes, one a cycle from the next cycle; meanwhile the
-                                    ``lane_*`` inputs are ignored
-``boot_busy``            out 1      the boot memory's rows are being driven (the last reaches
-                                    the targets ``L`` cycles after it falls)
+``boot_load``            in 1       every node fills its boot memory from its file
+``boot_count``           in B       (:data:`BOOT_FILE`) and drives its first ``boot_count``
+                                    rows (at most ``boot_depth``) into its configuration
+                                    buses, one a cycle; meanwhile the ``lane_*`` inputs are
+                                    ignored
+``boot_busy``            out 1      node 0 drives its boot memory's rows (every node does
+                                    in the same cycles)
 ``rd_addr``              in R       readout address (:func:`readout_map`)
 ``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, ``L + 1`` cycles later
 ``tb_cycle``             out 32     cycles since reset (plus one)
@@ -120,22 +121,25 @@ __all__ = ["BENCH_NODE_MODULE", "BOOT_FILE", "FAULTS", "INJECT", "READOUT", "Ben
 #: Verilog name of the bench's node module.
 BENCH_NODE_MODULE = "innet_bench_node"
 
-#: The file (in the simulator's working directory) the boot memory is filled from.
-BOOT_FILE = "innet_boot.hex"
+#: The file (in the simulator's working directory) node ``{node}``'s boot memory is filled
+#: from.
+BOOT_FILE = "innet_boot_{node}.hex"
 
-#: The boot memory: ``DEPTH`` rows of ``WIDTH`` bits, filled from :data:`BOOT_FILE` in the
-#: cycle ``load`` is high (``$readmemh`` at run time, so that every fill reads the file as the
-#: testbench last wrote it), read asynchronously.
+#: The boot memory: ``DEPTH`` rows of ``WIDTH`` bits, filled from node ``node``'s
+#: :data:`BOOT_FILE` in the cycle ``load`` is high (``$readmemh`` at run time, so that every
+#: fill reads the file as the testbench last wrote it), read asynchronously.
 BOOT_ROM = f"""
-module innet_boot_rom #(parameter WIDTH = 1, parameter DEPTH = 1, parameter ABITS = 1) (
-    input  wire             clk,
-    input  wire             load,
-    input  wire [ABITS-1:0] addr,
-    output wire [WIDTH-1:0] data
+module innet_boot_rom #(parameter WIDTH = 1, parameter DEPTH = 1, parameter ABITS = 1,
+                        parameter NODE_BITS = 1) (
+    input  wire                 clk,
+    input  wire                 load,
+    input  wire [NODE_BITS-1:0] node,
+    input  wire [ABITS-1:0]     addr,
+    output wire [WIDTH-1:0]     data
 );
     reg [WIDTH-1:0] mem [0:DEPTH-1];
     always @(posedge clk)
-        if (load) $readmemh("{BOOT_FILE}", mem);
+        if (load) $readmemh($sformatf("{BOOT_FILE.format(node="%0d")}", node), mem);
     assign data = mem[addr];
 endmodule
 """
@@ -283,7 +287,8 @@ class BenchNode(NetworkNode):
     control_inputs = (*NetworkNode.control_inputs, "stall_rate", "rng_seed", "rng_load",
                       "node_id", "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
                       "host_rx_stall", "inject", "lane_on", "lane_sw_addr", "lane_ep_addr",
-                      "lane_sw_data", "lane_ep_data", "lane_sw_w_en", "lane_ep_w_en", "rd_addr")
+                      "lane_sw_data", "lane_ep_data", "lane_sw_w_en", "lane_ep_w_en",
+                      "boot_load", "boot_count", "rd_addr")
     #: One register on each control input, and the switch's link registers at the receiving
     #: end of each link: the node's logic depends on no input within a cycle, so the
     #: simulator's evaluation of a node's input logic (whenever it evaluates the node) is
@@ -291,8 +296,9 @@ class BenchNode(NetworkNode):
     input_stages = 1
     retimed_links = True
 
-    def __init__(self, radix: int, **node_args) -> None:
+    def __init__(self, radix: int, *, boot_depth: int, **node_args) -> None:
         self.nodes = node_args["routing_depth"]
+        self.boot_depth = boot_depth
         super().__init__(radix, **node_args)
         self.readout = readout_map(self.nodes, self.params.collective_ids)
 
@@ -308,6 +314,8 @@ class BenchNode(NetworkNode):
             "lane_on": In(1), "lane_sw_addr": In(a), "lane_ep_addr": In(a),
             "lane_sw_data": In(32), "lane_ep_data": In(32),
             "lane_sw_w_en": In(1), "lane_ep_w_en": In(1),
+            "boot_load": In(1), "boot_count": In(range(self.boot_depth + 1)),
+            "boot_busy": Out(1),
             "rd_addr": In(rd), "rd_data": Out(32),
             "gen_busy": Out(1), "done": Out(1), "fault": Out(1),
         }
@@ -323,13 +331,44 @@ class BenchNode(NetworkNode):
 
     def _lanes(self, m: Module, ins: SimpleNamespace) -> None:
         sw, ep = self.switch, self.endpoint
-        with m.If(ins.lane_on):
+        boot = self._boot(m, ins)
+        with m.If(boot.busy):
+            m.d.comb += [sw.cfg.addr.eq(boot.sw.addr), sw.cfg.w_data.eq(boot.sw.data),
+                         sw.cfg.w_en.eq(boot.sw.en), ep.cfg.addr.eq(boot.ep.addr),
+                         ep.cfg.w_data.eq(boot.ep.data), ep.cfg.w_en.eq(boot.ep.en)]
+        with m.Elif(ins.lane_on):
             m.d.comb += [sw.cfg.addr.eq(ins.lane_sw_addr), sw.cfg.w_data.eq(ins.lane_sw_data),
                          sw.cfg.w_en.eq(ins.lane_sw_w_en)]
             with m.If(~ins.coll_start & ~ins.engine_start):
                 m.d.comb += [ep.cfg.addr.eq(ins.lane_ep_addr),
                              ep.cfg.w_data.eq(ins.lane_ep_data),
                              ep.cfg.w_en.eq(ins.lane_ep_w_en)]
+
+    def _boot(self, m: Module, ins: SimpleNamespace) -> SimpleNamespace:
+        """The boot memory and the counter that drives its rows; returns ``busy`` and the
+        row's write to the switch (``sw``) and to the endpoint (``ep``): ``addr``, ``data``,
+        ``en`` (its slots 0 and 1, :func:`boot_rows`)."""
+        a, depth = self.addr_width, self.boot_depth
+        slot = a + 33
+        abits = max(1, (depth - 1).bit_length())
+        row, left = Signal(abits, name="boot_row"), Signal(range(depth + 1), name="boot_left")
+        data = Signal(2 * slot, name="boot_data")
+        m.submodules.boot_rom = Instance(
+            "innet_boot_rom", p_WIDTH=len(data), p_DEPTH=depth, p_ABITS=abits,
+            p_NODE_BITS=len(ins.node_id), i_clk=ClockSignal(), i_load=ins.boot_load,
+            i_node=ins.node_id, i_addr=row, o_data=data)
+        with m.If(ins.boot_load):
+            m.d.sync += [row.eq(0), left.eq(ins.boot_count)]
+        with m.Elif(left != 0):
+            m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
+        busy = Signal(name="boot_busy_here")
+        m.d.comb += [busy.eq(left != 0), self.boot_busy.eq(busy)]
+
+        def target(t: int) -> SimpleNamespace:
+            field = data[slot * t:slot * (t + 1)]
+            return SimpleNamespace(data=field[:32], addr=field[32:32 + a], en=field[32 + a])
+
+        return SimpleNamespace(busy=busy, sw=target(0), ep=target(1))
 
     def _test_logic(self, m: Module, ins: SimpleNamespace) -> None:
         p, ep, n = self.params, self.endpoint, self.nodes
@@ -577,7 +616,7 @@ class NetworkBench(Network):
                          **network_args)
 
     def _make_node(self, radix: int, **node_args) -> NetworkNode:
-        return BenchNode(radix, **node_args)
+        return BenchNode(radix, boot_depth=self.boot_depth, **node_args)
 
     @property
     def readout(self) -> dict[str, int]:
@@ -602,14 +641,8 @@ class NetworkBench(Network):
         }
 
     def elaborate(self, platform):
-        n, a = self.nodes, self.addr_width
-        # The lanes the nodes take: the ports', or the boot memory's rows while it drives them.
-        lane = self._lane = SimpleNamespace(
-            on=Signal(name="lane_on_n"), addr=Signal(2 * n * a, name="lane_addr_n"),
-            w_data=Signal(2 * n * 32, name="lane_w_data_n"),
-            w_en=Signal(2 * n, name="lane_w_en_n"))
         m = super().elaborate(platform)
-        self._boot(m, lane)
+        n = self.nodes
         latency = self.control_latency
         cycle, start = Signal(32, init=1), Signal(32)
         mask = Signal(n)
@@ -647,39 +680,12 @@ class NetworkBench(Network):
         ]
         return m
 
-    def _boot(self, m: Module, lane: SimpleNamespace) -> None:
-        """The boot memory and the counter that drives its rows onto the lanes."""
-        n, a, depth = self.nodes, self.addr_width, self.boot_depth
-        slot = a + 33
-        abits = max(1, (depth - 1).bit_length())
-        row, left = Signal(abits), Signal(range(depth + 1))
-        data = Signal(2 * n * slot)
-        m.submodules.boot_rom = Instance(
-            "innet_boot_rom", p_WIDTH=len(data), p_DEPTH=depth, p_ABITS=abits,
-            i_clk=ClockSignal(), i_load=self.boot_load, i_addr=row, o_data=data)
-        with m.If(self.boot_load):
-            m.d.sync += [row.eq(0), left.eq(self.boot_count)]
-        with m.Elif(left != 0):
-            m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
-        booting = left != 0
-        m.d.comb += self.boot_busy.eq(booting)
-        with m.If(booting):
-            m.d.comb += lane.on.eq(1)
-            for t in range(2 * n):
-                field = data[slot * t:slot * (t + 1)]
-                m.d.comb += [lane.w_data.word_select(t, 32).eq(field[:32]),
-                             lane.addr.word_select(t, a).eq(field[32:32 + a]),
-                             lane.w_en[t].eq(field[32 + a])]
-        with m.Else():
-            m.d.comb += [lane.on.eq(self.lane_on), lane.addr.eq(self.lane_addr),
-                         lane.w_data.eq(self.lane_w_data), lane.w_en.eq(self.lane_w_en)]
-
     def _wire_node(self, m: Module, k: int, net: dict[str, Signal]) -> None:
         n, a = self.nodes, self.addr_width
         nw = self.params.node_width
-        lane = self._lane
         if k == 0:
             self._done, self._busy, self._fault = [], [], []
+            m.d.comb += self.boot_busy.eq(net["boot_busy"])
         self._done.append(net["done"])
         self._busy.append(net["gen_busy"])
         self._fault.append(net["fault"])
@@ -692,13 +698,14 @@ class NetworkBench(Network):
             net["host_perm_dst"].eq(self.host_perm_dst.word_select(k, nw)),
             net["host_rx_stall"].eq(self.host_rx_stall),
             net["inject"].eq(Mux(self.inject_node == k, self.inject, 0)),
-            net["lane_on"].eq(lane.on),
-            net["lane_sw_addr"].eq(lane.addr.word_select(k, a)),
-            net["lane_ep_addr"].eq(lane.addr.word_select(n + k, a)),
-            net["lane_sw_data"].eq(lane.w_data.word_select(k, 32)),
-            net["lane_ep_data"].eq(lane.w_data.word_select(n + k, 32)),
-            net["lane_sw_w_en"].eq(lane.w_en[k]),
-            net["lane_ep_w_en"].eq(lane.w_en[n + k]),
+            net["lane_on"].eq(self.lane_on),
+            net["lane_sw_addr"].eq(self.lane_addr.word_select(k, a)),
+            net["lane_ep_addr"].eq(self.lane_addr.word_select(n + k, a)),
+            net["lane_sw_data"].eq(self.lane_w_data.word_select(k, 32)),
+            net["lane_ep_data"].eq(self.lane_w_data.word_select(n + k, 32)),
+            net["lane_sw_w_en"].eq(self.lane_w_en[k]),
+            net["lane_ep_w_en"].eq(self.lane_w_en[n + k]),
+            net["boot_load"].eq(self.boot_load), net["boot_count"].eq(self.boot_count),
             self.lane_r_data.word_select(k, 32).eq(net["sw_r_data"]),
             self.lane_r_data.word_select(n + k, 32).eq(net["ep_r_data"]),
             net["rd_addr"].eq(self.rd_addr),

@@ -9,10 +9,10 @@ the bench's own logic generates the host traffic and the backpressure and checks
 For each run it
 
 1. loads the run's image (the words that changed since the last one) and the input vectors:
-   by default by the backdoor (``load="backdoor"``: the bench's boot memory, filled by the
-   simulator from a file this testbench writes, drives every switch and endpoint at once with
-   no testbench step per word), through the bench's parallel load port (``load="lanes"``, every
-   target at once), or through the network's own configuration bus with
+   by default by the backdoor (``load="backdoor"``: each node's boot memory, filled by the
+   simulator from a file this testbench writes per node, drives its switch and endpoint, every
+   node at once, with no testbench step per word), through the bench's parallel load port
+   (``load="lanes"``, every target at once), or through the network's own configuration bus with
    :class:`innet.sim.tb.loader.Loader`, one target after another (``load="bus"``). The lanes
    and the bus read every word of the image back and compare it; the backdoor reads the image,
    the vectors and the commands back when ``check_load`` is set;
@@ -204,14 +204,15 @@ class TB:
     # -- loading ---------------------------------------------------------------------------
 
     async def boot(self, writes: dict[int, list[tuple[int, int]]]) -> None:
-        """Write ``(address, word)`` pairs (by target) by the backdoor: the rows go into
-        :data:`~innet.sim.tb.networkbench.BOOT_FILE`, the bench fills its boot memory from it
-        and drives one row a cycle onto the lanes; ``boot_depth`` rows per fill. With the
-        ``load`` injection, the first vector element of the injected endpoint is written with
-        bit 0 flipped."""
-        dut = self.dut
+        """Write ``(address, word)`` pairs (by target) by the backdoor: each node's rows (its
+        switch's writes in slot 0, its endpoint's in slot 1) go into its file
+        (:data:`~innet.sim.tb.networkbench.BOOT_FILE`), every node fills its boot memory from
+        its file and drives one row a cycle into its configuration buses; ``boot_depth`` rows
+        per fill. With the ``load`` injection, the first vector element of the injected
+        endpoint is written with bit 0 flipped."""
+        dut, n = self.dut, self.n
         node = self.P.get("inject_load")
-        target = None if node is None else self.n + node
+        target = None if node is None else n + node
         mem = self.P["memory_base"]
         if target in writes:
             pairs = list(writes[target])
@@ -219,22 +220,32 @@ class TB:
             if first is not None:
                 pairs[first] = (pairs[first][0], pairs[first][1] ^ 1)
                 writes = {**writes, target: pairs}
-        rows = boot_rows(writes, self.P["addr_width"])
+        rows = [boot_rows({slot: writes[t] for slot, t in enumerate((k, n + k)) if t in writes},
+                          self.P["addr_width"]) for k in range(n)]
+        total = max(len(r) for r in rows)
         depth = self.P.get("boot_fill", self.P["boot_depth"])
-        for at in range(0, len(rows), depth):
-            chunk = rows[at:at + depth]
-            Path(BOOT_FILE).write_text("".join(f"{row:x}\n" for row in chunk))
-            dut.boot_count.value = len(chunk)
+        files = [Path(BOOT_FILE.format(node=k)) for k in range(n)]
+        for at in range(0, total, depth):
+            count = min(depth, total - at)
+            for file, mine in zip(files, rows, strict=True):
+                chunk = mine[at:at + count]
+                # Every node drives `count` rows: a shorter file would leave older rows there.
+                file.write_text("".join(f"{row:x}\n" for row in chunk)
+                                + "0\n" * (count - len(chunk)))
+            dut.boot_count.value = count
             dut.boot_load.value = 1
             await FallingEdge(dut.clk)
             dut.boot_load.value = 0
+            # The nodes see the pulse `latency - 1` cycles after the ports.
+            await ClockCycles(dut.clk, self.latency - 1, rising=False)
             if not int(dut.boot_busy.value):
-                raise AssertionError(f"The backdoor load of {len(chunk)} rows did not start")
-            await First(FallingEdge(dut.boot_busy), Timer(len(chunk) + 2, "ns"))
+                raise AssertionError(f"The backdoor load of {count} rows did not start")
+            await First(FallingEdge(dut.boot_busy), Timer(count + 2, "ns"))
             await FallingEdge(dut.clk)
             if int(dut.boot_busy.value):
-                raise AssertionError(f"The backdoor load of {len(chunk)} rows did not end")
-        Path(BOOT_FILE).unlink(missing_ok=True)
+                raise AssertionError(f"The backdoor load of {count} rows did not end")
+        for file in files:
+            file.unlink(missing_ok=True)
 
     async def load_image(self, image) -> None:
         if not self.lane_port:
