@@ -343,8 +343,8 @@ class Network(wiring.Component):
 
     #: Verilog name of the module :meth:`_make_node` builds.
     node_module = NODE_MODULE
-    #: Verilog source of the modules the top level instantiates that Amaranth does not
-    #: generate (a wrapper's own); :func:`network_verilog` adds them to the design.
+    #: Verilog source of the modules the design instantiates (in the node or the top) that
+    #: Amaranth does not generate (a wrapper's own); :func:`network_verilog` adds them.
     verilog_modules: tuple[str, ...] = ()
 
     def __init__(self, topology, *, vector_depth: int, step_depth: int,

@@ -59,11 +59,14 @@ address bits, ``V`` node-id bits):
 ``lane_r_data``          out 2N*32
 ``boot_load``            in 1       every node fills its boot memory from its file
 ``boot_count``           in B       (:data:`BOOT_FILE`) and drives its first ``boot_count``
-                                    rows (at most ``boot_depth``) into its configuration
-                                    buses, one a cycle; meanwhile the ``lane_*`` inputs are
-                                    ignored
+                                    rows (at most ``boot_depth``; ``B`` bits hold it) into
+                                    its configuration buses, one a cycle; meanwhile the
+                                    nodes ignore the ``lane_*`` and ``cfg_*`` writes and
+                                    the start commands
 ``boot_busy``            out 1      node 0 drives its boot memory's rows (every node does
-                                    in the same cycles)
+                                    in the same cycles): high from ``L + 1`` cycles after
+                                    ``boot_load`` for ``boot_count`` cycles; every row is
+                                    written when it falls
 ``rd_addr``              in R       readout address (:func:`readout_map`)
 ``rd_data``              out N*32   node ``n``'s word at bits ``32 n``, ``L + 1`` cycles later
 ``tb_cycle``             out 32     cycles since reset (plus one)
@@ -282,7 +285,8 @@ def _fnv(state: Value, word: Value) -> Value:
 class BenchNode(NetworkNode):
     """A :class:`~innet.hw.network.NetworkNode` with the test logic of the module docs (one
     node's share of :class:`NetworkBench`'s ports, with ``node_id``, ``cycle``, ``rd_data``,
-    ``gen_busy``, ``done`` and ``fault`` of its own)."""
+    ``gen_busy``, ``done``, ``fault`` and ``boot_busy`` of its own); ``boot_depth`` rows in its
+    boot memory."""
 
     control_inputs = (*NetworkNode.control_inputs, "stall_rate", "rng_seed", "rng_load",
                       "node_id", "clear", "epoch", "host_rate", "host_perm", "host_perm_dst",
@@ -330,9 +334,11 @@ class BenchNode(NetworkNode):
         self._test_logic(m, ins)
 
     def _lanes(self, m: Module, ins: SimpleNamespace) -> None:
+        """The configuration buses: from the boot memory while it drives its rows, else from
+        the lanes when they are on (the endpoint's not in a start command's cycle)."""
         sw, ep = self.switch, self.endpoint
         boot = self._boot(m, ins)
-        with m.If(boot.busy):
+        with m.If(self.boot_busy):
             m.d.comb += [sw.cfg.addr.eq(boot.sw.addr), sw.cfg.w_data.eq(boot.sw.data),
                          sw.cfg.w_en.eq(boot.sw.en), ep.cfg.addr.eq(boot.ep.addr),
                          ep.cfg.w_data.eq(boot.ep.data), ep.cfg.w_en.eq(boot.ep.en)]
@@ -345,9 +351,9 @@ class BenchNode(NetworkNode):
                              ep.cfg.w_en.eq(ins.lane_ep_w_en)]
 
     def _boot(self, m: Module, ins: SimpleNamespace) -> SimpleNamespace:
-        """The boot memory and the counter that drives its rows; returns ``busy`` and the
-        row's write to the switch (``sw``) and to the endpoint (``ep``): ``addr``, ``data``,
-        ``en`` (its slots 0 and 1, :func:`boot_rows`)."""
+        """The boot memory and the counter that drives its rows (``boot_busy`` while it
+        does); returns the row's write to the switch (``sw``) and to the endpoint (``ep``):
+        ``addr``, ``data``, ``en`` (its slots 0 and 1, :func:`boot_rows`)."""
         a, depth = self.addr_width, self.boot_depth
         slot = a + 33
         abits = max(1, (depth - 1).bit_length())
@@ -361,14 +367,13 @@ class BenchNode(NetworkNode):
             m.d.sync += [row.eq(0), left.eq(ins.boot_count)]
         with m.Elif(left != 0):
             m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
-        busy = Signal(name="boot_busy_here")
-        m.d.comb += [busy.eq(left != 0), self.boot_busy.eq(busy)]
+        m.d.comb += self.boot_busy.eq(left != 0)
 
         def target(t: int) -> SimpleNamespace:
             field = data[slot * t:slot * (t + 1)]
             return SimpleNamespace(data=field[:32], addr=field[32:32 + a], en=field[32 + a])
 
-        return SimpleNamespace(busy=busy, sw=target(0), ep=target(1))
+        return SimpleNamespace(sw=target(0), ep=target(1))
 
     def _test_logic(self, m: Module, ins: SimpleNamespace) -> None:
         p, ep, n = self.params, self.endpoint, self.nodes
@@ -596,7 +601,8 @@ class NetworkBench(Network):
     topology, vector_depth, step_depth, **network_args
         As :class:`~innet.hw.network.Network`.
     boot_depth : int, optional
-        Rows of the boot memory; default ``vector_depth`` (the vectors load in one fill).
+        Rows of each node's boot memory; default ``vector_depth`` (the vectors load in one
+        fill).
 
     Raises
     ------

@@ -11,7 +11,7 @@ every size (1, 64, 1024), type (int32, fp32), kind, subsets, concurrent ids and 
 loads (50 % and 100 %, uniform and permutation) appear somewhere. The bench generates the
 host traffic and checks every flit in the simulated design; one network of each kind loads
 through the configuration bus (one target after another, every word read back), PolarFly q = 3
-by the backdoor (the bench's boot memory) with every word read back. The injection tests show
+by the backdoor (the nodes' boot memories) with every word read back. The injection tests show
 that the checks catch a dropped, duplicated or reordered flit and a corrupted result element,
 and name it.
 """

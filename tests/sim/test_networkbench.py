@@ -1,5 +1,5 @@
-"""The simulation wrapper's readout layout (innet.sim.tb.networkbench.readout_map) and its
-boot memory's rows (boot_rows)."""
+"""The simulation wrapper's readout layout (innet.sim.tb.networkbench.readout_map) and the
+rows of its nodes' boot memories (boot_rows)."""
 
 from __future__ import annotations
 
