@@ -57,3 +57,16 @@ def test_boot_rows_hold_each_targets_writes_in_order(addr_width):
             else:
                 assert field == 0
     assert boot_rows({}, addr_width) == []
+
+
+@pytest.mark.parametrize(("depth", "error", "message"), [
+    (0, ValueError, r"^Boot memory depth must be at least 1, not 0$"),
+    (True, TypeError, r"^Boot memory depth must be an integer, not True$"),
+    ("4", TypeError, r"^Boot memory depth must be an integer, not '4'$"),
+])
+def test_boot_depth_must_be_a_positive_integer(depth, error, message):
+    from innet.gen.topology import torus
+    from innet.sim.tb.networkbench import NetworkBench
+
+    with pytest.raises(error, match=message):
+        NetworkBench(torus((3,)), vector_depth=4, step_depth=2, boot_depth=depth)
