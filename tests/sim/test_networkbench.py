@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The simulation wrapper's readout layout (innet.sim.tb.networkbench.readout_map) and the
 rows of its nodes' boot memories (boot_rows)."""
 
