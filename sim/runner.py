@@ -56,6 +56,7 @@ MIN_VERILATOR = (5, 36)
 _PARAMS_ENV = "INNET_TB_PARAMS_FILE"
 _OUTPUT_ENV = "INNET_TB_OUTPUT"
 _PORTS_ENV = "INNET_TB_PORTS"
+_REWRITE_ENV = "COCOTB_REWRITE_ASSERTION_FILES"
 
 
 class ToolchainError(RuntimeError):
@@ -352,6 +353,26 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     return build_dir
 
 
+def rewrite_pattern(test_module: str) -> str:
+    """The files whose ``assert`` statements cocotb has pytest rewrite in a simulation of
+    ``test_module`` (``COCOTB_REWRITE_ASSERTION_FILES``): the Python files of the test module's
+    own directory, a quoted absolute pattern.
+
+    cocotb's default, every file (``*.py``), rewrites every module the testbench imports,
+    numpy and Amaranth included, and with ``PYTHONDONTWRITEBYTECODE`` set it parses and
+    rewrites them again in every simulation: seconds per run. The testbench's own checks keep
+    pytest's detailed failure messages.
+    """
+    import importlib.util
+    import shlex
+
+    spec = importlib.util.find_spec(test_module)
+    origin = spec.origin if spec is not None else None
+    if not origin or not origin.endswith(".py"):
+        return "*.py"
+    return shlex.quote(str(Path(origin).resolve().parent / "*.py"))
+
+
 def _failures(results: Path) -> list[tuple[str, str]]:
     failed = []
     for case in ElementTree.parse(results).getroot().iter("testcase"):
@@ -429,6 +450,8 @@ def run(design: Design, test_module: str, *, testcase: str | Sequence[str] | Non
     env = {_PARAMS_ENV: str(params_file), _OUTPUT_ENV: str(output)}
     if design.ports is not None:
         env[_PORTS_ENV] = str(build_dir / f"{design.toplevel}.json")
+    if _REWRITE_ENV not in os.environ:
+        env[_REWRITE_ENV] = rewrite_pattern(test_module)
 
     from cocotb_tools.runner import get_runner
 

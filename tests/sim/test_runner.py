@@ -224,3 +224,49 @@ def test_parameters_beyond_one_environment_string_arrive(muladd):
 def test_threads_are_checked_before_building(muladd, threads, error, message):
     with pytest.raises(error, match=message):
         runner.build(muladd, threads=threads)
+
+
+
+_REWRITE_BENCH = """
+import cocotb
+from cocotb.triggers import Timer
+
+from rw_helper import check
+
+
+@cocotb.test()
+async def test_bare_assert(dut):
+    await Timer(1, "ns")
+    check(6)
+"""
+
+_REWRITE_HELPER = """
+def check(x):
+    assert x * 7 == 41
+"""
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("near", [True, False])
+def test_assertions_are_rewritten_in_the_testbench_directory_only(muladd, tmp_path,
+                                                                  monkeypatch, near):
+    """A bare ``assert`` in a module beside the testbench shows the values that failed it
+    (pytest's rewriting), one elsewhere (numpy, Amaranth, a helper) is left alone."""
+    bench_dir, other = tmp_path / "benches", tmp_path / "helpers"
+    for directory in (bench_dir, other):
+        directory.mkdir()
+    (bench_dir / "rw_bench.py").write_text(_REWRITE_BENCH)
+    ((bench_dir if near else other) / "rw_helper.py").write_text(_REWRITE_HELPER)
+    monkeypatch.delenv("COCOTB_REWRITE_ASSERTION_FILES", raising=False)
+    # (cocotb's runner hands the simulator this process's sys.path.)
+    monkeypatch.syspath_prepend(str(other))
+    monkeypatch.syspath_prepend(str(bench_dir))
+    assert runner.rewrite_pattern("rw_bench") == f"'{bench_dir.resolve()}/*.py'"
+    with pytest.raises(runner.SimulationError, match="test_bare_assert") as info:
+        runner.run(muladd, "rw_bench", internals=False)
+    ((_, message),) = info.value.failures
+    assert ("(6 * 7) == 41" in message) is near, message
+
+
+def test_rewrite_pattern_of_a_module_without_a_source_is_every_file():
+    assert runner.rewrite_pattern("no_such_testbench_module") == "*.py"
