@@ -65,7 +65,8 @@ from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
 __all__ = ["LOCAL_EXTRA", "NODE_MODULE", "Network", "NetworkNode", "delayed", "emit_network",
-           "image_sizes", "link_stage_map", "local_quiet", "network_verilog", "topology_diameter"]
+           "flat_ports", "image_sizes", "link_stage_map", "local_quiet", "network_verilog",
+           "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -289,7 +290,7 @@ class NetworkNode(wiring.Component):
         return outer
 
 
-def _flat_ports(component) -> list[tuple[str, str, int]]:
+def flat_ports(component) -> list[tuple[str, str, int]]:
     """``(verilog name, "i"/"o", width)`` of every port of a component, as ``emit`` names them."""
     out = []
     for path, member, _value in component.signature.flatten(component):
@@ -426,7 +427,7 @@ class Network(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, w = self.nodes, self.params.width
-        ports = [port for port in _flat_ports(self.node) if port[0] not in ("clk", "rst")]
+        ports = [port for port in flat_ports(self.node) if port[0] not in ("clk", "rst")]
         nets = []
         for k in range(n):
             net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}

@@ -35,7 +35,7 @@ def measure(nodes: int, elements: int = 4096, *, throttle: bool = False,
     :func:`~innet.sim.tb.endpointbench.bench_design` to use instead of building one."""
     from innet.gen.swing import build_schedule
     from innet.sim import runner
-    from innet.sim.tb.endpointbench import bench_design
+    from innet.sim.tb.endpointbench import NODE_MODULE, bench_design
 
     if design is None:
         design = bench_design(nodes, vector_depth=max(64, elements), throttle=throttle)
@@ -49,7 +49,8 @@ def measure(nodes: int, elements: int = 4096, *, throttle: bool = False,
     intrinsic = [{"root": 0, "cid": 0, "elements": elements}]
     out = runner.run(built, "innet.sim.tb.tb_endpoint", testcase="test_measure", seed=1,
                      params={**params, "seed": 1, "runs": latency + bandwidth,
-                             "intrinsic": intrinsic}, internals=False).output
+                             "intrinsic": intrinsic}, internals=False,
+                     hier_blocks=(NODE_MODULE,)).output
     return {"nodes": nodes, "elements": elements, **out}
 
 

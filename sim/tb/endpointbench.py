@@ -8,6 +8,11 @@ and its endpoint (:func:`innet.sim.tb.networkbench.local_link`), so that a testb
 random backpressure in both directions from on-chip LFSRs without touching the design every
 cycle.
 
+Every node is an instance of one module (:data:`NODE_MODULE`, an :class:`EndpointBenchNode`),
+which a simulation builds as a Verilator hierarchical block (``hier_blocks=(NODE_MODULE,)`` in
+:func:`innet.sim.runner.run`): its C++ is compiled once, not once per node. The node's two
+throttles draw from LFSRs seeded with ``rng_seed`` plus a multiple of the node's number.
+
 Ports (``N`` nodes, ``W`` flit bits, ``A`` bus address bits; target ``t < N`` is switch ``t``,
 target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 
@@ -38,16 +43,96 @@ target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 
 from __future__ import annotations
 
-from amaranth import Cat, Module
+from amaranth import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
-from innet.hw.network import local_quiet
+from innet.hw.flit import link_signature
+from innet.hw.network import flat_ports, local_quiet
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.sim.tb.networkbench import local_link
 
-__all__ = ["EndpointBench", "bench_design"]
+__all__ = ["NODE_MODULE", "EndpointBench", "EndpointBenchNode", "bench_design"]
+
+#: Verilog name of the node module every node of an :class:`EndpointBench` instantiates.
+NODE_MODULE = "innet_endpoint_bench_node"
+
+
+class EndpointBenchNode(wiring.Component):
+    """One node of an :class:`EndpointBench`: a switch, its endpoint, the link between them
+    (with throttles) and the node's share of the bench's flat ports.
+
+    Parameters
+    ----------
+    radix : int
+        Network ports.
+    vector_depth, step_depth : int
+        Endpoint sizes.
+    throttle : bool
+        Throttles on the local link (:func:`innet.sim.tb.networkbench.local_link`).
+    **switch_args
+        :class:`~innet.hw.switch.Switch` parameters.
+
+    Members
+    -------
+    i, o : link arrays of ``radix`` network ports
+    sw_addr, sw_w_data, sw_w_en, sw_r_data, ep_addr, ep_w_data, ep_w_en, ep_r_data
+        The switch's and the endpoint's configuration buses.
+    stall_rate, rng_seed, rng_load, host_tx_*, host_rx_*, mon_tx_*, mon_rx_*, coll_status,
+    engine_status, quiet, errors
+        This node's bit or word of the :class:`EndpointBench` port of the same name
+        (``rng_seed`` plus a multiple of the node's number).
+    """
+
+    def __init__(self, radix: int, *, vector_depth: int, step_depth: int, throttle: bool = True,
+                 **switch_args) -> None:
+        self.switch = Switch(radix, **switch_args)
+        self.endpoint = Endpoint.for_switch(self.switch, vector_depth=vector_depth,
+                                            step_depth=step_depth)
+        self.radix = radix
+        self.throttle = throttle
+        self.params = p = self.switch.params
+        self.addr_width = aw = max(self.switch.regmap.address_width, self.endpoint.address_width)
+        w = p.width
+        super().__init__({
+            "i": In(link_signature(p)).array(radix), "o": Out(link_signature(p)).array(radix),
+            "sw_addr": In(aw), "sw_w_data": In(32), "sw_w_en": In(1), "sw_r_data": Out(32),
+            "ep_addr": In(aw), "ep_w_data": In(32), "ep_w_en": In(1), "ep_r_data": Out(32),
+            "stall_rate": In(8), "rng_seed": In(32), "rng_load": In(1),
+            "host_tx_valid": In(1), "host_tx_payload": In(w), "host_tx_ready": Out(1),
+            "host_rx_valid": Out(1), "host_rx_payload": Out(w), "host_rx_ready": In(1),
+            "mon_tx_valid": Out(1), "mon_tx_payload": Out(w),
+            "mon_rx_valid": Out(1), "mon_rx_payload": Out(w),
+            "coll_status": Out(3), "engine_status": Out(3), "quiet": Out(1), "errors": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        sw, ep = self.switch, self.endpoint
+        m.submodules.switch, m.submodules.endpoint = sw, ep
+        for prefix, bus in (("sw", sw.cfg), ("ep", ep.cfg)):
+            m.d.comb += [bus.addr.eq(getattr(self, f"{prefix}_addr")),
+                         bus.w_data.eq(getattr(self, f"{prefix}_w_data")),
+                         bus.w_en.eq(getattr(self, f"{prefix}_w_en")),
+                         getattr(self, f"{prefix}_r_data").eq(bus.r_data)]
+        for q in range(self.radix):
+            wiring.connect(m, wiring.flipped(self.i[q]), sw.i[q])
+            wiring.connect(m, sw.o[q], wiring.flipped(self.o[q]))
+        quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
+                           rng_seed=self.rng_seed, rng_load=self.rng_load, salts=(1, 2))
+        m.d.comb += [
+            ep.p2p_tx.valid.eq(self.host_tx_valid), ep.p2p_tx.payload.eq(self.host_tx_payload),
+            self.host_tx_ready.eq(ep.p2p_tx.ready),
+            self.host_rx_valid.eq(ep.p2p_rx.valid), self.host_rx_payload.eq(ep.p2p_rx.payload),
+            ep.p2p_rx.ready.eq(self.host_rx_ready),
+            self.mon_tx_valid.eq(ep.tx.valid), self.mon_tx_payload.eq(ep.tx.payload),
+            self.mon_rx_valid.eq(ep.rx.valid), self.mon_rx_payload.eq(ep.rx.payload),
+            self.coll_status.eq(ep.coll_status), self.engine_status.eq(ep.engine_status),
+            self.quiet.eq(quiet & local_quiet(sw, ep)),
+            self.errors.eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
+        ]
+        return m
 
 
 class EndpointBench(wiring.Component):
@@ -64,6 +149,11 @@ class EndpointBench(wiring.Component):
     **switch_args
         :class:`~innet.hw.switch.Switch` parameters (besides the radix, taken from the
         topology).
+
+    Members
+    -------
+    node : EndpointBenchNode
+        The node every instance is (its switch and endpoint).
     """
 
     def __init__(self, topology, *, vector_depth: int, step_depth: int, throttle: bool = True,
@@ -71,13 +161,11 @@ class EndpointBench(wiring.Component):
         self.topology = topology
         self.nodes = n = topology.nodes
         self.radix = topology.radix
-        self.switches = [Switch(topology.radix, **switch_args) for _ in range(n)]
-        self.endpoints = [Endpoint.for_switch(s, vector_depth=vector_depth,
-                                              step_depth=step_depth) for s in self.switches]
+        self.node = EndpointBenchNode(topology.radix, vector_depth=vector_depth,
+                                      step_depth=step_depth, throttle=throttle, **switch_args)
         self.throttle = throttle
-        s, e = self.switches[0], self.endpoints[0]
-        self.params = p = s.params
-        self.addr_width = max(s.regmap.address_width, e.address_width)
+        self.params = p = self.node.params
+        self.addr_width = self.node.addr_width
         w = p.width
         super().__init__({
             "cfg_addr": In(2 * n * self.addr_width), "cfg_w_data": In(2 * n * 32),
@@ -92,50 +180,61 @@ class EndpointBench(wiring.Component):
             "all_engines_done": Out(1), "all_coll_done": Out(1),
         })
 
+    @property
+    def endpoint(self) -> Endpoint:
+        """The endpoint every node holds (its register map, memory base)."""
+        return self.node.endpoint
+
     def elaborate(self, platform):
         m = Module()
-        n, radix, p = self.nodes, self.radix, self.params
-        w, aw = p.width, self.addr_width
-        targets = [*self.switches, *self.endpoints]
-        for t, unit in enumerate(targets):
-            bus = unit.cfg
-            m.submodules[f"{'switch' if t < n else 'endpoint'}{t % n}"] = unit
-            m.d.comb += [bus.addr.eq(self.cfg_addr.word_select(t, aw)),
-                         bus.w_data.eq(self.cfg_w_data.word_select(t, 32)),
-                         bus.w_en.eq(self.cfg_w_en[t]),
-                         self.cfg_r_data.word_select(t, 32).eq(bus.r_data)]
+        n, w, aw = self.nodes, self.params.width, self.addr_width
+        ports = flat_ports(self.node)
+        nets = []
+        for k in range(n):
+            net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
+            args = {f"{d}_{name}": net[name] for name, d, _w in ports}
+            m.submodules[f"node{k}"] = Instance(NODE_MODULE, i_clk=ClockSignal(),
+                                                i_rst=ResetSignal(), **args)
+            nets.append(net)
         used = set()
         for link in self.topology.links():
-            a, pa, b, pb = link.u, link.port_u, link.v, link.port_v
-            wiring.connect(m, self.switches[a].o[pa], self.switches[b].i[pb])
-            wiring.connect(m, self.switches[b].o[pb], self.switches[a].i[pa])
-            used |= {(a, pa), (b, pb)}
-        for k, (sw, ep) in enumerate(zip(self.switches, self.endpoints, strict=True)):
-            for q in range(radix):
+            for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
+                                 (link.v, link.port_v, link.u, link.port_u)):
+                src, dst = nets[a], nets[b]
+                m.d.comb += [dst[f"i__{pb}__valid"].eq(src[f"o__{pa}__valid"]),
+                             dst[f"i__{pb}__payload"].eq(src[f"o__{pa}__payload"]),
+                             src[f"o__{pa}__credit"].eq(dst[f"i__{pb}__credit"])]
+                used.add((a, pa))
+        for k, net in enumerate(nets):
+            for q in range(self.radix):
                 if (k, q) not in used:
-                    m.d.comb += [sw.i[q].valid.eq(0), sw.o[q].credit.eq(0)]
-            quiet = local_link(m, sw, ep, throttle=self.throttle, stall_rate=self.stall_rate,
-                               rng_seed=self.rng_seed, rng_load=self.rng_load,
-                               salts=(2 * k + 1, 2 * k + 2), name=str(k)) & local_quiet(sw, ep)
+                    m.d.comb += [net[f"i__{q}__valid"].eq(0), net[f"o__{q}__credit"].eq(0)]
+            for prefix, t in (("sw", k), ("ep", n + k)):
+                m.d.comb += [net[f"{prefix}_addr"].eq(self.cfg_addr.word_select(t, aw)),
+                             net[f"{prefix}_w_data"].eq(self.cfg_w_data.word_select(t, 32)),
+                             net[f"{prefix}_w_en"].eq(self.cfg_w_en[t]),
+                             self.cfg_r_data.word_select(t, 32).eq(net[f"{prefix}_r_data"])]
             m.d.comb += [
-                ep.p2p_tx.valid.eq(self.host_tx_valid[k]),
-                ep.p2p_tx.payload.eq(self.host_tx_payload.word_select(k, w)),
-                self.host_tx_ready[k].eq(ep.p2p_tx.ready),
-                self.host_rx_valid[k].eq(ep.p2p_rx.valid),
-                self.host_rx_payload.word_select(k, w).eq(ep.p2p_rx.payload),
-                ep.p2p_rx.ready.eq(self.host_rx_ready[k]),
-                self.mon_tx_valid[k].eq(ep.tx.valid),
-                self.mon_tx_payload.word_select(k, w).eq(ep.tx.payload),
-                self.mon_rx_valid[k].eq(ep.rx.valid),
-                self.mon_rx_payload.word_select(k, w).eq(ep.rx.payload),
-                self.coll_status.word_select(k, 3).eq(ep.coll_status),
-                self.engine_status.word_select(k, 3).eq(ep.engine_status),
-                self.quiet[k].eq(quiet),
-                self.errors[k].eq(sw.errors.as_value().any() | ep.errors.as_value().any()),
+                net["stall_rate"].eq(self.stall_rate),
+                net["rng_seed"].eq((self.rng_seed + Const(0x85EBCA6B * k & 0xFFFFFFFF, 32))[:32]),
+                net["rng_load"].eq(self.rng_load),
+                net["host_tx_valid"].eq(self.host_tx_valid[k]),
+                net["host_tx_payload"].eq(self.host_tx_payload.word_select(k, w)),
+                self.host_tx_ready[k].eq(net["host_tx_ready"]),
+                self.host_rx_valid[k].eq(net["host_rx_valid"]),
+                self.host_rx_payload.word_select(k, w).eq(net["host_rx_payload"]),
+                net["host_rx_ready"].eq(self.host_rx_ready[k]),
+                self.mon_tx_valid[k].eq(net["mon_tx_valid"]),
+                self.mon_tx_payload.word_select(k, w).eq(net["mon_tx_payload"]),
+                self.mon_rx_valid[k].eq(net["mon_rx_valid"]),
+                self.mon_rx_payload.word_select(k, w).eq(net["mon_rx_payload"]),
+                self.coll_status.word_select(k, 3).eq(net["coll_status"]),
+                self.engine_status.word_select(k, 3).eq(net["engine_status"]),
+                self.quiet[k].eq(net["quiet"]), self.errors[k].eq(net["errors"]),
             ]
         m.d.comb += [
-            self.all_engines_done.eq(Cat(e.engine_status.done for e in self.endpoints).all()),
-            self.all_coll_done.eq(Cat(e.coll_status.done for e in self.endpoints).all()),
+            self.all_engines_done.eq(Cat(net["engine_status"][1] for net in nets).all()),
+            self.all_coll_done.eq(Cat(net["coll_status"][1] for net in nets).all()),
         ]
         return m
 
@@ -145,14 +244,15 @@ def bench_design(nodes: int, *, vector_depth: int = 64, step_depth: int = 16,
                  buffer_depth: int = CREDIT_ROUND_TRIP):
     """A ring of ``nodes`` as an :class:`EndpointBench`, emitted: ``(Design, params)``, where
     ``params`` are the fixed parameters :mod:`innet.sim.tb.tb_endpoint` needs (``shape``,
-    ``flit``, ``sizes``, ``addr_width``, ``memory_base``, ``endpoint_digest``)."""
+    ``flit``, ``sizes``, ``addr_width``, ``memory_base``, ``endpoint_digest``). Simulate it with
+    ``hier_blocks=(NODE_MODULE,)``."""
     from innet.gen.topology import torus
-    from innet.hw.verilog import emit
+    from innet.hw.verilog import Design, emit
 
     top = EndpointBench(torus((nodes,)), vector_depth=vector_depth, step_depth=step_depth,
                         throttle=throttle, routing_depth=nodes, collective_ids=collective_ids,
                         p2p_vcs=p2p_vcs, buffer_depth=buffer_depth)
-    p, ep = top.params, top.endpoints[0]
+    p, ep = top.params, top.endpoint
     params = {
         "shape": [nodes],
         "flit": {"payload_width": p.payload_width, "routing_depth": p.routing_depth,
@@ -165,4 +265,6 @@ def bench_design(nodes: int, *, vector_depth: int = 64, step_depth: int = 16,
         "endpoint_digest": ep.regmap.digest,
     }
     name = f"endpoint_bench_{nodes}{'' if throttle else '_direct'}_{vector_depth}"
-    return emit(top, name), params
+    node = emit(top.node, NODE_MODULE).verilog
+    design = emit(top, name)
+    return Design(node + design.verilog, name, design.ports), params

@@ -14,7 +14,7 @@ from conftest import shared
 from innet.gen import ops
 from innet.gen.swing import ALGORITHMS
 from innet.sim import runner
-from innet.sim.tb.endpointbench import bench_design
+from innet.sim.tb.endpointbench import NODE_MODULE, bench_design
 
 pytestmark = pytest.mark.rtl
 
@@ -36,7 +36,8 @@ def bench(nodes: int):
 def run(nodes: int, testcase: str, seed: int = 1, **params):
     design, base = bench(nodes)
     return runner.run(design, "innet.sim.tb.tb_endpoint", testcase=testcase, seed=seed,
-                      params={**base, "seed": seed, **params}, internals=False).output
+                      params={**base, "seed": seed, **params}, internals=False,
+                      hier_blocks=(NODE_MODULE,)).output
 
 
 def schedule_runs(nodes: int, shapes, seed: int) -> list[dict]:
