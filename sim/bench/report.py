@@ -59,7 +59,8 @@ def _simulation(results: list[dict[str, Any]]) -> list[str]:
         elif "cycles_per_second" in r:
             lines.append(f"| {r['title']} | {r['cycles_per_second']:,.0f} cycles/s "
                          f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}; "
-                         f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation) |")
+                         f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation; "
+                         f"{r['load']} load) |")
         else:
             lines.append(f"| {r['title']} | {r['result']} |")
     return lines

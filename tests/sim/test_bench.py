@@ -523,3 +523,32 @@ def test_markdown_shows_the_timing_case():
     assert "- 7.50 ns at core.z (2 bits)\n" in text
     assert ("| radix-4 p2p switch (timing case): fmax, seed 1 | 125.0 MHz | >= 150 MHz | no |"
             in text)
+
+
+def test_simulation_cases_report_how_they_loaded(monkeypatch):
+    """The load each network ran with is the one its figures report, also in the table."""
+    from types import SimpleNamespace
+
+    from innet.sim.bench import Options, simulation
+
+    loads = []
+
+    def timed(topo, runs, **args):
+        loads.append(args.get("load", "backdoor"))
+        done = [SimpleNamespace(correct=True, p2p_sent=5, p2p_received=5, latency_cycles=100,
+                                run_seconds=0.01) for _ in runs]
+        return done, 0.5
+
+    monkeypatch.setattr(simulation, "_timed", timed)
+    monkeypatch.setattr(simulation, "_warm", lambda topo, threads=1: 0.0)
+    matrix = simulation._matrix16(Options(quick=True))
+    assert loads == ["backdoor", "bus"]
+    assert matrix["load"] == "backdoor (HyperX 4x4), bus (torus 4x4)"
+    assert simulation._polarfly3(Options(quick=True))["load"] == "backdoor"
+    row = {"name": "sim_matrix_16", "group": "simulation", "title": "matrix", "status": "ok",
+           **matrix}
+    report = {"date": "today", "options": {"quick": True, "seed": 1},
+              "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+              "results": [row]}
+    assert "fixed cost per simulation; backdoor (HyperX 4x4), bus (torus 4x4) load) |" in (
+        markdown(report))
