@@ -355,22 +355,29 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
 
 def rewrite_pattern(test_module: str) -> str:
     """The files whose ``assert`` statements cocotb has pytest rewrite in a simulation of
-    ``test_module`` (``COCOTB_REWRITE_ASSERTION_FILES``): the Python files of the test module's
-    own directory, a quoted absolute pattern.
+    ``test_module`` (``COCOTB_REWRITE_ASSERTION_FILES``): the Python files in and below the
+    test module's directory, as a quoted absolute pattern; every file (``*.py``) for a module
+    that is not found or has no Python source.
 
-    cocotb's default, every file (``*.py``), rewrites every module the testbench imports,
-    numpy and Amaranth included, and with ``PYTHONDONTWRITEBYTECODE`` set it parses and
-    rewrites them again in every simulation: seconds per run. The testbench's own checks keep
-    pytest's detailed failure messages.
+    cocotb's default, every file, rewrites every module the testbench imports, numpy and
+    Amaranth included, and with ``PYTHONDONTWRITEBYTECODE`` set it parses and rewrites them
+    again in every simulation: seconds per run. The testbench's own checks keep pytest's
+    detailed failure messages.
     """
+    import glob
     import importlib.util
     import shlex
 
-    spec = importlib.util.find_spec(test_module)
+    try:
+        spec = importlib.util.find_spec(test_module)
+    except (ImportError, ValueError):
+        spec = None
     origin = spec.origin if spec is not None else None
     if not origin or not origin.endswith(".py"):
         return "*.py"
-    return shlex.quote(str(Path(origin).resolve().parent / "*.py"))
+    # As the simulator's import system names the file (symbolic links not resolved), with
+    # the directory's own glob characters escaped.
+    return shlex.quote(glob.escape(str(Path(origin).absolute().parent)) + "/*.py")
 
 
 def _failures(results: Path) -> list[tuple[str, str]]:

@@ -60,7 +60,7 @@ def _simulation(results: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {r['title']} | {r['cycles_per_second']:,.0f} cycles/s "
                          f"({r['cycles']:,} cycles in {seconds_text(r['seconds'])}; "
                          f"{seconds_text(r['fixed_seconds'])} fixed cost per simulation; "
-                         f"{r['load']} load) |")
+                         f"loaded by {r['load']}) |")
         else:
             lines.append(f"| {r['title']} | {r['result']} |")
     return lines

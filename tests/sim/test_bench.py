@@ -550,5 +550,5 @@ def test_simulation_cases_report_how_they_loaded(monkeypatch):
     report = {"date": "today", "options": {"quick": True, "seed": 1},
               "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
               "results": [row]}
-    assert "fixed cost per simulation; backdoor (HyperX 4x4), bus (torus 4x4) load) |" in (
-        markdown(report))
+    assert ("fixed cost per simulation; loaded by backdoor (HyperX 4x4), bus (torus 4x4)) |"
+            in markdown(report))

@@ -226,7 +226,6 @@ def test_threads_are_checked_before_building(muladd, threads, error, message):
         runner.build(muladd, threads=threads)
 
 
-
 _REWRITE_BENCH = """
 import cocotb
 from cocotb.triggers import Timer
@@ -247,26 +246,55 @@ def check(x):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("near", [True, False])
-def test_assertions_are_rewritten_in_the_testbench_directory_only(muladd, tmp_path,
-                                                                  monkeypatch, near):
+@pytest.mark.parametrize(("near", "setting", "rewritten"), [
+    (True, None, True), (False, None, False), (False, "*.py", True)])
+def test_assertions_are_rewritten_in_the_testbench_directory_only(
+        muladd, tmp_path, monkeypatch, near, setting, rewritten):
     """A bare ``assert`` in a module beside the testbench shows the values that failed it
-    (pytest's rewriting), one elsewhere (numpy, Amaranth, a helper) is left alone."""
-    bench_dir, other = tmp_path / "benches", tmp_path / "helpers"
+    (pytest's rewriting), one elsewhere (numpy, Amaranth, a helper) is left alone, unless the
+    user's ``COCOTB_REWRITE_ASSERTION_FILES`` says otherwise."""
+    bench_dir, other = tmp_path / "bench dir", tmp_path / "helpers"
     for directory in (bench_dir, other):
         directory.mkdir()
     (bench_dir / "rw_bench.py").write_text(_REWRITE_BENCH)
     ((bench_dir if near else other) / "rw_helper.py").write_text(_REWRITE_HELPER)
-    monkeypatch.delenv("COCOTB_REWRITE_ASSERTION_FILES", raising=False)
+    if setting is None:
+        monkeypatch.delenv("COCOTB_REWRITE_ASSERTION_FILES", raising=False)
+    else:
+        monkeypatch.setenv("COCOTB_REWRITE_ASSERTION_FILES", setting)
     # (cocotb's runner hands the simulator this process's sys.path.)
     monkeypatch.syspath_prepend(str(other))
     monkeypatch.syspath_prepend(str(bench_dir))
-    assert runner.rewrite_pattern("rw_bench") == f"'{bench_dir.resolve()}/*.py'"
     with pytest.raises(runner.SimulationError, match="test_bare_assert") as info:
         runner.run(muladd, "rw_bench", internals=False)
     ((_, message),) = info.value.failures
-    assert ("(6 * 7) == 41" in message) is near, message
+    assert ("(6 * 7) == 41" in message) is rewritten, message
 
 
-def test_rewrite_pattern_of_a_module_without_a_source_is_every_file():
-    assert runner.rewrite_pattern("no_such_testbench_module") == "*.py"
+@pytest.mark.parametrize("name", ["benches", "bench dir", "bench[1]"])
+def test_the_rewrite_pattern_is_the_testbench_directory_as_pytest_reads_it(
+        tmp_path, monkeypatch, name):
+    """The pattern, read back as cocotb hands it to pytest, matches the files of the
+    testbench's directory as the simulator's import system names them (here through a
+    symbolic link, with a space or glob characters in the name) and no other file."""
+    from _pytest.config import Config
+    from _pytest.pathlib import fnmatch_ex
+
+    real, link = tmp_path / name, tmp_path / f"link to {name}"
+    real.mkdir()
+    link.symlink_to(real)
+    module = f"rw_pattern_{len(name)}"
+    (real / f"{module}.py").write_text("")
+    monkeypatch.syspath_prepend(str(link))
+    pattern = runner.rewrite_pattern(module)
+    config = Config.fromdictargs({}, ["--capture=no", "-o", f"python_files={pattern}"])
+    (read,) = config.getini("python_files")
+    assert fnmatch_ex(read, link / f"{module}.py")
+    assert fnmatch_ex(read, link / "helper.py")
+    assert not fnmatch_ex(read, tmp_path / "helper.py")
+    assert not fnmatch_ex(read, real / "helper.py")
+
+
+@pytest.mark.parametrize("module", ["no_such_testbench_module", "no_such_package.tb"])
+def test_rewrite_pattern_of_a_module_that_is_not_found_is_every_file(module):
+    assert runner.rewrite_pattern(module) == "*.py"
