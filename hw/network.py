@@ -64,9 +64,9 @@ from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
-__all__ = ["LOCAL_EXTRA", "NODE_MODULE", "Network", "NetworkNode", "delayed", "emit_network",
-           "flat_ports", "image_sizes", "link_stage_map", "local_quiet", "network_verilog",
-           "topology_diameter"]
+__all__ = ["LOCAL_EXTRA", "NODE_MODULE", "NODE_SLICES", "Network", "NetworkNode", "delayed",
+           "emit_network", "flat_ports", "image_sizes", "link_stage_map", "local_quiet",
+           "network_verilog", "node_slices", "topology_diameter"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -290,6 +290,27 @@ class NetworkNode(wiring.Component):
         return outer
 
 
+def node_slices(top, net: dict[str, Value], k: int, names) -> list:
+    """The assignments that join each port ``name`` of a node instance (``net[name]``, as
+    :func:`flat_ports` names it) to slice ``k`` of the top level's port of the same name (a
+    bit or word per node): the top drives an input of the node, the node drives the top's
+    output."""
+    assigns = []
+    for name in names:
+        port, width = getattr(top, name), len(net[name])
+        if top.signature.members[name].flow == In:
+            assigns.append(net[name].eq(port.word_select(k, width)))
+        else:
+            assigns.append(port.word_select(k, width).eq(net[name]))
+    return assigns
+
+
+#: The node ports every network top level has a slice of per node.
+NODE_SLICES = ("host_tx_valid", "host_tx_payload", "host_tx_ready", "host_rx_valid",
+               "host_rx_payload", "host_rx_ready", "coll_status", "engine_status", "quiet",
+               "errors")
+
+
 def flat_ports(component) -> list[tuple[str, str, int]]:
     """``(verilog name, "i"/"o", width)`` of every port of a component, as ``emit`` names them."""
     out = []
@@ -426,7 +447,7 @@ class Network(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, w = self.nodes, self.params.width
+        n = self.nodes
         ports = [port for port in flat_ports(self.node) if port[0] not in ("clk", "rst")]
         nets = []
         for k in range(n):
@@ -464,15 +485,7 @@ class Network(wiring.Component):
                 net["ep_w_en"].eq(self.cfg_w_en & ((sel == n + k) | (sel == 2 * n + 1))),
                 net["coll_start"].eq(self.cmd_coll_start[k]),
                 net["engine_start"].eq(self.cmd_engine_start[k]),
-                net["host_tx_valid"].eq(self.host_tx_valid[k]),
-                net["host_tx_payload"].eq(self.host_tx_payload.word_select(k, w)),
-                self.host_tx_ready[k].eq(net["host_tx_ready"]),
-                self.host_rx_valid[k].eq(net["host_rx_valid"]),
-                self.host_rx_payload.word_select(k, w).eq(net["host_rx_payload"]),
-                net["host_rx_ready"].eq(self.host_rx_ready[k]),
-                self.coll_status.word_select(k, 3).eq(net["coll_status"]),
-                self.engine_status.word_select(k, 3).eq(net["engine_status"]),
-                self.quiet[k].eq(net["quiet"]), self.errors[k].eq(net["errors"]),
+                *node_slices(self, net, k, NODE_SLICES),
             ]
             self._wire_node(m, k, net)
             r_data = Mux(read_sel == k, net["sw_r_data"],

@@ -49,7 +49,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import link_signature
-from innet.hw.network import flat_ports, local_quiet
+from innet.hw.network import NODE_SLICES, flat_ports, local_quiet, node_slices
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.sim.tb.networkbench import local_link
 
@@ -187,7 +187,7 @@ class EndpointBench(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n, w, aw = self.nodes, self.params.width, self.addr_width
+        n, aw = self.nodes, self.addr_width
         ports = flat_ports(self.node)
         nets = []
         for k in range(n):
@@ -218,19 +218,8 @@ class EndpointBench(wiring.Component):
                 net["stall_rate"].eq(self.stall_rate),
                 net["rng_seed"].eq((self.rng_seed + Const(0x85EBCA6B * k & 0xFFFFFFFF, 32))[:32]),
                 net["rng_load"].eq(self.rng_load),
-                net["host_tx_valid"].eq(self.host_tx_valid[k]),
-                net["host_tx_payload"].eq(self.host_tx_payload.word_select(k, w)),
-                self.host_tx_ready[k].eq(net["host_tx_ready"]),
-                self.host_rx_valid[k].eq(net["host_rx_valid"]),
-                self.host_rx_payload.word_select(k, w).eq(net["host_rx_payload"]),
-                net["host_rx_ready"].eq(self.host_rx_ready[k]),
-                self.mon_tx_valid[k].eq(net["mon_tx_valid"]),
-                self.mon_tx_payload.word_select(k, w).eq(net["mon_tx_payload"]),
-                self.mon_rx_valid[k].eq(net["mon_rx_valid"]),
-                self.mon_rx_payload.word_select(k, w).eq(net["mon_rx_payload"]),
-                self.coll_status.word_select(k, 3).eq(net["coll_status"]),
-                self.engine_status.word_select(k, 3).eq(net["engine_status"]),
-                self.quiet[k].eq(net["quiet"]), self.errors[k].eq(net["errors"]),
+                *node_slices(self, net, k, (*NODE_SLICES, "mon_tx_valid", "mon_tx_payload",
+                                            "mon_rx_valid", "mon_rx_payload")),
             ]
         m.d.comb += [
             self.all_engines_done.eq(Cat(net["engine_status"][1] for net in nets).all()),
