@@ -66,7 +66,8 @@ from innet.hw.variants import switch_collective
 
 __all__ = ["LOCAL_EXTRA", "NODE_MODULE", "NODE_SLICES", "Network", "NetworkNode", "delayed",
            "emit_network", "flat_ports", "image_sizes", "link_stage_map", "local_quiet",
-           "network_verilog", "node_slices", "topology_diameter"]
+           "network_verilog", "node_instances", "node_slices", "topology_diameter",
+           "wire_links"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -290,6 +291,49 @@ class NetworkNode(wiring.Component):
         return outer
 
 
+def node_instances(m: Module, module: str, node, count: int) -> list[dict[str, Signal]]:
+    """``count`` instances (``node0``, ...) in ``m`` of the Verilog module ``module``, which is
+    ``node`` emitted, on the ``sync`` clock and reset; returns each instance's port signals by
+    their :func:`flat_ports` names (``n{k}__{name}`` in the Verilog)."""
+    ports = [port for port in flat_ports(node) if port[0] not in ("clk", "rst")]
+    nets = []
+    for k in range(count):
+        net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
+        args = {f"{d}_{name}": net[name] for name, d, _w in ports}
+        m.submodules[f"node{k}"] = Instance(module, i_clk=ClockSignal(), i_rst=ResetSignal(),
+                                            **args)
+        nets.append(net)
+    return nets
+
+
+def wire_links(m: Module, topology, nets: list[dict[str, Signal]], radix: int,
+               stages: Mapping[tuple[int, int], int] | None = None) -> None:
+    """Join the network ports of the node instances ``nets`` (:func:`node_instances`) along
+    ``topology``'s links, each direction through the link's ``stages`` registers (keyed by
+    ``(u, v)``, ``u < v``; none by default), and tie off every port of the ``radix`` with no
+    link."""
+    used = set()
+    for link in topology.links():
+        count = stages[min(link.u, link.v), max(link.u, link.v)] if stages else 0
+        for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
+                             (link.v, link.port_v, link.u, link.port_u)):
+            src, dst = nets[a], nets[b]
+            tag = f"l{a}p{pa}"
+            m.d.comb += [
+                dst[f"i__{pb}__valid"].eq(delayed(m, src[f"o__{pa}__valid"], count,
+                                                  f"{tag}_valid")),
+                dst[f"i__{pb}__payload"].eq(delayed(m, src[f"o__{pa}__payload"], count,
+                                                    f"{tag}_payload")),
+                src[f"o__{pa}__credit"].eq(delayed(m, dst[f"i__{pb}__credit"], count,
+                                                   f"{tag}_credit")),
+            ]
+            used.add((a, pa))
+    for k, net in enumerate(nets):
+        for q in range(radix):
+            if (k, q) not in used:
+                m.d.comb += [net[f"i__{q}__valid"].eq(0), net[f"o__{q}__credit"].eq(0)]
+
+
 def node_slices(top, net: dict[str, Value], k: int, names) -> list:
     """The assignments that join each port ``name`` of a node instance (``net[name]``, as
     :func:`flat_ports` names it) to slice ``k`` of the top level's port of the same name (a
@@ -448,37 +492,12 @@ class Network(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.nodes
-        ports = [port for port in flat_ports(self.node) if port[0] not in ("clk", "rst")]
-        nets = []
-        for k in range(n):
-            net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
-            args = {f"{d}_{name}": net[name] for name, d, _w in ports}
-            m.submodules[f"node{k}"] = Instance(self.node_module, i_clk=ClockSignal(),
-                                                i_rst=ResetSignal(), **args)
-            nets.append(net)
-        used = set()
-        for link in self.topology.links():
-            stages = self.link_stages[min(link.u, link.v), max(link.u, link.v)]
-            for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
-                                 (link.v, link.port_v, link.u, link.port_u)):
-                src, dst = nets[a], nets[b]
-                tag = f"l{a}p{pa}"
-                m.d.comb += [
-                    dst[f"i__{pb}__valid"].eq(delayed(m, src[f"o__{pa}__valid"], stages,
-                                                      f"{tag}_valid")),
-                    dst[f"i__{pb}__payload"].eq(delayed(m, src[f"o__{pa}__payload"], stages,
-                                                        f"{tag}_payload")),
-                    src[f"o__{pa}__credit"].eq(delayed(m, dst[f"i__{pb}__credit"], stages,
-                                                       f"{tag}_credit")),
-                ]
-                used.add((a, pa))
+        nets = node_instances(m, self.node_module, self.node, n)
+        wire_links(m, self.topology, nets, self.radix, self.link_stages)
         sel = self.cfg_sel
         read_sel = delayed(m, sel, self.control_latency + 1, "read_sel")
         r_data = Const(0, 32)
         for k, net in enumerate(nets):
-            for q in range(self.radix):
-                if (k, q) not in used:
-                    m.d.comb += [net[f"i__{q}__valid"].eq(0), net[f"o__{q}__credit"].eq(0)]
             m.d.comb += [
                 net["cfg_addr"].eq(self.cfg_addr), net["cfg_w_data"].eq(self.cfg_w_data),
                 net["sw_w_en"].eq(self.cfg_w_en & ((sel == k) | (sel == 2 * n))),

@@ -43,13 +43,13 @@ target ``N + n`` endpoint ``n``, as in :mod:`innet.gen.image`):
 
 from __future__ import annotations
 
-from amaranth import Cat, ClockSignal, Const, Instance, Module, ResetSignal, Signal
+from amaranth import Cat, Const, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import link_signature
-from innet.hw.network import NODE_SLICES, flat_ports, local_quiet, node_slices
+from innet.hw.network import NODE_SLICES, local_quiet, node_instances, node_slices, wire_links
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.sim.tb.networkbench import local_link
 
@@ -188,27 +188,9 @@ class EndpointBench(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, aw = self.nodes, self.addr_width
-        ports = flat_ports(self.node)
-        nets = []
-        for k in range(n):
-            net = {name: Signal(width, name=f"n{k}__{name}") for name, _d, width in ports}
-            args = {f"{d}_{name}": net[name] for name, d, _w in ports}
-            m.submodules[f"node{k}"] = Instance(NODE_MODULE, i_clk=ClockSignal(),
-                                                i_rst=ResetSignal(), **args)
-            nets.append(net)
-        used = set()
-        for link in self.topology.links():
-            for a, pa, b, pb in ((link.u, link.port_u, link.v, link.port_v),
-                                 (link.v, link.port_v, link.u, link.port_u)):
-                src, dst = nets[a], nets[b]
-                m.d.comb += [dst[f"i__{pb}__valid"].eq(src[f"o__{pa}__valid"]),
-                             dst[f"i__{pb}__payload"].eq(src[f"o__{pa}__payload"]),
-                             src[f"o__{pa}__credit"].eq(dst[f"i__{pb}__credit"])]
-                used.add((a, pa))
+        nets = node_instances(m, NODE_MODULE, self.node, n)
+        wire_links(m, self.topology, nets, self.radix)
         for k, net in enumerate(nets):
-            for q in range(self.radix):
-                if (k, q) not in used:
-                    m.d.comb += [net[f"i__{q}__valid"].eq(0), net[f"o__{q}__credit"].eq(0)]
             for prefix, t in (("sw", k), ("ep", n + k)):
                 m.d.comb += [net[f"{prefix}_addr"].eq(self.cfg_addr.word_select(t, aw)),
                              net[f"{prefix}_w_data"].eq(self.cfg_w_data.word_select(t, 32)),
