@@ -76,11 +76,6 @@ def _or_tree(terms: list) -> Value:
     return terms[0]
 
 
-def _first(bits: Value) -> Value:
-    """One-hot: the lowest set bit of ``bits`` (0 when none)."""
-    return Cat(*(bits[i] & ~any_of(bits[k] for k in range(i)) for i in range(len(bits))))
-
-
 class RoundRobin(wiring.Component):
     """A round-robin arbiter: one grant among ``count`` requesters.
 
@@ -120,19 +115,23 @@ class RoundRobin(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self._count
-        # mask: requesters after the last granted one (all ones at reset). The grant taken is
-        # registered as it is and the mask derived from that register (a prefix OR), so that
-        # it starts a path instead of ending the allocation's.
-        last = Signal(n, name="last")
-        self._mask = mask = Signal(n, name="mask")
-        m.d.comb += mask.eq(Cat(*(any_of(last[k] for k in range(i)) | ~last.any()
-                                  for i in range(n))))
-        masked = Signal(n)
-        m.d.comb += masked.eq(self.requests & mask)
-        # The first masked requester if there is one, else the first requester: both searched
-        # at once, each a prefix OR in LUTs (a carry chain's entry and exit cost more than
-        # its few bits save).
-        m.d.comb += self.grant.eq(Mux(masked.any(), _first(masked), _first(self.requests)))
+        # ``last``: the grant taken last (all low at reset). From it alone, a register, comes
+        # ``ahead[i]``: the requesters with priority over requester ``i`` (those after ``last``
+        # and before ``i``, cyclically; before ``i`` at reset), so that a grant is its request
+        # and no request ahead of it: the requests pass one OR tree, not a search, a mask and
+        # a choice between two searches.
+        self._last = last = Signal(n, name="last")
+        ahead = [Signal(n, name=f"ahead{i}") for i in range(n)]
+        for i in range(n):
+            bits = []
+            for k in range(n):
+                terms = [last[j] for j in range(n) if k != i and (k - j - 1) % n < (i - j - 1) % n]
+                if k < i:
+                    terms.append(~last.any())
+                bits.append(any_of(terms))
+            m.d.comb += ahead[i].eq(Cat(*bits))
+        m.d.comb += self.grant.eq(Cat(*(self.requests[i] & ~(self.requests & ahead[i]).any()
+                                        for i in range(n))))
         with m.If(self.take & self.grant.any()):
             m.d.sync += last.eq(self.grant)
         return m
@@ -210,10 +209,13 @@ def round_robin_properties(name: str, count: int = 4, *, block: type = RoundRobi
     m = Module()
     dut = block(count)
     m.submodules.dut = Fragment.get(dut, None)  # elaborated here: its state is at hand
-    mask = getattr(dut, "_mask", None)
+    last = getattr(dut, "_last", None)
     requests, take = Signal(count, name="requests"), Signal(name="take")
     m.d.comb += [dut.requests.eq(requests), dut.take.eq(take)]
     grant = dut.grant
+    if last is not None:
+        # Inductive strengthening: the last grant taken is one-hot (or none).
+        m.d.comb += Assert((last & (last - 1)[:count]) == 0)
     if name == "one-hot":
         m.d.comb += [
             Assert((grant & (grant - 1)[:count]) == 0),
@@ -227,14 +229,13 @@ def round_robin_properties(name: str, count: int = 4, *, block: type = RoundRobi
                     [~requests[i] | (take & grant[i]) for i in range(count)])
     m.d.comb += [Assert(w <= count - 1) for w in waited]
     m.d.comb += Cover(any_of(w == count - 1 for w in waited))
-    if mask is not None:
-        # Inductive strengthening: the mask is "requesters from p up", and a waiting requester
-        # is at most count - 1 - waited places after p.
-        m.d.comb += [Assert(~mask[i] | mask[i + 1]) for i in range(count - 1)]
+    if last is not None:
+        # ... and a waiting requester is at most count - 1 - waited places after p, the
+        # requester after the last grant taken.
         first = Signal(range(count), name="first")  # p: the first requester searched
-        for i in reversed(range(count)):
-            with m.If(mask[i]):
-                m.d.comb += first.eq(i)
+        for i in range(count):
+            with m.If(last[i]):
+                m.d.comb += first.eq((i + 1) % count)
         for i in range(count):
             distance = Mux(first <= i, i - first, i + count - first)
             m.d.comb += Assert(~requests[i] | (waited[i] + distance <= count - 1))
