@@ -202,7 +202,11 @@ class InputUnit(wiring.Component):
             return (route.out & onehot_mux([route.hop == h for h in range(vcs)],
                                            list(self.ready))).any()
 
-        m.d.comb += self.request.eq(Mux(self.offer_valid & can_go(self.offer), self.offer.out, 0))
+        # The route's output is one-hot, so each request bit needs only its own output's
+        # readiness (not the OR over every output that ``can_go`` takes): a shallower function
+        # of the registers at the start of the allocation.
+        ready_hop = onehot_mux([self.offer.hop == h for h in range(vcs)], list(self.ready))
+        m.d.comb += self.request.eq(Mux(self.offer_valid, self.offer.out & ready_hop, 0))
         head_o = Signal(self.offer.shape(), name="other_head")
         m.d.comb += head_o.eq(Mux(empty_o, self.w_route, first_o.data))
         # Both tests are registered (a cycle old when used), to keep them off the allocation.

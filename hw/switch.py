@@ -351,22 +351,30 @@ class SwitchCore(wiring.Component):
             m.d.comb += [coll.config[c].eq(self.collective[c]),
                          self.coll_missing[c].eq(coll.missing[c])]
 
-        # Forks: per source, the collective flit it offers (a register), the targets it has not
-        # yet left on, and the outputs that take it this cycle. An input port's fork holds the
-        # head of its response buffer, with its id's ``resp_out``; the stream's fork the
-        # collective path's flit, with its targets. The flit leaves on each target as soon as
-        # that output grants it, and the fork takes its next flit in the cycle its last
-        # target does (no bubble).
+        # Forks: per source, the collective flit it offers, the targets it has not yet left
+        # on, and the outputs that take it this cycle. An input port's fork holds the head of
+        # its response buffer, with its id's ``resp_out``; the stream's fork the collective
+        # path's flit, with its targets. The flit leaves on each target as soon as that output
+        # grants it, and the fork takes its next flit in the cycle its last target does (no
+        # bubble). Whether the fork is free comes at the end of the allocation, so the flit is
+        # not a register loaded then (that enable would fan out to every bit): every cycle
+        # ``fresh`` keeps whether the fork was free, ``candidate`` the flit it could take and
+        # ``sent`` the flit it held, and the fork's flit is chosen from those registers. Only
+        # its id (one-hot, for the abort) is a register loaded when the fork is free.
         fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
         fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
+        fork_id = [Signal(ids, name=f"fork{s}_id") for s in range(sources)]
         left = [Signal(ports, name=f"fork{s}_left") for s in range(sources)]
         taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
+        fresh = [Signal(name=f"fork{s}_fresh") for s in range(sources)]
+        candidate = [Signal(layout, name=f"fork{s}_candidate") for s in range(sources)]
         sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
         aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
         for s in range(sources):
+            m.d.comb += fork[s].eq(Mux(fresh[s], candidate[s], sent[s]))
+            m.d.sync += sent[s].eq(fork[s])
             # A fork whose id is aborted is done: its flit leaves on no further output.
-            m.d.comb += aborted[s].eq(onehot_mux([fork[s].cid == c for c in range(ids)],
-                                                 list(self.coll_abort)))
+            m.d.comb += aborted[s].eq((fork_id[s] & self.coll_abort).any())
         coll_dropped = []
 
         def load_fork(s: int, valid, flit, targets):
@@ -378,10 +386,11 @@ class SwitchCore(wiring.Component):
             gone = onehot_mux([flit.cid == c for c in range(ids)], list(self.coll_abort))
             m.d.comb += load.eq(free & valid)
             coll_dropped.append(load & ~gone & ~targets.any())
-            m.d.sync += sent[s].eq(fork[s])
+            m.d.sync += [fresh[s].eq(free), candidate[s].eq(flit)]
             with m.If(free):
                 m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
-                             fork[s].eq(flit), left[s].eq(targets)]
+                             fork_id[s].eq(Cat(flit.cid == c for c in range(ids))),
+                             left[s].eq(targets)]
             with m.Else():
                 m.d.sync += left[s].eq(left[s] & ~taken[s])
             return load
@@ -409,8 +418,12 @@ class SwitchCore(wiring.Component):
         with m.If(spare_valid & load):
             m.d.sync += spare_valid.eq(0)
         with m.Elif(taking & ~load):
-            m.d.sync += [spare_valid.eq(1), spare.eq(result.payload),
-                         spare_targets.eq(result.targets), spare_vc.eq(result_vc)]
+            m.d.sync += spare_valid.eq(1)
+        # An empty spare register loads the stream's flit whether or not it keeps it (its
+        # content does not matter while it is empty), so its enable is a register.
+        with m.If(~spare_valid):
+            m.d.sync += [spare.eq(result.payload), spare_targets.eq(result.targets),
+                         spare_vc.eq(result_vc)]
         coll_vcs = list(range(hops, p.vcs))
         # What the collective path may offer: outputs that can take one more flit of a VC than
         # the stream's fork and spare flit still send there.
@@ -513,9 +526,10 @@ class SwitchCore(wiring.Component):
             no_route.append(unit.offer_valid & ~offer.out.any())
 
             # Per input one grant a cycle: its fork asks for its targets with a credit of the
-            # response VC (not an output in its p2p slot if the p2p offer wants that output),
-            # and its p2p offer asks only when the fork does not.
-            p2p_first = (unit.request & slots).any()
+            # response VC (not an output in its p2p slot if the p2p offer's route names that
+            # output, credit or not: all registers), and its p2p offer asks only when the fork
+            # does not.
+            p2p_first = unit.offer_valid & (offer.out & slots).any()
             asks = Signal(ports, name=f"in{i}_coll_req")
             m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
                                     left[i] & resp_credit & ~slots, 0))
@@ -557,9 +571,11 @@ class SwitchCore(wiring.Component):
             p2p_win = Signal(name=f"out{o}_p2p_win")
             m.d.comb += [
                 coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
-                coll_win.eq(coll_rr.grant.any()),
+                # Whether a fork or an offer wins is whether one asks (not the arbiters'
+                # grants), so that p2p pops do not wait for the forks' round robin.
+                coll_win.eq(coll_rr.requests.any()),
                 p2p_rr.requests.eq(Cat(r[o] for r in p2p_req)), p2p_rr.take.eq(~coll_win),
-                p2p_win.eq(p2p_rr.grant.any() & ~coll_win),
+                p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
             ]
             for s in range(sources):
                 m.d.comb += taken[s][o].eq(coll_rr.grant[s])
@@ -607,7 +623,7 @@ class SwitchCore(wiring.Component):
         here = [Signal(name=f"coll{c}_here") for c in range(ids)]
         for c in range(ids):
             m.d.sync += here[c].eq(any_of(
-                [fork_valid[s] & (fork[s].cid == c) for s in range(sources)]
+                [fork_valid[s] & fork_id[s][c] for s in range(sources)]
                 + [spare_valid & (spare.cid == c)]
                 + [waiting & (head.cid == c) for waiting, head in resp_heads]))
             m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
