@@ -95,7 +95,7 @@ class RoundRobin(wiring.Component):
     grant : Out(count)
         One-hot grant (combinational from ``requests``), zero when nobody requests.
     take : In(1)
-        The grant is used this cycle; the next search starts after it. Reset: requester 0
+        The grant is used this cycle; priority then starts after it. Reset: requester 0
         has the highest priority.
 
     Raises
@@ -118,8 +118,7 @@ class RoundRobin(wiring.Component):
         # ``last``: the grant taken last (all low at reset). From it alone, a register, comes
         # ``ahead[i]``: the requesters with priority over requester ``i`` (those after ``last``
         # and before ``i``, cyclically; before ``i`` at reset), so that a grant is its request
-        # and no request ahead of it: the requests pass one OR tree, not a search, a mask and
-        # a choice between two searches.
+        # and no request ahead of it: the requests pass one OR tree per requester.
         self._last = last = Signal(n, name="last")
         ahead = [Signal(n, name=f"ahead{i}") for i in range(n)]
         for i in range(n):
@@ -232,7 +231,7 @@ def round_robin_properties(name: str, count: int = 4, *, block: type = RoundRobi
     if last is not None:
         # ... and a waiting requester is at most count - 1 - waited places after p, the
         # requester after the last grant taken.
-        first = Signal(range(count), name="first")  # p: the first requester searched
+        first = Signal(range(count), name="first")  # p: the requester with priority
         for i in range(count):
             with m.If(last[i]):
                 m.d.comb += first.eq((i + 1) % count)

@@ -196,17 +196,17 @@ class InputUnit(wiring.Component):
         streak = Signal(range(STREAK), name="streak")
         stay = Signal(name="stay")
         m.d.comb += stay.eq(next_c_valid & ~((streak == STREAK - 1) & other_valid))
+        # The route's output is one-hot, so each request bit is the offer's output bit and that
+        # output's readiness for the offer's VC.
+        ready_hop = onehot_mux([self.offer.hop == h for h in range(vcs)], list(self.ready))
+        m.d.comb += self.request.eq(Mux(self.offer_valid, self.offer.out & ready_hop, 0))
+
         # Without a take: the other VC's head if the offer could not go in the last cycle and
         # that head could (or if there is no offer).
         def can_go(route):
             return (route.out & onehot_mux([route.hop == h for h in range(vcs)],
                                            list(self.ready))).any()
 
-        # The route's output is one-hot, so each request bit needs only its own output's
-        # readiness (not the OR over every output that ``can_go`` takes): a shallower function
-        # of the registers at the start of the allocation.
-        ready_hop = onehot_mux([self.offer.hop == h for h in range(vcs)], list(self.ready))
-        m.d.comb += self.request.eq(Mux(self.offer_valid, self.offer.out & ready_hop, 0))
         head_o = Signal(self.offer.shape(), name="other_head")
         m.d.comb += head_o.eq(Mux(empty_o, self.w_route, first_o.data))
         # Both tests are registered (a cycle old when used), to keep them off the allocation.

@@ -54,9 +54,10 @@ fork, so the path's ``ready`` is a register and no path runs from the allocation
 collective path. A collective flit wins its output over p2p (PIUMA, "Collective
 Virtual Channel"). So that collective traffic cannot starve p2p, an output sends at most
 ``coll_burst`` collective flits in a row while a p2p flit waits for it; then, for a cycle
-(the output's p2p *slot*), no fork asks for it, and an input whose p2p offer wants an output
-in its slot lets its fork wait, so the p2p flit goes: p2p keeps at least one cycle in
-``coll_burst + 1`` of every output (0 turns the floor off: strict priority).
+(the output's p2p *slot*), no fork asks for it, and an input whose p2p offer's route names an
+output in its slot lets its fork wait (credit or not), so the p2p flit can go: p2p keeps at
+least one cycle in ``coll_burst + 1`` of every output (0 turns the floor off: strict
+priority).
 
 The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken at allocation is usable
 again 5 cycles later (output register, flit on the link, head of the downstream buffer and
@@ -359,8 +360,9 @@ class SwitchCore(wiring.Component):
         # bubble). Whether the fork is free comes at the end of the allocation, so the flit is
         # not a register loaded then (that enable would fan out to every bit): every cycle
         # ``fresh`` keeps whether the fork was free, ``candidate`` the flit it could take and
-        # ``sent`` the flit it held, and the fork's flit is chosen from those registers. Only
-        # its id (one-hot, for the abort) is a register loaded when the fork is free.
+        # ``sent`` the flit it held, and the fork's flit is chosen from those registers. What
+        # is loaded when the fork is free is small: whether it holds a flit, the targets left
+        # and the flit's id (one-hot, for the abort and the busy status).
         fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
         fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
         fork_id = [Signal(ids, name=f"fork{s}_id") for s in range(sources)]
@@ -525,10 +527,10 @@ class SwitchCore(wiring.Component):
             wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
             no_route.append(unit.offer_valid & ~offer.out.any())
 
-            # Per input one grant a cycle: its fork asks for its targets with a credit of the
-            # response VC (not an output in its p2p slot if the p2p offer's route names that
-            # output, credit or not: all registers), and its p2p offer asks only when the fork
-            # does not.
+            # Per input one grant a cycle: its fork asks for its targets that hold a credit of
+            # the response VC and are not in their p2p slot (nothing at all while its p2p
+            # offer's route names an output in its slot, credit or not: all registers), and
+            # its p2p offer asks only when the fork does not.
             p2p_first = unit.offer_valid & (offer.out & slots).any()
             asks = Signal(ports, name=f"in{i}_coll_req")
             m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
@@ -571,8 +573,8 @@ class SwitchCore(wiring.Component):
             p2p_win = Signal(name=f"out{o}_p2p_win")
             m.d.comb += [
                 coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
-                # Whether a fork or an offer wins is whether one asks (not the arbiters'
-                # grants), so that p2p pops do not wait for the forks' round robin.
+                # A fork wins the output when one asks: the p2p pops depend on the forks'
+                # requests only, not on their round robin.
                 coll_win.eq(coll_rr.requests.any()),
                 p2p_rr.requests.eq(Cat(r[o] for r in p2p_req)), p2p_rr.take.eq(~coll_win),
                 p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
