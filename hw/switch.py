@@ -385,13 +385,14 @@ class SwitchCore(wiring.Component):
             done = ((left[s] & ~taken[s]) == 0) | aborted[s]
             free = ~fork_valid[s] | done
             load = Signal(name=f"fork{s}_load")
-            gone = onehot_mux([flit.cid == c for c in range(ids)], list(self.coll_abort))
+            hot = Cat(flit.cid == c for c in range(ids))
+            gone = (hot & self.coll_abort).any()
             m.d.comb += load.eq(free & valid)
             coll_dropped.append(load & ~gone & ~targets.any())
             m.d.sync += [fresh[s].eq(free), candidate[s].eq(flit)]
             with m.If(free):
                 m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
-                             fork_id[s].eq(Cat(flit.cid == c for c in range(ids))),
+                             fork_id[s].eq(hot),
                              left[s].eq(targets)]
             with m.Else():
                 m.d.sync += left[s].eq(left[s] & ~taken[s])
@@ -523,8 +524,7 @@ class SwitchCore(wiring.Component):
             # holds a credit of the offer's outgoing VC. An offer with no route is dropped.
             offer = unit.offer
             m.d.comb += [unit.ready[h].eq(held[h]) for h in range(hops)]
-            credit = onehot_mux([offer.hop == hv for hv in range(hops)], held)
-            wanted.append(Mux(unit.offer_valid, offer.out & credit, 0))
+            wanted.append(unit.request)
             no_route.append(unit.offer_valid & ~offer.out.any())
 
             # Per input one grant a cycle: its fork asks for its targets that hold a credit of
