@@ -144,9 +144,8 @@ def local_quiet(sw: Switch, ep: Endpoint) -> Value:
     """High when endpoint ``ep`` holds nothing and every credit of switch ``sw`` is home (a
     drained node)."""
     radix = sw.radix
-    credits_home = Cat(sw.credit_counts[o][v] == (sw.local_depth if o == radix
-                                                  else sw.buffer_depth)
-                       for o in range(radix + 1) for v in range(sw.params.vcs)).all()
+    credits_home = Cat(count == (sw.local_depth if o == radix else sw.buffer_depth)
+                       for o in range(radix + 1) for count in sw.credit_counts[o]).all()
     return ep.quiet & credits_home
 
 

@@ -59,6 +59,11 @@ output in its slot lets its fork wait (credit or not), so the p2p flit can go: p
 least one cycle in ``coll_burst + 1`` of every output (0 turns the floor off: strict
 priority).
 
+Without a collective path (``collective=None``; ``--collective none`` on the command line)
+the switch is a p2p switch: no response buffers, forks or stream, no credits of the
+collective VCs, and an allocation of p2p offers alone. A flit arriving on a collective VC is
+discarded, its credit returned and ``coll_drop`` flagged.
+
 The credit loop is :data:`CREDIT_ROUND_TRIP` cycles: a credit taken at allocation is usable
 again 5 cycles later (output register, flit on the link, head of the downstream buffer and
 popped, credit on the link, counter updated), so a VC sustains one flit per cycle only with at
@@ -184,9 +189,9 @@ def _check_switch(radix, params, buffer_depth, local_depth, collective, early_li
     if local_depth is None:
         local_depth = buffer_depth
     check_int("Local depth", local_depth, low=1)
-    if not callable(collective):
-        raise TypeError(f"Collective must be a callable building the collective path, "
-                        f"not {collective!r}")
+    if collective is not None and not callable(collective):
+        raise TypeError(f"Collective must be a callable building the collective path, or "
+                        f"None, not {collective!r}")
     if not isinstance(early_links, bool):
         raise TypeError(f"Early links must be a bool, not {early_links!r}")
     return local_depth
@@ -207,13 +212,16 @@ class SwitchCore(wiring.Component):
     local_depth : int, optional
         Credits per VC of the local output (the endpoint's receive buffer depth); defaults to
         ``buffer_depth``. At least 1.
-    collective : callable, optional
+    collective : callable or None, optional
         ``collective(params, radix, depth)`` builds the collective path, its request buffers
         ``buffer_depth`` deep (default
         :func:`default_collective`: the collective engine, reducing in the switch);
         :class:`~innet.hw.collective.CollectivePath` is the pass-through without reduction,
         ``functools.partial(CollectiveEngine, mul=True)`` an engine with multipliers. See
-        :mod:`innet.hw.collective` for the contract.
+        :mod:`innet.hw.collective` for the contract. ``None`` builds a p2p switch: no
+        collective path, no response buffers or forks, credits for the p2p VCs only; a flit
+        arriving on a collective VC is discarded (``error_events.coll_drop``) and its credit
+        returned, and the collective configuration inputs are ignored.
     early_links : bool
         The network ports' registered outputs (``o[q].valid``, ``o[q].payload`` and
         ``i[q].credit`` for ``q < radix``) carry the value their register loads instead of
@@ -260,7 +268,8 @@ class SwitchCore(wiring.Component):
     Attributes
     ----------
     credit_counts : list of list of Signal
-        ``credit_counts[o][v]``: credits output ``o`` holds for VC ``v`` (for testbenches).
+        ``credit_counts[o][v]``: credits output ``o`` holds for VC ``v`` (for testbenches;
+        the p2p VCs only without a collective path).
     """
 
     def __init__(self, radix: int, params: FlitParams, buffer_depth: int = CREDIT_ROUND_TRIP, *,
@@ -275,8 +284,9 @@ class SwitchCore(wiring.Component):
         self._collective = collective
         self.early_links = early_links
         ports = radix + 1
+        served = params.vcs if collective is not None else params.p2p_vcs
         self.credit_counts = [[Signal(range(self._depth(o) + 1), name=f"credits_o{o}_vc{v}")
-                               for v in range(params.vcs)] for o in range(ports)]
+                               for v in range(served)] for o in range(ports)]
         super().__init__({
             "i": In(link_signature(params)).array(ports),
             "o": Out(link_signature(params)).array(ports),
@@ -324,9 +334,12 @@ class SwitchCore(wiring.Component):
         # in its input's InputUnit.
         entry = InputUnit.route_layout(ports, hops)
         depth = self._buffer_depth
+        # The collective path; without one the switch serves the p2p VCs only.
+        coll = None if self._collective is None else self._collective(p, radix, depth)
+        served = hops if coll is None else p.vcs
 
-        # Credit counters per output and VC.
-        counters = [[CreditCounter(self._depth(o)) for _ in range(p.vcs)] for o in range(ports)]
+        # Credit counters per output and served VC.
+        counters = [[CreditCounter(self._depth(o)) for _ in range(served)] for o in range(ports)]
         for o, row in enumerate(counters):
             for v, counter in enumerate(row):
                 m.submodules[f"credit_o{o}_vc{v}"] = counter
@@ -334,114 +347,115 @@ class SwitchCore(wiring.Component):
                              self.credit_counts[o][v].eq(counter.count)]
 
         # The crossbar's inputs (``sources``): the input ports, then the collective path's
-        # stream. Per output, the grant of last cycle (``sel_valid``, ``sel`` its source's
-        # number): a collective fork or a p2p offer.
-        ids, sources = p.collective_ids, ports + 1
+        # stream, if any. Per output, the grant of last cycle (``sel_valid``, ``sel`` its
+        # source's number): a collective fork or a p2p offer.
+        ids, sources = p.collective_ids, ports + (coll is not None)
         sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
         sel = [Signal(range(sources), name=f"out{o}_sel") for o in range(ports)]
         # The p2p floor: a registered pulse that keeps collective flits off an output for one
         # cycle after ``coll_burst`` collective flits in a row while p2p waited.
         slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
 
-        # Collective path: request flits in, one stream of flits with their targets out.
-        coll = self._collective(p, radix, depth)
-        m.submodules.collective = coll
-        m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
-                     self.coll_timed_out.eq(coll.timed_out)]
-        for c in range(ids):
-            m.d.comb += [coll.config[c].eq(self.collective[c]),
-                         self.coll_missing[c].eq(coll.missing[c])]
+        coll_dropped = []  # collective flits discarded
+        if coll is not None:
+            # Collective path: request flits in, one stream of flits with their targets out.
+            m.submodules.collective = coll
+            m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
+                         self.coll_timed_out.eq(coll.timed_out)]
+            for c in range(ids):
+                m.d.comb += [coll.config[c].eq(self.collective[c]),
+                             self.coll_missing[c].eq(coll.missing[c])]
 
-        # Forks: per source, the collective flit it offers, the targets it has not yet left
-        # on, and the outputs that take it this cycle. An input port's fork holds the head of
-        # its response buffer, with its id's ``resp_out``; the stream's fork the collective
-        # path's flit, with its targets. The flit leaves on each target as soon as that output
-        # grants it, and the fork takes its next flit in the cycle its last target does (no
-        # bubble). Whether the fork is free comes at the end of the allocation, so the flit is
-        # not a register loaded then (that enable would fan out to every bit): every cycle
-        # ``fresh`` keeps whether the fork was free, ``candidate`` the flit it could take and
-        # ``sent`` the flit it held, and the fork's flit is chosen from those registers. What
-        # is loaded when the fork is free is small: whether it holds a flit, the targets left
-        # and the flit's id (one-hot, for the abort and the busy status).
-        fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
-        fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
-        fork_id = [Signal(ids, name=f"fork{s}_id") for s in range(sources)]
-        left = [Signal(ports, name=f"fork{s}_left") for s in range(sources)]
-        taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
-        fresh = [Signal(name=f"fork{s}_fresh") for s in range(sources)]
-        candidate = [Signal(layout, name=f"fork{s}_candidate") for s in range(sources)]
-        sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
-        aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
-        for s in range(sources):
-            m.d.comb += fork[s].eq(Mux(fresh[s], candidate[s], sent[s]))
-            m.d.sync += sent[s].eq(fork[s])
-            # A fork whose id is aborted is done: its flit leaves on no further output.
-            m.d.comb += aborted[s].eq((fork_id[s] & self.coll_abort).any())
-        coll_dropped = []
+            # Forks: per source, the collective flit it offers, the targets it has not yet left
+            # on, and the outputs that take it this cycle. An input port's fork holds the head of
+            # its response buffer, with its id's ``resp_out``; the stream's fork the collective
+            # path's flit, with its targets. The flit leaves on each target as soon as that output
+            # grants it, and the fork takes its next flit in the cycle its last target does (no
+            # bubble). Whether the fork is free comes at the end of the allocation, so the flit is
+            # not a register loaded then (that enable would fan out to every bit): every cycle
+            # ``fresh`` keeps whether the fork was free, ``candidate`` the flit it could take and
+            # ``sent`` the flit it held, and the fork's flit is chosen from those registers. What
+            # is loaded when the fork is free is small: whether it holds a flit, the targets left
+            # and the flit's id (one-hot, for the abort and the busy status).
+            fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
+            fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
+            fork_id = [Signal(ids, name=f"fork{s}_id") for s in range(sources)]
+            left = [Signal(ports, name=f"fork{s}_left") for s in range(sources)]
+            taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
+            fresh = [Signal(name=f"fork{s}_fresh") for s in range(sources)]
+            candidate = [Signal(layout, name=f"fork{s}_candidate") for s in range(sources)]
+            sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
+            aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
+            for s in range(sources):
+                m.d.comb += fork[s].eq(Mux(fresh[s], candidate[s], sent[s]))
+                m.d.sync += sent[s].eq(fork[s])
+                # A fork whose id is aborted is done: its flit leaves on no further output.
+                m.d.comb += aborted[s].eq((fork_id[s] & self.coll_abort).any())
 
-        def load_fork(s: int, valid, flit, targets):
-            """Fork ``s`` takes ``flit`` (with ``valid``, to ``targets``) when it is free;
-            returns whether it does."""
-            done = ((left[s] & ~taken[s]) == 0) | aborted[s]
-            free = ~fork_valid[s] | done
-            load = Signal(name=f"fork{s}_load")
-            hot = Cat(flit.cid == c for c in range(ids))
-            gone = (hot & self.coll_abort).any()
-            m.d.comb += load.eq(free & valid)
-            coll_dropped.append(load & ~gone & ~targets.any())
-            m.d.sync += [fresh[s].eq(free), candidate[s].eq(flit)]
-            with m.If(free):
-                m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
-                             fork_id[s].eq(hot),
-                             left[s].eq(targets)]
-            with m.Else():
-                m.d.sync += left[s].eq(left[s] & ~taken[s])
-            return load
+            def load_fork(s: int, valid, flit, targets):
+                """Fork ``s`` takes ``flit`` (with ``valid``, to ``targets``) when it is free;
+                returns whether it does."""
+                done = ((left[s] & ~taken[s]) == 0) | aborted[s]
+                free = ~fork_valid[s] | done
+                load = Signal(name=f"fork{s}_load")
+                hot = Cat(flit.cid == c for c in range(ids))
+                gone = (hot & self.coll_abort).any()
+                m.d.comb += load.eq(free & valid)
+                coll_dropped.append(load & ~gone & ~targets.any())
+                m.d.sync += [fresh[s].eq(free), candidate[s].eq(flit)]
+                with m.If(free):
+                    m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
+                                 fork_id[s].eq(hot),
+                                 left[s].eq(targets)]
+                with m.Else():
+                    m.d.sync += left[s].eq(left[s] & ~taken[s])
+                return load
 
-        # The stream's fork, with one flit of room in front of it (``spare``), so that the
-        # collective path's ``ready`` is a register: the fork takes the spare flit, else the
-        # stream's; the stream's flit goes into the spare register when the fork does not take
-        # it. Each has the VC of its flit (one-hot over the collective VCs: the request VCs by
-        # id, then the response VC).
-        stream, result = ports, coll.result
-        spare_valid = Signal(name="spare_valid")
-        spare = Signal(layout, name="spare_flit")
-        spare_targets = Signal(ports, name="spare_targets")
-        spare_vc, stream_vc = Signal(ids + 1, name="spare_vc"), Signal(ids + 1, name="stream_vc")
-        result_vc = Cat(*[(result.payload.kind == Kind.REQ) & (result.payload.cid == c)
-                          for c in range(ids)], result.payload.kind == Kind.RESP)
-        taking = result.valid & ~spare_valid
-        m.d.comb += result.ready.eq(~spare_valid)
-        offered = Signal(layout, name="stream_offered")
-        m.d.comb += offered.eq(Mux(spare_valid, spare, result.payload))
-        load = load_fork(stream, spare_valid | taking, offered,
-                         Mux(spare_valid, spare_targets, result.targets))
-        with m.If(load):
-            m.d.sync += stream_vc.eq(Mux(spare_valid, spare_vc, result_vc))
-        with m.If(spare_valid & load):
-            m.d.sync += spare_valid.eq(0)
-        with m.Elif(taking & ~load):
-            m.d.sync += spare_valid.eq(1)
-        # An empty spare register loads the stream's flit whether or not it keeps it (its
-        # content does not matter while it is empty), so its enable is a register.
-        with m.If(~spare_valid):
-            m.d.sync += [spare.eq(result.payload), spare_targets.eq(result.targets),
-                         spare_vc.eq(result_vc)]
-        coll_vcs = list(range(hops, p.vcs))
-        # What the collective path may offer: outputs that can take one more flit of a VC than
-        # the stream's fork and spare flit still send there.
-        for k, v in enumerate(coll_vcs):
-            room = Cat(counters[o][v].count
-                       > ((fork_valid[stream] & left[stream][o] & stream_vc[k]).as_unsigned()
-                          + (spare_valid & spare_targets[o] & spare_vc[k]))
-                       for o in range(ports))
-            if k < ids:
-                m.d.comb += coll.credit_req[k].eq(room)
-            else:
-                m.d.comb += coll.credit_resp.eq(room)
-        stream_credit = Cat(any_of(stream_vc[k] & counters[o][v].available
-                                   for k, v in enumerate(coll_vcs)) for o in range(ports))
-        resp_credit = Cat(counters[o][p.resp_vc].available for o in range(ports))
+            # The stream's fork, with one flit of room in front of it (``spare``), so that the
+            # collective path's ``ready`` is a register: the fork takes the spare flit, else the
+            # stream's; the stream's flit goes into the spare register when the fork does not take
+            # it. Each has the VC of its flit (one-hot over the collective VCs: the request VCs by
+            # id, then the response VC).
+            stream, result = ports, coll.result
+            spare_valid = Signal(name="spare_valid")
+            spare = Signal(layout, name="spare_flit")
+            spare_targets = Signal(ports, name="spare_targets")
+            spare_vc = Signal(ids + 1, name="spare_vc")
+            stream_vc = Signal(ids + 1, name="stream_vc")
+            result_vc = Cat(*[(result.payload.kind == Kind.REQ) & (result.payload.cid == c)
+                              for c in range(ids)], result.payload.kind == Kind.RESP)
+            taking = result.valid & ~spare_valid
+            m.d.comb += result.ready.eq(~spare_valid)
+            offered = Signal(layout, name="stream_offered")
+            m.d.comb += offered.eq(Mux(spare_valid, spare, result.payload))
+            load = load_fork(stream, spare_valid | taking, offered,
+                             Mux(spare_valid, spare_targets, result.targets))
+            with m.If(load):
+                m.d.sync += stream_vc.eq(Mux(spare_valid, spare_vc, result_vc))
+            with m.If(spare_valid & load):
+                m.d.sync += spare_valid.eq(0)
+            with m.Elif(taking & ~load):
+                m.d.sync += spare_valid.eq(1)
+            # An empty spare register loads the stream's flit whether or not it keeps it (its
+            # content does not matter while it is empty), so its enable is a register.
+            with m.If(~spare_valid):
+                m.d.sync += [spare.eq(result.payload), spare_targets.eq(result.targets),
+                             spare_vc.eq(result_vc)]
+            coll_vcs = list(range(hops, p.vcs))
+            # What the collective path may offer: outputs that can take one more flit of a VC than
+            # the stream's fork and spare flit still send there.
+            for k, v in enumerate(coll_vcs):
+                room = Cat(counters[o][v].count
+                           > ((fork_valid[stream] & left[stream][o] & stream_vc[k]).as_unsigned()
+                              + (spare_valid & spare_targets[o] & spare_vc[k]))
+                           for o in range(ports))
+                if k < ids:
+                    m.d.comb += coll.credit_req[k].eq(room)
+                else:
+                    m.d.comb += coll.credit_resp.eq(room)
+            stream_credit = Cat(any_of(stream_vc[k] & counters[o][v].available
+                                       for k, v in enumerate(coll_vcs)) for o in range(ports))
+            resp_credit = Cat(counters[o][p.resp_vc].available for o in range(ports))
 
         # The routing table's valid bits (its outputs are in each input's LUT RAM).
         routed = Signal(p.routing_depth, name="route_valid")
@@ -494,29 +508,36 @@ class SwitchCore(wiring.Component):
                 unit.w_valid.eq(link.valid & (link.payload.kind == Kind.P2P) & (hop_in < hops)),
                 unit.w_vc.eq(hop_in), unit.w_route.eq(new), unit.w_flit.eq(link.payload),
             ]
-            # Request flits go to the collective path, which buffers them per id.
-            m.d.comb += [coll.req[i].valid.eq(link.valid & good & (link.payload.kind == Kind.REQ)),
-                         coll.req[i].payload.eq(link.payload)]
-            for c in range(ids):
-                m.d.comb += pops[i][p.req_vc(c)].eq(coll.req_pop[c][i])
-
-            # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
-            # empty buffer goes straight into a free fork, through the buffer's bypass),
-            # multicast to its id's resp_out.
-            resp = Buffer(layout, depth)
-            m.submodules[f"resp_i{i}"] = resp
+            request = link.valid & good & (link.payload.kind == Kind.REQ)
             arriving = link.valid & good & (link.payload.kind == Kind.RESP)
-            queued = Bypass(m, resp, arriving, link.payload, name=f"in{i}_resp")
-            resp_heads.append((queued.waiting, resp.r.payload))
-            head = queued.head
-            targets = onehot_mux([(head.cid == c) & self.collective[c].enable
-                                  for c in range(ids)],
-                                 [self.collective[c].resp_out for c in range(ids)])
-            load = load_fork(i, queued.waiting | arriving, head, targets)
-            queued.take(load)
-            m.d.comb += pops[i][p.resp_vc].eq(load)
             full = Signal(name=f"in{i}_full")
-            m.d.comb += full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)
+            if coll is None:
+                # No collective path: a collective flit is discarded and its credit returned.
+                for c in range(ids):
+                    m.d.comb += pops[i][p.req_vc(c)].eq(request & (link.payload.cid == c))
+                m.d.comb += [pops[i][p.resp_vc].eq(arriving), full.eq(unit.w_refused)]
+                coll_dropped.append(request | arriving)
+            else:
+                # Request flits go to the collective path, which buffers them per id.
+                m.d.comb += [coll.req[i].valid.eq(request), coll.req[i].payload.eq(link.payload)]
+                for c in range(ids):
+                    m.d.comb += pops[i][p.req_vc(c)].eq(coll.req_pop[c][i])
+
+                # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
+                # empty buffer goes straight into a free fork, through the buffer's bypass),
+                # multicast to its id's resp_out.
+                resp = Buffer(layout, depth)
+                m.submodules[f"resp_i{i}"] = resp
+                queued = Bypass(m, resp, arriving, link.payload, name=f"in{i}_resp")
+                resp_heads.append((queued.waiting, resp.r.payload))
+                head = queued.head
+                targets = onehot_mux([(head.cid == c) & self.collective[c].enable
+                                      for c in range(ids)],
+                                     [self.collective[c].resp_out for c in range(ids)])
+                load = load_fork(i, queued.waiting | arriving, head, targets)
+                queued.take(load)
+                m.d.comb += [pops[i][p.resp_vc].eq(load),
+                             full.eq(unit.w_refused | resp.w.valid & ~resp.w.ready)]
             bad_vc.append(link.valid & ~good)
             overflow.append(full)
 
@@ -527,38 +548,42 @@ class SwitchCore(wiring.Component):
             wanted.append(unit.request)
             no_route.append(unit.offer_valid & ~offer.out.any())
 
-            # Per input one grant a cycle: its fork asks for its targets that hold a credit of
-            # the response VC and are not in their p2p slot (nothing at all while its p2p
-            # offer's route names an output in its slot, credit or not: all registers), and
-            # its p2p offer asks only when the fork does not.
-            p2p_first = unit.offer_valid & (offer.out & slots).any()
-            asks = Signal(ports, name=f"in{i}_coll_req")
-            m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
-                                    left[i] & resp_credit & ~slots, 0))
-            coll_req.append(asks)
-            p2p = Signal(ports, name=f"in{i}_p2p_req")
-            m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
-            p2p_req.append(p2p)
-
-            # The flit granted last cycle: the fork's, or the p2p flit with its outgoing hop.
-            forked = Signal(name=f"in{i}_forked")
-            m.d.sync += forked.eq(taken[i].any())
+            # The flit granted last cycle: the p2p flit with its outgoing hop, or the fork's.
             hop_reg = Signal(p.hop_width, name=f"in{i}_hop")
             p2p_data = Signal(layout, name=f"in{i}_p2p")
-            data_reg = Signal(layout, name=f"in{i}_data")
             m.d.sync += hop_reg.eq(offer.hop)
-            m.d.comb += [p2p_data.eq(unit.flit), p2p_data.hop.eq(hop_reg),
-                         data_reg.eq(Mux(forked, sent[i], p2p_data))]
-            in_data.append(data_reg)
+            m.d.comb += [p2p_data.eq(unit.flit), p2p_data.hop.eq(hop_reg)]
+            if coll is None:
+                p2p_req.append(unit.request)
+                in_data.append(p2p_data)
+            else:
+                # Per input one grant a cycle: its fork asks for its targets that hold a credit
+                # of the response VC and are not in their p2p slot (nothing at all while its
+                # p2p offer's route names an output in its slot, credit or not: all
+                # registers), and its p2p offer asks only when the fork does not.
+                p2p_first = unit.offer_valid & (offer.out & slots).any()
+                asks = Signal(ports, name=f"in{i}_coll_req")
+                m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
+                                        left[i] & resp_credit & ~slots, 0))
+                coll_req.append(asks)
+                p2p = Signal(ports, name=f"in{i}_p2p_req")
+                m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
+                p2p_req.append(p2p)
+                forked = Signal(name=f"in{i}_forked")
+                data_reg = Signal(layout, name=f"in{i}_data")
+                m.d.sync += forked.eq(taken[i].any())
+                m.d.comb += data_reg.eq(Mux(forked, sent[i], p2p_data))
+                in_data.append(data_reg)
 
             # Credits back to the sender, registered (at the far end with early links).
             m.d[self._link_domain(i)] += link.credit.eq(Cat(pops[i]))
 
-        asks = Signal(ports, name="stream_coll_req")
-        m.d.comb += asks.eq(Mux(fork_valid[stream] & ~aborted[stream],
-                                left[stream] & stream_credit & ~slots, 0))
-        coll_req.append(asks)
-        in_data.append(sent[stream])
+        if coll is not None:
+            asks = Signal(ports, name="stream_coll_req")
+            m.d.comb += asks.eq(Mux(fork_valid[stream] & ~aborted[stream],
+                                    left[stream] & stream_credit & ~slots, 0))
+            coll_req.append(asks)
+            in_data.append(sent[stream])
 
         # Stage 2, allocation per output: collective forks first (round-robin over the
         # sources), else p2p offers (round-robin over the inputs). The grant is registered as
@@ -566,32 +591,51 @@ class SwitchCore(wiring.Component):
         p2p_taken = [[] for _ in range(ports)]
         burst = self.coll_burst
         for o in range(ports):
-            coll_rr, p2p_rr = RoundRobin(sources), RoundRobin(ports)
-            m.submodules[f"out{o}_coll_rr"] = coll_rr
+            p2p_rr = RoundRobin(ports)
             m.submodules[f"out{o}_p2p_rr"] = p2p_rr
-            coll_win = Signal(name=f"out{o}_coll_win")
+            coll_win = Signal(name=f"out{o}_coll_win")  # stays 0 without a collective path
             p2p_win = Signal(name=f"out{o}_p2p_win")
             m.d.comb += [
-                coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
-                # A fork wins the output when one asks: the p2p pops depend on the forks'
-                # requests only, not on their round robin.
-                coll_win.eq(coll_rr.requests.any()),
                 p2p_rr.requests.eq(Cat(r[o] for r in p2p_req)), p2p_rr.take.eq(~coll_win),
                 p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
             ]
-            for s in range(sources):
-                m.d.comb += taken[s][o].eq(coll_rr.grant[s])
             for i in range(ports):
                 p2p_taken[i].append(p2p_rr.grant[i] & ~coll_win)
-            m.d.sync += [sel_valid[o].eq(coll_win | p2p_win),
-                         sel[o].eq(Mux(coll_win, encode_onehot(coll_rr.grant),
-                                       encode_onehot(p2p_rr.grant)))]
+            grant = encode_onehot(p2p_rr.grant)
+            if coll is not None:
+                coll_rr = RoundRobin(sources)
+                m.submodules[f"out{o}_coll_rr"] = coll_rr
+                m.d.comb += [
+                    coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
+                    # A fork wins the output when one asks: the p2p pops depend on the forks'
+                    # requests only, not on their round robin.
+                    coll_win.eq(coll_rr.requests.any()),
+                ]
+                for s in range(sources):
+                    m.d.comb += taken[s][o].eq(coll_rr.grant[s])
+                grant = Mux(coll_win, encode_onehot(coll_rr.grant), grant)
+            m.d.sync += [sel_valid[o].eq(coll_win | p2p_win), sel[o].eq(grant)]
 
             # Stage 3: the output register, from the crossbar (the registered select over the
             # sources' flits of last cycle).
             link = self.o[o]
             m.d[self._link_domain(o)] += [link.valid.eq(sel_valid[o]),
                                           link.payload.eq(binary_mux(sel[o], in_data))]
+
+            # Credits taken: a p2p flit's by its outgoing hop, a response's on the response VC,
+            # the stream's flit's on its VC.
+            hop = onehot_mux(p2p_rr.grant, [unit.offer.hop for unit in units])
+            for v in range(hops):
+                m.d.comb += counters[o][v].take.eq(p2p_win & (hop == v))
+            if coll is None:
+                continue
+            from_stream = coll_rr.grant[stream]
+            for v in range(hops, p.vcs):
+                if v < p.resp_vc:
+                    take = from_stream & stream_vc[v - hops]
+                else:
+                    take = coll_rr.grant[:ports].any() | from_stream & stream_vc[ids]
+                m.d.comb += counters[o][v].take.eq(take)
 
             # The p2p floor: count the collective flits granted in a row while p2p waits;
             # after ``coll_burst`` of them the next cycle is a slot, in which collective flits
@@ -604,43 +648,37 @@ class SwitchCore(wiring.Component):
                                                         run + 1, run)))
             m.d.sync += [run.eq(run_next),
                          slot[o].eq((burst != 0) & waiting & ~slot[o] & (run_next >= burst))]
-
-            # Credits taken: a p2p flit's by its outgoing hop, a response's on the response VC,
-            # the stream's flit's on its VC.
-            hop = onehot_mux(p2p_rr.grant, [unit.offer.hop for unit in units])
-            from_stream = coll_rr.grant[stream]
-            for v in range(p.vcs):
-                if v < hops:
-                    take = p2p_win & (hop == v)
-                elif v < p.resp_vc:
-                    take = from_stream & stream_vc[v - hops]
-                else:
-                    take = coll_rr.grant[:ports].any() | from_stream & stream_vc[ids]
-                m.d.comb += counters[o][v].take.eq(take)
         for i, unit in enumerate(units):
             m.d.comb += [unit.take.eq(any_of(p2p_taken[i]) | no_route[i]),
                          *[pops[i][h].eq(unit.pop[h]) for h in range(hops)]]
 
-        # Busy per id: the collective path's, or a response or a stream flit of the id here.
-        here = [Signal(name=f"coll{c}_here") for c in range(ids)]
-        for c in range(ids):
-            m.d.sync += here[c].eq(any_of(
-                [fork_valid[s] & fork_id[s][c] for s in range(sources)]
-                + [spare_valid & (spare.cid == c)]
-                + [waiting & (head.cid == c) for waiting, head in resp_heads]))
-            m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
-
         # Error events (the Switch's register file keeps them as sticky flags).
         flags = {
             "bad_vc": any_of(bad_vc),
-            "overflow": any_of(overflow) | coll.req_refused,
+            "overflow": any_of(overflow),
             "no_route": any_of(no_route),
-            "coll_drop": coll.dropped | any_of(coll_dropped),
-            "coll_index": coll.mismatch,
-            "coll_op": coll.unsupported,
-            "coll_timeout": coll.stalled,
-            "credit": any_of(c.error for row in counters for c in row),
+            "coll_drop": any_of(coll_dropped),
+            # A counter's overflow, or a credit of a VC the switch does not serve.
+            "credit": any_of([c.error for row in counters for c in row]
+                             + [self.o[o].credit[served:].any() for o in range(ports)]),
         }
+        if coll is not None:
+            # Busy per id: the collective path's, or a response or a stream flit of the id
+            # here.
+            here = [Signal(name=f"coll{c}_here") for c in range(ids)]
+            for c in range(ids):
+                m.d.sync += here[c].eq(any_of(
+                    [fork_valid[s] & fork_id[s][c] for s in range(sources)]
+                    + [spare_valid & (spare.cid == c)]
+                    + [waiting & (head.cid == c) for waiting, head in resp_heads]))
+                m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
+            flags.update({
+                "overflow": flags["overflow"] | coll.req_refused,
+                "coll_drop": flags["coll_drop"] | coll.dropped,
+                "coll_index": coll.mismatch,
+                "coll_op": coll.unsupported,
+                "coll_timeout": coll.stalled,
+            })
         for name, value in flags.items():
             m.d.comb += getattr(self.error_events, name).eq(value)
         return m
@@ -718,8 +756,9 @@ class Switch(wiring.Component):
                                node_id_width=params.node_width)
         ports = radix + 1
         depth = [self._local_depth if o == radix else buffer_depth for o in range(ports)]
+        served = params.vcs if collective is not None else params.p2p_vcs
         self.credit_counts = [[Signal(range(depth[o] + 1), name=f"credits_o{o}_vc{v}")
-                               for v in range(params.vcs)] for o in range(ports)]
+                               for v in range(served)] for o in range(ports)]
         super().__init__({
             "i": In(link_signature(params)).array(ports),
             "o": Out(link_signature(params)).array(ports),
@@ -756,9 +795,10 @@ class Switch(wiring.Component):
         p = self._params
         # The collective path is built here, so that the interlock knows whether it has a
         # multiplier (the pass-through has no ``mul``: it takes any operation).
-        path = self._collective(p, self._radix, self._buffer_depth)
+        path = (None if self._collective is None
+                else self._collective(p, self._radix, self._buffer_depth))
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
-                          collective=lambda params, radix, depth: path,
+                          collective=None if path is None else lambda *_: path,
                           early_links=self._early_links)
         regs = RegisterFile(self._map, refusable=True)
         m.submodules.core = core

@@ -13,20 +13,23 @@ __all__ = ["make_switch", "switch_collective"]
 
 def switch_collective(name: str, mul: bool = False, payload_width: int = 32):
     """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
-    engine, its ALUs with multipliers if ``mul``) or ``"pass"`` (the pass-through).
+    engine, its ALUs with multipliers if ``mul``), ``"pass"`` (the pass-through) or ``"none"``
+    (``None``: the p2p switch, without collective support).
 
     Raises
     ------
     ValueError
-        If ``name`` is neither, or the engine is asked for a payload other than 32 bits (a
-        payload width that is wrong in itself gets the flit's own error first).
+        If ``name`` is none of these, or the engine is asked for a payload other than 32 bits
+        (a payload width that is wrong in itself gets the flit's own error first).
     """
     from innet.hw.collective import CollectivePath
 
+    if name == "none":
+        return None
     if name == "pass":
         return CollectivePath
     if name != "engine":
-        raise ValueError(f"Collective path must be one of engine, pass, not {name!r}")
+        raise ValueError(f"Collective path must be one of engine, pass, none, not {name!r}")
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.flit import FlitParams
 

@@ -9,12 +9,11 @@ at their defaults):
   reduction of every operation of :mod:`innet.gen.ops` but ``mul``);
 - ``passthrough`` (radix 4 only): with the pass-through collective path
   (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
-- ``p2p``: the switch without a collective path (:class:`NoCollectivePath`: nothing is sent or
-  popped on the collective VCs). The switch cannot be built without collective ids
-  (``FlitParams`` needs ``collective_ids >= 1``), so this variant keeps one collective id: its
-  VC buffers, credit counters and registers remain. It is the closest p2p-only switch that
-  :class:`innet.hw.switch.Switch` can express, so "collective support" measured against it
-  (``ceng`` minus ``p2p``) is the engine plus three more request VCs and their registers.
+- ``p2p``: the p2p switch (``Switch(collective=None)``): no collective path, no response
+  buffers or forks, credits for the p2p VCs only. The flit format keeps one collective id
+  (``FlitParams`` needs ``collective_ids >= 1``), so the register file keeps that id's
+  registers. "Collective support" measured against it (``ceng`` minus ``p2p``) is the engine,
+  the response multicast and the collective VCs' credits and registers.
 
 The collective path is always passed explicitly (``Switch(collective=...)``), so a change of
 the switch's default does not change what a row measures.
@@ -32,9 +31,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from amaranth import Module
-
-from innet.hw.collective import CollectivePath
 from innet.sim.bench import Options, case
 
 __all__ = [
@@ -44,8 +40,6 @@ __all__ = [
     "TIMING_SEEDS",
     "TIMING_SEEDS_NEEDED",
     "TIMING_SEED_GOAL_MHZ",
-    "NoCollectivePath",
-    "collective_path",
     "synth_case",
     "timing_case",
 ]
@@ -65,19 +59,6 @@ TIMING_DEPTH = 2
 TIMING_PATHS = 5
 
 
-class NoCollectivePath(CollectivePath):
-    """A collective path that does nothing: no flit is sent, popped or dropped.
-
-    A benchmark fixture (not a hardware block): passed as ``Switch(collective=...)`` it leaves
-    the p2p fabric alone, so the switch's cost without collective support can be compared with
-    its cost with it. Same signature and parameters as
-    :class:`~innet.hw.collective.CollectivePath`.
-    """
-
-    def elaborate(self, platform):
-        return Module()
-
-
 def synth_case(component: Any, name: str, params: dict[str, Any],
                options: Options) -> dict[str, Any]:
     """Emit and synthesise ``component`` on the ECP5 target; the result as a dict (placed and
@@ -92,31 +73,11 @@ def synth_case(component: Any, name: str, params: dict[str, Any],
     return {"params": params, **result.as_json()}
 
 
-def collective_path(variant: str, *, mul: bool = False, payload_width: int = 32):
-    """The ``collective=`` builder of a switch variant: ``"engine"`` and ``"pass"`` as
-    ``innet verilog switch --collective`` builds them
-    (:func:`innet.hw.variants.switch_collective`), or ``"none"``
-    (:class:`NoCollectivePath`).
-
-    Raises
-    ------
-    ValueError
-        If the variant is unknown, or is the engine for a payload other than 32 bits.
-    """
-    from innet.hw.variants import switch_collective
-
-    if variant == "none":
-        return NoCollectivePath
-    if variant not in ("engine", "pass"):
-        raise ValueError(f"Collective path must be one of engine, pass, none, not {variant!r}")
-    return switch_collective(variant, mul, payload_width)
-
-
 def _switch_top(radix: int, variant: str) -> tuple[Any, dict[str, Any]]:
-    from innet.hw.variants import make_switch
+    from innet.hw.variants import make_switch, switch_collective
 
     ids = 1 if variant == "none" else 4
-    top, params = make_switch(radix, collective_ids=ids, collective=collective_path(variant))
+    top, params = make_switch(radix, collective_ids=ids, collective=switch_collective(variant))
     params["collective_path"] = variant
     return top, params
 

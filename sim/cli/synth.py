@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from innet.hw.variants import make_switch
+from innet.hw.variants import make_switch, switch_collective
 from innet.sim.cli._common import (
     console,
     err_console,
@@ -273,14 +273,12 @@ def command() -> None:
 @click.option("--collective", type=click.Choice(["engine", "pass", "none"]), default="engine",
               show_default=True,
               help="Collective path: the engine (in-network reduction), the pass-through, or "
-                   "none (the p2p cost: nothing on the collective VCs).")
+                   "none (the p2p switch: no collective support).")
 @mul_option(default=False)
 @flow_options
 def switch(collective: str, mul: bool, flow: dict[str, Any], **params: Any) -> None:
     """The PIUMA-style switch with its register file (as `innet verilog switch`)."""
-    from innet.sim.bench.hardware import collective_path
-
-    path = collective_path(collective, mul=mul, payload_width=params["payload_width"])
+    path = switch_collective(collective, mul=mul, payload_width=params["payload_width"])
     top, values = make_switch(**params, collective=path)
     values.update(collective=collective, mul=mul if collective == "engine" else None)
     run(top, "innet_switch", {"component": "switch", **values}, **flow)

@@ -75,9 +75,10 @@ def command() -> None:
 
 @command.command("switch")
 @switch_options
-@click.option("--collective", type=click.Choice(["engine", "pass"]), default="engine",
+@click.option("--collective", type=click.Choice(["engine", "pass", "none"]), default="engine",
               show_default=True,
-              help="Collective path: the engine (in-network reduction) or the pass-through.")
+              help="Collective path: the engine (in-network reduction), the pass-through, or "
+                   "none (the p2p switch: no collective support).")
 @mul_option(default=False)
 @click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
@@ -120,6 +121,10 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
     out = console()
     fields = ", ".join(f"{f} {w}" for f, w in p.widths.items())
     aw = top.regmap.address_width
+    path = {"engine": "engine, " + (f"{radix} ALUs with multipliers" if mul else
+                                    f"{radix} ALUs without multipliers"),
+            "pass": "pass-through (no reduction)",
+            "none": "none (p2p switch: flits of the collective VCs are discarded)"}[collective]
     wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
     for line in (
         f"{wrote} and {report['metadata']}",
@@ -129,9 +134,7 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
          f"{len(top.regmap.registers)} registers"),
         f"flit:   {p.width} bits: {fields}",
         f"VCs:    {p.vcs} ({p2p_vcs} p2p, {collective_ids} request, 1 response)",
-        ("collective: engine, " + (f"{radix} ALUs with multipliers" if mul else
-                                   f"{radix} ALUs without multipliers")
-         if collective == "engine" else "collective: pass-through (no reduction)"),
+        f"collective: {path}",
     ):
         out.print(line, soft_wrap=True)
 

@@ -45,10 +45,9 @@ def component(values: Mapping[str, Any]) -> tuple[Any, str]:
         return ALU(mul=values["mul"], tag_width=values["tag_width"]), "innet_alu"
     if name == "switch":
         from innet.hw.switch import CREDIT_ROUND_TRIP
-        from innet.hw.variants import make_switch
-        from innet.sim.bench.hardware import collective_path
+        from innet.hw.variants import make_switch, switch_collective
 
-        path = collective_path(values["collective"], mul=values["mul"],
+        path = switch_collective(values["collective"], mul=values["mul"],
                                payload_width=values["payload_width"])
         top, _ = make_switch(values["radix"], payload_width=values["payload_width"],
                              collective_ids=values["collective_ids"],

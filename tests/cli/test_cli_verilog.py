@@ -43,6 +43,21 @@ def test_switch_readable_summary_and_default_name(innet, tmp_path):
     assert (tmp_path / "innet_switch.json").is_file()
 
 
+def test_switch_without_a_collective_path_is_the_smaller_p2p_switch(innet, tmp_path):
+    lines = {}
+    for collective in ("pass", "none"):
+        done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1",
+                     "--routing-depth", "4", "--collective", collective,
+                     "-o", f"{collective}.v", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        lines[collective] = done.stdout.splitlines()
+    assert lines["none"][-1] == ("collective: none (p2p switch: flits of the collective VCs are "
+                                 "discarded)")
+    assert lines["pass"][-1] == "collective: pass-through (no reduction)"
+    size = {c: int(re.search(r"\((\d+) lines", out[0]).group(1)) for c, out in lines.items()}
+    assert size["none"] < size["pass"]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--radix", "0"], "Radix must be at least 1, not 0"),
     (["--radix", "2", "--payload-width", "0"], "Payload width must be between 1 and 1024, not 0"),

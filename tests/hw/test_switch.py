@@ -78,8 +78,8 @@ class Links:
                 flit = p.unpack(ctx.get(dut.o[q].payload.as_value()))
                 sink.receive(flit)
                 self.arrivals.append((self.cycle, q, flit))
-            staged = [sink.expected_credits(v) - ctx.get(dut.credit_counts[q][v])
-                      for v in range(p.vcs)]
+            staged = [sink.expected_credits(v) - ctx.get(count)
+                      for v, count in enumerate(dut.credit_counts[q])]
             assert min(staged) >= 0, (self.cycle, q, staged)
             assert sum(staged) <= STAGED_FLITS, (self.cycle, q, staged)
             ctx.set(dut.o[q].credit, sink.credits())
@@ -200,8 +200,9 @@ def test_early_links_are_the_same_cycles_with_the_register_moved():
 
 
 @pytest.mark.rtl
-def test_one_stream_runs_at_one_flit_per_cycle():
-    dut = small_switch()
+@pytest.mark.parametrize("collective", [CollectivePath, None], ids=["pass", "p2p"])
+def test_one_stream_runs_at_one_flit_per_cycle(collective):
+    dut = small_switch(collective=collective)
 
     async def bench(ctx):
         await write(ctx, dut, "route[0]", port=1, valid=1)
@@ -218,9 +219,10 @@ def test_one_stream_runs_at_one_flit_per_cycle():
 
 
 @pytest.mark.rtl
-def test_random_traffic_with_backpressure_small_switch():
+@pytest.mark.parametrize("collective", [CollectivePath, None], ids=["pass", "p2p"])
+def test_random_traffic_with_backpressure_small_switch(collective):
     """Every flit once, at its routed port, in order per (input, VC); credits exact."""
-    dut = small_switch(routing_depth=4, p2p_vcs=2)
+    dut = small_switch(routing_depth=4, p2p_vcs=2, collective=collective)
     p = dut.params
     rng = random.Random(3)
 
@@ -405,6 +407,35 @@ def test_no_route_is_discarded_and_flagged():
     run(dut, bench)
 
 
+def test_a_p2p_switch_discards_collective_flits_and_returns_their_credits():
+    """Without a collective path, request and response flits are discarded (``coll_drop``)
+    and their credits come back, while p2p flits beside them still cross in HOP_CYCLES."""
+    dut = small_switch(collective=None)
+    p = dut.params
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[1]", port=0, valid=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=0, dtype=0)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0, 1, -1], RADIX))
+        await write(ctx, dut, "coll[0].req_in", ports=port_mask([0, 1, -1], RADIX))
+        links = Links(dut, random.Random(5))
+        for n, make in enumerate([Flit.response, Flit.request]):
+            for q in range(RADIX + 1):
+                links.src[q].push(make(cid=0, index=q, payload=q))
+            links.src[1].push(Flit.p2p(dst=1, src=1, payload=n))
+            for _ in range(12):
+                await links.step(ctx)
+            assert [(q, f.payload) for _, q, f in links.arrivals] == [(0, n)]
+            assert all(src.idle for src in links.src)  # every credit came back
+            errors = {name: ctx.get(getattr(dut.errors, name)) for name in ERROR_FIELDS}
+            assert errors == {name: int(name == "coll_drop") for name in ERROR_FIELDS}
+            await write(ctx, dut, "errors", coll_drop=1)
+            links.arrivals.clear()
+        assert [len(row) for row in dut.credit_counts] == [p.p2p_vcs] * (RADIX + 1)
+
+    run(dut, bench)
+
+
 @pytest.mark.rtl
 def test_register_changes_apply_to_the_next_flit():
     dut = small_switch()
@@ -453,7 +484,7 @@ def test_register_changes_apply_to_the_next_flit():
      "Routing depth must be between 1 and 65536, not 0"),
     ({"radix": 2, "local_depth": 0}, ValueError, "Local depth must be at least 1, not 0"),
     ({"radix": 2, "collective": 3}, TypeError,
-     "Collective must be a callable building the collective path, not 3"),
+     "Collective must be a callable building the collective path, or None, not 3"),
     ({"radix": 2, "early_links": 1}, TypeError, "Early links must be a bool, not 1"),
 ])
 def test_parameter_errors(kwargs, error, message):

@@ -248,25 +248,25 @@ def test_bench_list_and_bad_prefix(innet):
 def test_switch_variants_are_ordered_by_size():
     from innet.hw.variants import make_switch
     from innet.hw.verilog import emit
-    from innet.sim.bench.hardware import NoCollectivePath, collective_path
+    from innet.hw.variants import switch_collective
 
     sizes = {}
     for variant in ("none", "pass", "engine"):
-        top, _ = make_switch(2, collective_ids=1, collective=collective_path(variant, mul=False))
+        top, _ = make_switch(2, collective_ids=1, collective=switch_collective(variant))
         sizes[variant] = len(emit(top, "innet_switch").verilog)
-    assert collective_path("none") is NoCollectivePath
+    assert switch_collective("none") is None
     assert sizes["none"] < sizes["pass"] < sizes["engine"]
 
 
 def test_collective_path_errors():
-    from innet.sim.bench.hardware import collective_path
+    from innet.hw.variants import switch_collective
 
     with pytest.raises(ValueError, match=r"^Collective path must be one of engine, pass, none, "
                        r"not 'x'$"):
-        collective_path("x")
+        switch_collective("x")
     with pytest.raises(ValueError, match=r"^The collective engine reduces 32-bit payloads, not "
                        r"16-bit ones \(use --collective pass\)$"):
-        collective_path("engine", payload_width=16)
+        switch_collective("engine", payload_width=16)
 
 
 @pytest.mark.parametrize("radix", [8, 16])
@@ -451,8 +451,7 @@ def test_timing_case_places_the_radix4_p2p_switch_on_three_seeds(monkeypatch):
     assert seen["jobs"] == 3
     assert (seen["pnr"], seen["timeout"], seen["target"]) == (True, 700.0, "ecp5")
     top, name = seen["design"]
-    _reference, params = make_switch(4, collective_ids=1,
-                                     collective=hardware.collective_path("none"))
+    _reference, params = make_switch(4, collective_ids=1, collective=None)
     _reference._MustUse__silence = True
     assert (name, top.radix, top.params.collective_ids) == ("innet_switch", 4, 1)
     assert params["radix"] == 4

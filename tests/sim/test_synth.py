@@ -636,9 +636,7 @@ def test_breakdown_of_a_real_switch_sums_to_its_totals(cache, tmp_path):
     the design (its submodules and its top level) hold 98 % or more (the rest are cells
     nextpnr's packer makes, a row of their own)."""
     from innet.hw.variants import make_switch
-    from innet.sim.bench.hardware import NoCollectivePath
-
-    top, _ = make_switch(2, collective_ids=1, collective=NoCollectivePath)
+    top, _ = make_switch(2, collective_ids=1, collective=None)
     work = tmp_path / "build"
     result = synth.synthesize(emit(top, "innet_switch"), "ecp5", pnr=False, workdir=work)
     stat = synth.parse_stat((work / "stat_target.json").read_text(), "ecp5", "innet_synth_top")
