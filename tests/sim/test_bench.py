@@ -246,9 +246,8 @@ def test_bench_list_and_bad_prefix(innet):
 
 @pytest.mark.synth  # emits three switches through Yosys (tens of seconds)
 def test_switch_variants_are_ordered_by_size():
-    from innet.hw.variants import make_switch
+    from innet.hw.variants import make_switch, switch_collective
     from innet.hw.verilog import emit
-    from innet.hw.variants import switch_collective
 
     sizes = {}
     for variant in ("none", "pass", "engine"):

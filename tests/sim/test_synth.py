@@ -654,5 +654,5 @@ def test_breakdown_of_a_real_switch_sums_to_its_totals(cache, tmp_path):
     assert sum(r["logic_cells"] for r in rows if r["block"] != synth.PACKER) >= (
         0.98 * result.logic_cells)
     deeper = synth.breakdown(result.blocks, 2)
-    assert any(r["block"].startswith("core.resp_i") for r in deeper)
+    assert any(r["block"].startswith("core.p2p_i") for r in deeper)
     assert {k: sum(r[k] for r in deeper) for k in synth.BLOCK_KINDS} == total
