@@ -432,6 +432,12 @@ def test_a_p2p_switch_discards_collective_flits_and_returns_their_credits():
             await write(ctx, dut, "errors", coll_drop=1)
             links.arrivals.clear()
         assert [len(row) for row in dut.credit_counts] == [p.p2p_vcs] * (RADIX + 1)
+        # A credit on a VC the switch never sends on breaks the protocol.
+        ctx.set(dut.o[1].credit, 1 << p.resp_vc)
+        await ctx.tick()
+        ctx.set(dut.o[1].credit, 0)
+        await ctx.tick()
+        assert ctx.get(dut.errors.credit) == 1
 
     run(dut, bench)
 
