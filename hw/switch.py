@@ -177,6 +177,12 @@ def default_collective(params: FlitParams, radix: int, depth: int = CREDIT_ROUND
     return CollectivePath(params, radix, depth)
 
 
+def _served_vcs(params: FlitParams, collective) -> int:
+    """The VCs a switch keeps credits of: all of them, or the p2p VCs without a collective
+    path."""
+    return params.p2p_vcs if collective is None else params.vcs
+
+
 def _check_switch(radix, params, buffer_depth, local_depth, collective, early_links) -> int:
     """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the local depth."""
     check_int("Radix", radix, low=1)
@@ -284,9 +290,9 @@ class SwitchCore(wiring.Component):
         self._collective = collective
         self.early_links = early_links
         ports = radix + 1
-        served = params.vcs if collective is not None else params.p2p_vcs
         self.credit_counts = [[Signal(range(self._depth(o) + 1), name=f"credits_o{o}_vc{v}")
-                               for v in range(served)] for o in range(ports)]
+                               for v in range(_served_vcs(params, collective))]
+                              for o in range(ports)]
         super().__init__({
             "i": In(link_signature(params)).array(ports),
             "o": Out(link_signature(params)).array(ports),
@@ -336,7 +342,7 @@ class SwitchCore(wiring.Component):
         depth = self._buffer_depth
         # The collective path; without one the switch serves the p2p VCs only.
         coll = None if self._collective is None else self._collective(p, radix, depth)
-        served = hops if coll is None else p.vcs
+        served = _served_vcs(p, self._collective)
 
         # Credit counters per output and served VC.
         counters = [[CreditCounter(self._depth(o)) for _ in range(served)] for o in range(ports)]
@@ -756,9 +762,9 @@ class Switch(wiring.Component):
                                node_id_width=params.node_width)
         ports = radix + 1
         depth = [self._local_depth if o == radix else buffer_depth for o in range(ports)]
-        served = params.vcs if collective is not None else params.p2p_vcs
         self.credit_counts = [[Signal(range(depth[o] + 1), name=f"credits_o{o}_vc{v}")
-                               for v in range(served)] for o in range(ports)]
+                               for v in range(_served_vcs(params, collective))]
+                              for o in range(ports)]
         super().__init__({
             "i": In(link_signature(params)).array(ports),
             "o": Out(link_signature(params)).array(ports),
