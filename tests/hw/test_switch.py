@@ -8,6 +8,7 @@ tests (tests/sim/test_switch_rtl.py).
 import random
 
 import pytest
+from amaranth import Cat, Module, Mux
 from amaranth.sim import Simulator
 
 from innet.gen.regmap import port_mask
@@ -720,3 +721,146 @@ def test_the_watchdog_names_the_missing_port_and_abort_clears_it():
         assert links.arrivals == []
 
     run(dut, bench)
+
+
+
+def run_chaos(dut, rng):
+    """Random p2p, request and response flits on every input of ``dut`` (radix 2, two ids)
+    under backpressure, while a second testbench writes random collective configurations
+    through the bus and raises and drops random aborts; at the end every id is aborted until
+    quiet and disabled. Asserts that no credit is duplicated (by the senders, :class:`Links`)
+    or lost (every sender idle at the end), that no output sends without a credit (the
+    receivers) and that every p2p flit arrives exactly once, on its routed port."""
+    from innet.gen.ops import DType, Op
+
+    ids, ports = dut.params.collective_ids, RADIX + 1
+    state = {"traffic": True, "done": False}
+    table = {}
+
+    async def configure(ctx):
+        table.update(await random_routes(ctx, dut, rng))
+        state["links"] = Links(dut, rng, Backpressure(0.6, 0.05, 8))
+        while state["traffic"]:
+            for _ in range(rng.randrange(1, 30)):
+                await ctx.tick()
+            c, pick = rng.randrange(ids), rng.randrange(6)
+            if pick == 0:
+                await write(ctx, dut, f"coll[{c}].ctrl", enable=rng.randrange(2),
+                            op=rng.choice(list(Op)), dtype=rng.choice(list(DType)))
+            elif pick == 1:
+                await write(ctx, dut, f"coll[{c}].req_in", ports=rng.randrange(1 << ports))
+            elif pick == 2:
+                await write(ctx, dut, f"coll[{c}].req_out", port=rng.randrange(ports),
+                            root=rng.randrange(2))
+            elif pick == 3:
+                await write(ctx, dut, f"coll[{c}].resp_out", ports=rng.randrange(1 << ports))
+            else:
+                await write(ctx, dut, f"coll[{c}].abort", drain=rng.randrange(2))
+        for c in range(ids):
+            await write(ctx, dut, f"coll[{c}].abort", drain=1)
+        status = dut.regmap["coll[0].status"]
+        for _ in range(3000):
+            busy = [status.decode(await read(ctx, dut, f"coll[{c}].status"))["busy"]
+                    for c in range(ids)]
+            if not any(busy) and all(src.idle for src in state["links"].src):
+                break
+        for c in range(ids):
+            await write(ctx, dut, f"coll[{c}].ctrl", enable=0)
+            await write(ctx, dut, f"coll[{c}].abort", drain=0)
+        state["done"] = True
+
+    async def traffic(ctx):
+        while "links" not in state:
+            await ctx.tick()
+        links = state["links"]
+        sent = []
+        for _ in range(1500):
+            if rng.random() < 0.4:
+                sent += offer_random_p2p(links, rng, payload=len(sent))
+            for q in range(ports):
+                if rng.random() < 0.3:
+                    make = Flit.request if rng.random() < 0.7 else Flit.response
+                    links.src[q].push(make(rng.randrange(ids), index=rng.randrange(4),
+                                           payload=rng.getrandbits(32)))
+            await links.step(ctx)
+        state["traffic"] = False
+        while not state["done"]:
+            await links.step(ctx)
+        for _ in range(2 * HOP_CYCLES):
+            await links.step(ctx)
+        lost = [src.credits for src in links.src if not src.idle]
+        assert not lost, f"credits lost: {lost} of {[src.depth for src in links.src]}"
+        p2p = [(q, f) for _, q, f in links.arrivals if f.kind == Kind.P2P]
+        got = {f.payload: q for q, f in p2p}
+        assert len(got) == len(p2p) == len(sent)
+        assert all(got[flit.payload] == table[flit.dst] for _, flit in sent)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(configure)
+    sim.add_testbench(traffic)
+    sim.run()
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("collective", ["engine", "pass", "p2p"])
+def test_reconfiguration_and_aborts_under_traffic_keep_every_credit(collective):
+    """:func:`run_chaos` on the switch with its engine, with the pass-through and without a
+    collective path: the interlock refuses the writes to busy ids, so nothing a running switch
+    is told loses or duplicates a credit or a p2p flit."""
+    args = {"engine": {}, "pass": {"collective": CollectivePath}, "p2p": {"collective": None}}
+    run_chaos(Switch(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5,
+                     **args[collective]), random.Random(11))
+
+
+class _PopMutant(CollectivePath):
+    """The pass-through with its credits (``req_pop``) changed by :meth:`pops`."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = CollectivePath(self.params, self.radix, self.depth)
+        ids, ports = self.params.collective_ids, self.radix + 1
+        for q in range(ports):
+            m.d.comb += [inner.req[q].valid.eq(self.req[q].valid),
+                         inner.req[q].payload.eq(self.req[q].payload)]
+        for c in range(ids):
+            m.d.comb += [inner.config[c].eq(self.config[c]),
+                         inner.credit_req[c].eq(self.credit_req[c]),
+                         self.req_pop[c].eq(self.pops(c, inner)),
+                         self.missing[c].eq(inner.missing[c])]
+        m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
+                     inner.timeout.eq(self.timeout), inner.result.ready.eq(self.result.ready),
+                     self.result.valid.eq(inner.result.valid),
+                     self.result.payload.eq(inner.result.payload),
+                     self.result.targets.eq(inner.result.targets)]
+        for name in ("req_refused", "dropped", "mismatch", "unsupported", "busy", "stalled",
+                     "timed_out"):
+            m.d.comb += getattr(self, name).eq(getattr(inner, name))
+        return m
+
+
+class LosesCreditsOnAbort(_PopMutant):
+    """The credits of the flits an abort discards never go back."""
+
+    def pops(self, c, inner):
+        return Mux(self.abort[c], 0, inner.req_pop[c])
+
+
+class ReturnsArrivalsOnAbort(_PopMutant):
+    """A request flit arriving while its id aborts returns a credit at once, and again when it
+    is discarded."""
+
+    def pops(self, c, inner):
+        arriving = Cat(r.valid & (r.payload.cid == c) for r in self.req)
+        return inner.req_pop[c] | Mux(self.abort[c], arriving, 0)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize(("mutant", "message"), [
+    (LosesCreditsOnAbort, r"^credits lost: "),
+    (ReturnsArrivalsOnAbort, r"got a credit back beyond its depth 5 \(a duplicated credit\)$"),
+])
+def test_the_chaos_run_catches_a_lost_and_a_duplicated_credit(mutant, message):
+    with pytest.raises(AssertionError, match=message):
+        run_chaos(Switch(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5,
+                         collective=mutant), random.Random(11))
