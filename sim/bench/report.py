@@ -112,6 +112,10 @@ TARGET_MHZ = 150.0
 #: logic cells of the p2p switch.
 PASSTHROUGH_RATIO = 1.15
 
+#: Simulated cycles per second the whole-network simulations aim at, by benchmark.
+SIM_TARGETS = {"sim_polarfly_q3_allreduce": 20_000, "sim_polarfly_q3_threads": 20_000,
+               "sim_polarfly_q7": 5_000, "sim_polarfly_q7_threads": 5_000}
+
 #: Blocks of a timing case's breakdown listed by name (the others are summed in one row).
 BREAKDOWN_ROWS = 8
 
@@ -166,7 +170,7 @@ def timing_text(r: dict[str, Any]) -> list[str]:
 
 
 def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The project's hardware targets, judged on the results of a run.
+    """The project's hardware and simulation targets, judged on the results of a run.
 
     - ``fmax``: the radix-8, 32-bit, 4-collective-id switch with the collective engine at
       :data:`TARGET_MHZ` or more (if it was placed but not routed, the placement estimate,
@@ -175,7 +179,9 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
       (logic cells of the switch with the engine minus those of the switch without a
       collective path) is no more than the p2p switch's own.
     - ``pass-through cost``: the radix-8 switch with the pass-through collective path is at
-      most :data:`PASSTHROUGH_RATIO` times the logic cells of the p2p switch.
+      most :data:`PASSTHROUGH_RATIO` times the logic cells of the p2p switch;
+    - ``simulation speed``: the whole-network simulations of :data:`SIM_TARGETS` run at their
+      simulated cycles per second or more.
 
     A target whose results are missing from the run (not measured, not routed) is left out.
     Each entry is a row: ``target`` (what), ``measured``, ``goal``, ``met`` (bool).
@@ -215,6 +221,12 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                 f"switch)",
                     "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
                     "met": extra <= p2p["logic_cells"]})
+    for name, goal in SIM_TARGETS.items():
+        r = ok.get(name)
+        if r is None or not r.get("cycles_per_second"):
+            continue
+        out.append({"target": r["title"], "measured": f"{r['cycles_per_second']:,.0f} cycles/s",
+                    "goal": f">= {goal:,} cycles/s", "met": r["cycles_per_second"] >= goal})
     return out
 
 
@@ -280,10 +292,10 @@ def markdown(report: dict[str, Any]) -> str:
             for r in results:
                 if r.get("status") == "ok" and r.get("seeds"):
                     out += [*timing_text(r), ""]
-            judged = targets(results)
-            if judged:
-                out += ["**Targets**", "", "| target | measured | goal | met |",
-                        "|---|---:|---:|---|",
-                        *(f"| {t['target']} | {t['measured']} | {t['goal']} | "
-                          f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
+        judged = targets(results)
+        if judged:
+            out += ["**Targets**", "", "| target | measured | goal | met |",
+                    "|---|---:|---:|---|",
+                    *(f"| {t['target']} | {t['measured']} | {t['goal']} | "
+                      f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
     return "\n".join(out).rstrip() + "\n"

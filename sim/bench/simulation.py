@@ -12,6 +12,7 @@ Verilator model first. ``load`` names how the images and vectors were loaded
 
 - ``sim_polarfly_q3_allreduce``: long in-network allreduces (1,024 int32 per node) on the
   13-node PolarFly q = 3 network with background p2p traffic at 0.5;
+  ``sim_polarfly_q3_threads`` the same with a Verilator model on 2 threads;
 - ``sim_soak_polarfly_q3``: at least 10^6 cycles of random p2p traffic at full load with
   back-to-back allreduces on two collective ids and endpoint backpressure, nothing lost or
   duplicated;
@@ -72,19 +73,27 @@ def _warm(topo, threads: int = 1) -> float:
 
 @case("sim_polarfly_q3_allreduce", "simulation",
       "PolarFly q = 3 network, long allreduces with background 0.5: simulated cycles per second")
-def _polarfly3(options: Options) -> dict[str, Any]:
+def _polarfly3(options: Options, threads: int = 1) -> dict[str, Any]:
     from innet.gen.topology import polarfly
     from innet.sim.network import Scenario
 
     topo = polarfly(3)
     count = 2 if options.quick else 8
-    _warm(topo)
+    _warm(topo, threads)
     run = Scenario("innet", ELEMENTS, op="add", dtype="int32", background=0.5)
-    outcomes, seconds = _timed(topo, [run] * count, seed=count)
+    outcomes, seconds = _timed(topo, [run] * count, seed=count, threads=threads)
     return {"size": f"PolarFly q = 3: {topo.nodes} nodes, {count} allreduces of "
-                    f"{ELEMENTS:,} int32 per node, background p2p 0.5, backpressure 0.25",
+                    f"{ELEMENTS:,} int32 per node, background p2p 0.5, backpressure 0.25, "
+                    f"{threads} thread(s)",
             **_speed(outcomes, seconds),
             "basis": "allreduce cycles over the wall-clock seconds from start to done"}
+
+
+@case("sim_polarfly_q3_threads", "simulation",
+      "PolarFly q = 3 network, long allreduces with background 0.5, Verilator model on 2 "
+      "threads: simulated cycles per second")
+def _polarfly3_threads(options: Options) -> dict[str, Any]:
+    return _polarfly3(options, threads=2)
 
 
 @case("sim_soak_polarfly_q3", "simulation",

@@ -12,6 +12,7 @@ from innet.sim.cli import main
     (["polarfly", "--q", "2", "--clock-mhz", "100"], "--clock-mhz applies to piuma, not polarfly"),
     (["polarfly", "--q", "2", "--sockets", "4"],
      "--sockets does not apply to polarfly, which takes --q, --r0, --r1"),
+    (["polarfly", "--q", "2", "--threads", "0"], "--threads must be at least 1, not 0"),
     (["piuma", "--clock-mhz", "100"], "piuma needs --nodes, such as 2x2"),
     (["piuma", "--nodes", "2", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
     (["piuma", "--nodes", "2", "--sockets", "0"], "Sockets must be at least 1, not 0"),

@@ -335,6 +335,33 @@ def test_the_pass_through_switch_is_judged_against_the_p2p_switch(through, met):
     assert targets(results[1:]) == []
 
 
+@pytest.mark.parametrize(("q3", "met"), [(20_000.0, True), (19_999.4, False)])
+def test_simulation_speed_is_judged_in_its_group(q3, met):
+    from innet.sim.bench.report import SIM_TARGETS, targets
+
+    def sim(name, speed):
+        return {"name": name, "group": "simulation", "title": f"{name} title", "status": "ok",
+                "cycles": 100, "seconds": 1.0, "cycles_per_second": speed,
+                "fixed_seconds": 1.0, "load": "backdoor"}
+
+    results = [sim("sim_polarfly_q3_threads", q3), sim("sim_polarfly_q7", 900.0),
+               sim("sim_hyperx_4x4x4", 500.0)]  # no target: not judged
+    q3_row, q7_row = targets(results)
+    assert q3_row == {"target": "sim_polarfly_q3_threads title",
+                      "measured": f"{q3:,.0f} cycles/s", "goal": ">= 20,000 cycles/s",
+                      "met": met}
+    assert q7_row["met"] is False
+    assert q7_row["goal"] == f">= {SIM_TARGETS['sim_polarfly_q7']:,} cycles/s"
+    report = {"date": "today", "options": {"quick": False, "seed": 1},
+              "machine": {"cpu": "cpu", "cores": 2, "python": "3", "load_average": None},
+              "results": results}
+    text = markdown(report)
+    assert text.index("**Simulation**") < text.index("**Targets**")
+    row = (f"| sim_polarfly_q3_threads title | {q3:,.0f} cycles/s | >= 20,000 cycles/s | "
+           f"{'yes' if met else 'no'} |")
+    assert row in text
+
+
 def test_a_placed_but_unrouted_switch_shows_its_placement_estimate():
     """A timed-out place and route: the table shows the placement estimate as such, and the
     fmax target can be judged missed on it (routing only lowers it), never met."""

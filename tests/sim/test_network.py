@@ -92,13 +92,15 @@ def test_scenarios(name):
 
 @pytest.mark.rtl
 @pytest.mark.parametrize(("args", "load"), [([], "backdoor"), (["--check-load"], "backdoor"),
-                                            (["--load", "bus"], "bus")])
+                                            (["--load", "bus"], "bus"),
+                                            (["--threads", "2"], "backdoor")])
 def test_cli_json(innet, args, load):
     proc = innet("sim", "allreduce", "polarfly", "--q", "2", "--elements", "1", "--algo",
                  "innet", "--json", *args)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["load"] == load
+    assert report["threads"] == (2 if "--threads" in args else 1)
     got = report["algorithms"]["innet"]
     assert got["correct"] is True
     assert got["latency_cycles"] > 0
