@@ -102,6 +102,7 @@ from innet.hw.buffer import Buffer, Bypass
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
 from innet.hw.credit import CREDIT_ROUND_TRIP, CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
+from innet.hw.fork import Fork
 from innet.hw.input_unit import InputUnit
 
 __all__ = [
@@ -372,50 +373,21 @@ class SwitchCore(wiring.Component):
                 m.d.comb += [coll.config[c].eq(self.collective[c]),
                              self.coll_missing[c].eq(coll.missing[c])]
 
-            # Forks: per source, the collective flit it offers, the targets it has not yet left
-            # on, and the outputs that take it this cycle. An input port's fork holds the head of
-            # its response buffer, with its id's ``resp_out``; the stream's fork the collective
-            # path's flit, with its targets. The flit leaves on each target as soon as that output
-            # grants it, and the fork takes its next flit in the cycle its last target does (no
-            # bubble). Whether the fork is free comes at the end of the allocation, so the flit is
-            # not a register loaded then (that enable would fan out to every bit): every cycle
-            # ``fresh`` keeps whether the fork was free, ``candidate`` the flit it could take and
-            # ``sent`` the flit it held, and the fork's flit is chosen from those registers. What
-            # is loaded when the fork is free is small: whether it holds a flit, the targets left
-            # and the flit's id (one-hot, for the abort and the busy status).
-            fork_valid = [Signal(name=f"fork{s}_valid") for s in range(sources)]
-            fork = [Signal(layout, name=f"fork{s}_flit") for s in range(sources)]
-            fork_id = [Signal(ids, name=f"fork{s}_id") for s in range(sources)]
-            left = [Signal(ports, name=f"fork{s}_left") for s in range(sources)]
-            taken = [Signal(ports, name=f"fork{s}_taken") for s in range(sources)]
-            fresh = [Signal(name=f"fork{s}_fresh") for s in range(sources)]
-            candidate = [Signal(layout, name=f"fork{s}_candidate") for s in range(sources)]
-            sent = [Signal(layout, name=f"fork{s}_sent") for s in range(sources)]  # a cycle late
-            aborted = [Signal(name=f"fork{s}_aborted") for s in range(sources)]
-            for s in range(sources):
-                m.d.comb += fork[s].eq(Mux(fresh[s], candidate[s], sent[s]))
-                m.d.sync += sent[s].eq(fork[s])
-                # A fork whose id is aborted is done: its flit leaves on no further output.
-                m.d.comb += aborted[s].eq((fork_id[s] & self.coll_abort).any())
+            # Forks (:class:`~innet.hw.fork.Fork`): per source, the collective flit it
+            # multicasts. An input port's fork holds the head of its response buffer, with its
+            # id's ``resp_out``; the stream's fork the collective path's flit, with its targets.
+            forks = [Fork(layout, ports, ids) for _ in range(sources)]
+            for s, fork in enumerate(forks):
+                m.submodules[f"fork{s}"] = fork
+                m.d.comb += fork.abort.eq(self.coll_abort)
+                coll_dropped.append(fork.dropped)
 
             def load_fork(s: int, valid, flit, targets):
-                """Fork ``s`` takes ``flit`` (with ``valid``, to ``targets``) when it is free;
-                returns whether it does."""
-                done = ((left[s] & ~taken[s]) == 0) | aborted[s]
-                free = ~fork_valid[s] | done
-                load = Signal(name=f"fork{s}_load")
-                hot = Cat(flit.cid == c for c in range(ids))
-                gone = (hot & self.coll_abort).any()
-                m.d.comb += load.eq(free & valid)
-                coll_dropped.append(load & ~gone & ~targets.any())
-                m.d.sync += [fresh[s].eq(free), candidate[s].eq(flit)]
-                with m.If(free):
-                    m.d.sync += [fork_valid[s].eq(load & ~gone & targets.any()),
-                                 fork_id[s].eq(hot),
-                                 left[s].eq(targets)]
-                with m.Else():
-                    m.d.sync += left[s].eq(left[s] & ~taken[s])
-                return load
+                """Offer ``flit`` (with ``valid``, to ``targets``) to fork ``s``; returns
+                whether the fork takes it."""
+                m.d.comb += [forks[s].offer_valid.eq(valid), forks[s].offer.eq(flit),
+                             forks[s].offer_targets.eq(targets)]
+                return forks[s].load
 
             # The stream's fork, with one flit of room in front of it (``spare``), so that the
             # collective path's ``ready`` is a register: the fork takes the spare flit, else the
@@ -450,9 +422,10 @@ class SwitchCore(wiring.Component):
             coll_vcs = list(range(hops, p.vcs))
             # What the collective path may offer: outputs that can take one more flit of a VC than
             # the stream's fork and spare flit still send there.
+            streaming = forks[stream]
             for k, v in enumerate(coll_vcs):
                 room = Cat(counters[o][v].count
-                           > ((fork_valid[stream] & left[stream][o] & stream_vc[k]).as_unsigned()
+                           > ((streaming.valid & streaming.left[o] & stream_vc[k]).as_unsigned()
                               + (spare_valid & spare_targets[o] & spare_vc[k]))
                            for o in range(ports))
                 if k < ids:
@@ -569,16 +542,16 @@ class SwitchCore(wiring.Component):
                 # registers), and its p2p offer asks only when the fork does not.
                 p2p_first = unit.offer_valid & (offer.out & slots).any()
                 asks = Signal(ports, name=f"in{i}_coll_req")
-                m.d.comb += asks.eq(Mux(fork_valid[i] & ~aborted[i] & ~p2p_first,
-                                        left[i] & resp_credit & ~slots, 0))
+                m.d.comb += asks.eq(Mux(forks[i].valid & ~forks[i].aborted & ~p2p_first,
+                                        forks[i].left & resp_credit & ~slots, 0))
                 coll_req.append(asks)
                 p2p = Signal(ports, name=f"in{i}_p2p_req")
                 m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
                 p2p_req.append(p2p)
                 forked = Signal(name=f"in{i}_forked")
                 data_reg = Signal(layout, name=f"in{i}_data")
-                m.d.sync += forked.eq(taken[i].any())
-                m.d.comb += data_reg.eq(Mux(forked, sent[i], p2p_data))
+                m.d.sync += forked.eq(forks[i].taken.any())
+                m.d.comb += data_reg.eq(Mux(forked, forks[i].sent, p2p_data))
                 in_data.append(data_reg)
 
             # Credits back to the sender, registered (at the far end with early links).
@@ -586,10 +559,10 @@ class SwitchCore(wiring.Component):
 
         if coll is not None:
             asks = Signal(ports, name="stream_coll_req")
-            m.d.comb += asks.eq(Mux(fork_valid[stream] & ~aborted[stream],
-                                    left[stream] & stream_credit & ~slots, 0))
+            m.d.comb += asks.eq(Mux(forks[stream].valid & ~forks[stream].aborted,
+                                    forks[stream].left & stream_credit & ~slots, 0))
             coll_req.append(asks)
-            in_data.append(sent[stream])
+            in_data.append(forks[stream].sent)
 
         # Stage 2, allocation per output: collective forks first (round-robin over the
         # sources), else p2p offers (round-robin over the inputs). The grant is registered as
@@ -618,7 +591,7 @@ class SwitchCore(wiring.Component):
                     coll_win.eq(coll_rr.requests.any()),
                 ]
                 for s in range(sources):
-                    m.d.comb += taken[s][o].eq(coll_rr.grant[s])
+                    m.d.comb += forks[s].taken[o].eq(coll_rr.grant[s])
                 grant = Mux(coll_win, encode_onehot(coll_rr.grant), grant)
             m.d.sync += [sel_valid[o].eq(coll_win | p2p_win), sel[o].eq(grant)]
 
@@ -674,7 +647,7 @@ class SwitchCore(wiring.Component):
             here = [Signal(name=f"coll{c}_here") for c in range(ids)]
             for c in range(ids):
                 m.d.sync += here[c].eq(any_of(
-                    [fork_valid[s] & fork_id[s][c] for s in range(sources)]
+                    [forks[s].valid & forks[s].id[c] for s in range(sources)]
                     + [spare_valid & (spare.cid == c)]
                     + [waiting & (head.cid == c) for waiting, head in resp_heads]))
                 m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
