@@ -359,12 +359,12 @@ class SwitchCore(wiring.Component):
         ids, sources = p.collective_ids, ports + (coll is not None)
         sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
         sel = [Signal(range(sources), name=f"out{o}_sel") for o in range(ports)]
-        # The p2p floor: a registered pulse that keeps collective flits off an output for one
-        # cycle after ``coll_burst`` collective flits in a row while p2p waited.
-        slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
-
         coll_dropped = []  # collective flits discarded
         if coll is not None:
+            # The p2p floor: a registered pulse that keeps collective flits off an output for
+            # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
+            slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
+            slots = Cat(slot)
             # Collective path: request flits in, one stream of flits with their targets out.
             m.submodules.collective = coll
             m.d.comb += [coll.abort.eq(self.coll_abort), coll.timeout.eq(self.coll_timeout),
@@ -448,13 +448,11 @@ class SwitchCore(wiring.Component):
         pops = [[Signal(name=f"pop_i{i}_vc{v}") for v in range(p.vcs)] for i in range(ports)]
         units, resp_heads = [], []
         in_data = []  # per source: the flit it was granted last cycle
-        wanted = []  # per input: the outputs its p2p offer could use
         coll_req = []  # per source: the outputs its fork asks for
         p2p_req = []  # per input: the outputs its p2p offer asks for
 
         # Per p2p VC: the outputs holding a credit of it.
         held = [Cat(counters[o][h].available for o in range(ports)) for h in range(hops)]
-        slots = Cat(slot)
 
         for i in range(ports):
             link = self.i[i]
@@ -524,7 +522,6 @@ class SwitchCore(wiring.Component):
             # holds a credit of the offer's outgoing VC. An offer with no route is dropped.
             offer = unit.offer
             m.d.comb += [unit.ready[h].eq(held[h]) for h in range(hops)]
-            wanted.append(unit.request)
             no_route.append(unit.offer_valid & ~offer.out.any())
 
             # The flit granted last cycle: the p2p flit with its outgoing hop, or the fork's.
@@ -622,7 +619,7 @@ class SwitchCore(wiring.Component):
             waiting = Signal(name=f"out{o}_p2p_waiting")
             run = Signal(4, name=f"out{o}_coll_run")
             run_next = Signal(4, name=f"out{o}_coll_run_next")
-            m.d.sync += waiting.eq(any_of(w[o] for w in wanted))
+            m.d.sync += waiting.eq(any_of(unit.request[o] for unit in units))
             m.d.comb += run_next.eq(Mux(p2p_win, 0, Mux(coll_win & waiting & (run != 15),
                                                         run + 1, run)))
             m.d.sync += [run.eq(run_next),
