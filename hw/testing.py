@@ -3,18 +3,20 @@
 :class:`MulAdd` is the design ``innet doctor`` builds to check the toolchain end to end (and a
 quick synthesis case). :class:`CreditThrottle` holds back returned credits at random (``go`` from
 :func:`xorshift32`): the random backpressure that simulation wrappers put on a link.
-:func:`free_constant` is the free input of a formal harness that keeps its first value.
+:func:`free_constant` is the free input of a formal harness that keeps its first value;
+:func:`wrap` connects a component to one of the same signature inside it (a mutation that
+changes a few of its ports).
 """
 
 from __future__ import annotations
 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Component, In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CreditThrottle", "MulAdd", "free_constant", "muladd_model", "xorshift32"]
+__all__ = ["CreditThrottle", "MulAdd", "free_constant", "muladd_model", "wrap", "xorshift32"]
 
 
 class MulAdd(wiring.Component):
@@ -140,3 +142,24 @@ def free_constant(m: Module, shape, label: str, started, free: list):
     m.d.comb += Assume(~started | (Value.cast(now) == Value.cast(before)))
     free.append(Value.cast(now))
     return now
+
+
+def wrap(m: Module, outer: Component, inner: Component, replace: dict | None = None) -> None:
+    """Connect every port of ``outer`` to the same port of ``inner``, a component of the same
+    signature inside it (its inputs in, its outputs out), except that a port whose path (as
+    ``Signature.flatten`` names it: ``("req", 0, "valid")``) is a key of ``replace`` is driven
+    by the value there instead.
+
+    Raises
+    ------
+    KeyError
+        If a path of ``replace`` is not a port of ``outer``.
+    """
+    replace = dict(replace or {})
+    inner_ports = {path: value for path, _, value in inner.signature.flatten(inner)}
+    for path, member, value in outer.signature.flatten(outer):
+        target, source = ((inner_ports[path], value) if member.flow == In
+                          else (value, inner_ports[path]))
+        m.d.comb += target.eq(replace.pop(path, source))
+    if replace:
+        raise KeyError(f"No port {next(iter(replace))} to replace")

@@ -18,7 +18,7 @@ from innet.hw.arbiter import (
 )
 from innet.hw.buffer import Buffer, BufferModel, Bypass
 from innet.hw.credit import CreditCounter, CreditModel
-from innet.hw.testing import CreditThrottle, MulAdd
+from innet.hw.testing import CreditThrottle, MulAdd, wrap
 
 
 def simulate(dut, bench):
@@ -213,6 +213,44 @@ def test_credit_throttle_holds_credits_back_only_while_stopped(vcs):
         assert given == passed > 0
 
     simulate(dut, bench)
+
+
+class _Pipe(wiring.Component):
+    """Registers ``a`` into ``q`` with ``ok`` alongside: a small component to wrap."""
+
+    def __init__(self):
+        super().__init__({"a": In(4), "bus": Out(wiring.Signature({"q": Out(4), "ok": In(1)})),
+                          "seen": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += [self.bus.q.eq(self.a), self.seen.eq(self.bus.ok)]
+        return m
+
+
+class _Wrapped(_Pipe):
+    """A _Pipe around a _Pipe, its input plus one on the way in, its ``ok`` from the inner's."""
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = _Pipe()
+        wrap(m, self, inner, {("a",): (self.a + 1)[:4], ("bus", "ok"): ~self.bus.ok})
+        return m
+
+
+def test_wrap_connects_every_port_but_those_it_replaces():
+    dut = _Wrapped()
+
+    async def bench(ctx):
+        for a, ok in [(3, 1), (15, 0), (7, 0)]:
+            ctx.set(dut.a, a)
+            ctx.set(dut.bus.ok, ok)
+            await ctx.tick()
+            assert (ctx.get(dut.bus.q), ctx.get(dut.seen)) == ((a + 1) % 16, 1 - ok)
+
+    simulate(dut, bench)
+    with pytest.raises(KeyError, match=r"^\"No port \('b',\) to replace\"$"):
+        wrap(Module(), _Pipe(), _Pipe(), {("b",): 0})
 
 
 @pytest.mark.parametrize("count", [1, 2, 5, 9])

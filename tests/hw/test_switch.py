@@ -23,6 +23,7 @@ from innet.hw.switch import (
     Switch,
     SwitchCore,
 )
+from innet.hw.testing import wrap
 from innet.sim.tb.bus import sim_read, sim_write
 from innet.sim.tb.links import Backpressure, LinkSink, LinkSource
 
@@ -819,23 +820,8 @@ class _PopMutant(CollectivePath):
     def elaborate(self, platform):
         m = Module()
         m.submodules.inner = inner = CollectivePath(self.params, self.radix, self.depth)
-        ids, ports = self.params.collective_ids, self.radix + 1
-        for q in range(ports):
-            m.d.comb += [inner.req[q].valid.eq(self.req[q].valid),
-                         inner.req[q].payload.eq(self.req[q].payload)]
-        for c in range(ids):
-            m.d.comb += [inner.config[c].eq(self.config[c]),
-                         inner.credit_req[c].eq(self.credit_req[c]),
-                         self.req_pop[c].eq(self.pops(c, inner)),
-                         self.missing[c].eq(inner.missing[c])]
-        m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
-                     inner.timeout.eq(self.timeout), inner.result.ready.eq(self.result.ready),
-                     self.result.valid.eq(inner.result.valid),
-                     self.result.payload.eq(inner.result.payload),
-                     self.result.targets.eq(inner.result.targets)]
-        for name in ("req_refused", "dropped", "mismatch", "unsupported", "busy", "stalled",
-                     "timed_out"):
-            m.d.comb += getattr(self, name).eq(getattr(inner, name))
+        wrap(m, self, inner, {("req_pop", c): self.pops(c, inner)
+                              for c in range(self.params.collective_ids)})
         return m
 
 

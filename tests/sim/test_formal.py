@@ -13,6 +13,7 @@ from innet.hw.ceng.engine import CollectiveEngine, engine_properties
 from innet.hw.credit import CreditCounter, credit_properties
 from innet.hw.flit import Kind
 from innet.hw.switch import SwitchCore, switch_properties
+from innet.hw.testing import wrap
 from innet.sim.formal import PROPERTIES, FormalToolsMissing, ProofResult, Toolchain, select
 
 # -- mutations: each breaks one property -----------------------------------------------------------
@@ -158,27 +159,10 @@ class _WrappedEngine(CollectiveEngine):
     def elaborate(self, platform):
         m = Module()
         m.submodules.inner = inner = CollectiveEngine(self.params, self.radix, self.depth)
-        ids, ports = self.params.collective_ids, self.radix + 1
-        for c in range(ids):
-            m.d.comb += [inner.config[c].eq(self.config[c]),
-                         inner.credit_req[c].eq(self.credit_req[c]),
-                         self.req_pop[c].eq(inner.req_pop[c])]
-        for q in range(ports):
-            arriving = self.req[q]
-            m.d.comb += [inner.req[q].valid.eq(arriving.valid & self.admit(inner, arriving)),
-                         inner.req[q].payload.eq(arriving.payload)]
-        m.d.comb += [inner.credit_resp.eq(self.credit_resp), inner.abort.eq(self.abort),
-                     inner.timeout.eq(self.timeout)]
-        result = inner.result
-        m.d.comb += [self.result.payload.eq(result.payload),
-                     self.result.targets.eq(result.targets),
-                     self.result.valid.eq(result.valid & ~self.lost(result)),
-                     result.ready.eq(self.result.ready)]
-        for name in ("req_refused", "dropped", "mismatch", "unsupported", "busy", "stalled",
-                     "timed_out"):
-            m.d.comb += getattr(self, name).eq(getattr(inner, name))
-        for c in range(ids):
-            m.d.comb += self.missing[c].eq(inner.missing[c])
+        admitted = {("req", q, "valid"): self.req[q].valid & self.admit(inner, self.req[q])
+                    for q in range(self.radix + 1)}
+        lost = {("result", "valid"): inner.result.valid & ~self.lost(inner.result)}
+        wrap(m, self, inner, {**admitted, **lost})
         return m
 
     def admit(self, inner, arriving):
