@@ -29,7 +29,10 @@ Interface contract (for any replacement)
   switch returns that credit upstream. A flit that finds its (id, port) buffer
   full is not kept and ``req_refused`` pulses (the sender broke the credit protocol).
 - ``config[c]`` holds the per-id registers (:func:`config_layout`); a register write takes
-  effect from the next cycle.
+  effect from the next cycle. An enabled id's registers do not change while it is ``busy``
+  (:class:`innet.hw.switch.Switch` refuses those writes): the engine's request buffers count
+  their credits by the contributing ports, and changed under flits they hold, they can return
+  a credit twice or never.
 - ``credit_req[c]`` bit ``o``: output ``o`` can take one more request flit of id ``c`` than
   the switch already holds for it; ``credit_resp`` bit ``o``: the same for the response VC.
 - ``result`` (:func:`result_signature`) is the block's stream of flits: ``valid``, the flit

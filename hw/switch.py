@@ -252,7 +252,9 @@ class SwitchCore(wiring.Component):
         ``valid`` or names a port above ``radix`` means "no route": such flits are discarded
         (``error_events.no_route``).
     collective : In(config_layout(radix)).array(collective_ids)
-        Per-collective-id registers.
+        Per-collective-id registers. Those of an enabled id must not change while
+        ``coll_busy`` says it is busy (:class:`Switch`'s interlock; see
+        :mod:`innet.hw.collective`).
     coll_burst : In(4)
         The p2p floor: an output sends at most this many collective flits in a row while a
         p2p flit waits for it; 0: no limit (strict priority). Default
@@ -264,7 +266,7 @@ class SwitchCore(wiring.Component):
         Per id: while high, every flit of the id reaching the collective path is discarded.
     coll_busy : Out(collective_ids)
         Per id: a flit of the id is in the collective path, in a fork or at the head of a
-        response buffer.
+        response buffer, or arrives on an input link in this cycle or arrived in the last.
     coll_timed_out : Out(collective_ids), coll_missing : Out(radix + 1).array(collective_ids)
         Per id: the watchdog fired, and the contributing ports it found missing.
     error_events : Out(error_layout())
@@ -639,15 +641,20 @@ class SwitchCore(wiring.Component):
                              + [self.o[o].credit[served:].any() for o in range(ports)]),
         }
         if coll is not None:
-            # Busy per id: the collective path's, or a response or a stream flit of the id
-            # here.
+            # Busy per id: the collective path's, a response or a stream flit of the id here,
+            # or a collective flit of the id on an input link in this cycle or the last (the
+            # registers of the others count it only from the cycle after that), so that the
+            # interlock never lets a configuration change under a flit.
             here = [Signal(name=f"coll{c}_here") for c in range(ids)]
+            arrived = [Signal(name=f"coll{c}_arrived") for c in range(ids)]
             for c in range(ids):
-                m.d.sync += here[c].eq(any_of(
+                arriving = any_of(link.valid & (link.payload.kind != Kind.P2P)
+                                  & (link.payload.cid == c) for link in self.i)
+                m.d.sync += [arrived[c].eq(arriving), here[c].eq(any_of(
                     [forks[s].valid & forks[s].id[c] for s in range(sources)]
                     + [spare_valid & (spare.cid == c)]
-                    + [waiting & (head.cid == c) for waiting, head in resp_heads]))
-                m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c])
+                    + [waiting & (head.cid == c) for waiting, head in resp_heads]))]
+                m.d.comb += self.coll_busy[c].eq(coll.busy[c] | here[c] | arriving | arrived[c])
             flags.update({
                 "overflow": flags["overflow"] | coll.req_refused,
                 "coll_drop": flags["coll_drop"] | coll.dropped,

@@ -8,7 +8,7 @@ tests (tests/sim/test_switch_rtl.py).
 import random
 
 import pytest
-from amaranth import Cat, Module, Mux
+from amaranth import Cat, Const, Module, Mux
 from amaranth.sim import Simulator
 
 from innet.gen.regmap import port_mask
@@ -742,13 +742,13 @@ def run_chaos(dut, rng):
         table.update(await random_routes(ctx, dut, rng))
         state["links"] = Links(dut, rng, Backpressure(0.6, 0.05, 8))
         while state["traffic"]:
-            for _ in range(rng.randrange(1, 30)):
+            for _ in range(rng.randrange(1, 8)):
                 await ctx.tick()
-            c, pick = rng.randrange(ids), rng.randrange(6)
+            c, pick = rng.randrange(ids), rng.randrange(7)
             if pick == 0:
                 await write(ctx, dut, f"coll[{c}].ctrl", enable=rng.randrange(2),
                             op=rng.choice(list(Op)), dtype=rng.choice(list(DType)))
-            elif pick == 1:
+            elif pick in (1, 6):
                 await write(ctx, dut, f"coll[{c}].req_in", ports=rng.randrange(1 << ports))
             elif pick == 2:
                 await write(ctx, dut, f"coll[{c}].req_out", port=rng.randrange(ports),
@@ -775,7 +775,7 @@ def run_chaos(dut, rng):
             await ctx.tick()
         links = state["links"]
         sent = []
-        for _ in range(1500):
+        for _ in range(2500):
             if rng.random() < 0.4:
                 sent += offer_random_p2p(links, rng, payload=len(sent))
             for q in range(ports):
@@ -839,6 +839,22 @@ class ReturnsArrivalsOnAbort(_PopMutant):
     def pops(self, c, inner):
         arriving = Cat(r.valid & (r.payload.cid == c) for r in self.req)
         return inner.req_pop[c] | Mux(self.abort[c], arriving, 0)
+
+
+class NoInterlock(Switch):
+    """Writes to an enabled, busy collective id are taken: its configuration changes under the
+    flits the engine holds."""
+
+    def _refused(self, bus, cfg, busy, mul):
+        return super()._refused(bus, cfg, Const(0, len(busy)), mul)
+
+
+@pytest.mark.rtl
+def test_the_chaos_run_catches_a_switch_without_its_interlock():
+    with pytest.raises(AssertionError, match=r"got a credit back beyond its depth 5 "
+                                             r"\(a duplicated credit\)$"):
+        run_chaos(NoInterlock(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5),
+                  random.Random(11))
 
 
 @pytest.mark.rtl
