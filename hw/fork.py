@@ -73,7 +73,7 @@ class Fork(wiring.Component):
     """
 
     def __init__(self, flit_shape, outputs: int, ids: int) -> None:
-        self._outputs = check_int("Outputs", outputs, low=1)
+        check_int("Outputs", outputs, low=1)
         self._ids = check_int("Collective ids", ids, low=1)
         super().__init__({
             "offer_valid": In(1), "offer": In(flit_shape), "offer_targets": In(outputs),
