@@ -41,7 +41,7 @@ __all__ = ["command"]
 def command(block: str | None, output: Path | None, as_json: bool) -> None:
     """Prove the formal properties of BLOCK (default: every block): k-induction with
     SymbiYosys, then the cover that shows each property is not vacuous."""
-    from innet.sim.formal import Toolchain, select
+    from innet.sim.formal import BMC_ENGINE, Toolchain, select
 
     try:
         chosen = select(block)
@@ -67,7 +67,8 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
     if output is None and not bad:
         shutil.rmtree(root, ignore_errors=True)
     if as_json:
-        print_json({"solver": tools.solver, "seconds": round(elapsed, 1), "ok": not bad,
+        print_json({"solver": tools.solver, "bmc_engine": BMC_ENGINE,
+                    "seconds": round(elapsed, 1), "ok": not bad,
                     "properties": [{"property": p.key, "statement": p.statement,
                                     "sizes": p.sizes, "status": r.status, "depth": r.depth,
                                     "cover_steps": r.cover_steps,
@@ -83,7 +84,8 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
         counts = {s: sum(r.status == s for _p, r in results)
                   for s in ("proved", "bounded", "failed", "vacuous")}
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n or s == "proved")
-                  + f" in {elapsed:.0f} s (SymbiYosys, smtbmc {tools.solver})", markup=False)
+                  + f" in {elapsed:.0f} s (SymbiYosys: smtbmc {tools.solver}, {BMC_ENGINE})",
+                  markup=False)
     if bad:
         p, r = bad[0]
         fail(f"{p.key}: {r.describe()}", code=FAILED)

@@ -7,9 +7,10 @@ counterexample trace (VCD), or vacuous. ``innet prove`` runs them from the comma
 """
 
 from innet.sim.formal.properties import PROPERTIES, Property, blocks, select
-from innet.sim.formal.sby import FormalToolsMissing, ProofResult, Toolchain, check
+from innet.sim.formal.sby import BMC_ENGINE, FormalToolsMissing, ProofResult, Toolchain, check
 
 __all__ = [
+    "BMC_ENGINE",
     "PROPERTIES",
     "FormalToolsMissing",
     "ProofResult",

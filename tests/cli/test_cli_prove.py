@@ -16,7 +16,8 @@ def test_prove_one_block(innet, tmp_path):
                         r"steps  \(\d+\.\d s\)", lines[0])
     assert re.fullmatch(r"credit\.no-credit-no-send  proved \(k-induction, depth 8\); cover in "
                         r"\d+ steps  \(\d+\.\d s\)", lines[1])
-    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys, smtbmc (yices|z3|boolector)\)", lines[2])
+    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys: smtbmc (yices|z3|boolector), "
+                        r"abc bmc3\)", lines[2])
     assert (tmp_path / "proofs" / "credit.in-range" / "prove" / "status").read_text(
         ).startswith("PASS")
 

