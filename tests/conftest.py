@@ -1,10 +1,13 @@
-"""Shared fixtures, and the test order: the longest tests first.
+"""Shared fixtures, and the test order: the longest tests first, on every worker.
 
 The whole-network simulations (``test_network``, ``test_demo``) each take minutes (a Verilator
 build of a whole network, then its scenarios); started last, they would leave one pytest-xdist
-worker running alone at the end of the suite. Started first, the short tests fill the other
-worker around them. The other Verilator, synthesis and proof tests (``rtl``, ``synth``) come
-next, the short tests last. Within each group the collection order is kept.
+worker running alone at the end of the suite. They come first, the other Verilator, synthesis
+and proof tests (``rtl``, ``synth``) next, the short tests last; within each group the
+collection order is kept. pytest-xdist's ``worksteal`` gives each of its n workers one n-th of
+the list, in order, and a worker that runs out takes tests from the end of another's share:
+so the list is dealt out, test i to share i mod n, and every share starts with its long tests
+and ends with short ones, which are what the workers take from each other at the end.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         return 0 if item.path.name in LONG else 1
 
     items.sort(key=rank)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = [item for share in range(workers) for item in items[share::workers]]
 
 
 def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None = None,
