@@ -261,7 +261,10 @@ def test_an_interrupted_sweep_resumes_running_only_the_missing_points(client, tm
     assert len(_ran(tmp_path)) == before
 
 
-def test_a_client_of_a_scheduler_that_is_not_there():
+def test_a_client_of_a_scheduler_that_is_not_there(monkeypatch):
+    import innet.sim.sweep.run as run
+
+    monkeypatch.setattr(run, "CONNECT_SECONDS", 1)
     with pytest.raises(ValueError, match=r"^Cannot reach the Dask scheduler at "
                                          r"'tcp://127\.0\.0\.1:9': "), open_client("tcp://127.0.0.1:9"):
         pass
