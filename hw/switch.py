@@ -32,10 +32,10 @@ cycle 1   allocation, from registers: the forks (each input's head response with
           from registered state (after a take the same VC's next flit, so back-to-back
           grants have no bubble; after none another VC's head)
 cycle 2   traversal: the output register loads the flit of the registered select (the
-          crossbar: a multiplexer tree per output on the select's bits, over the inputs'
-          flits of last cycle, a p2p flit read from its memory at a registered place or the
-          fork's, and the collective path's), and the credit of every pop is on the input's
-          link toward its sender
+          crossbar: a multiplexer tree per output on the select's bits, over the flits of
+          last cycle of the sources that feed it, a p2p flit read from its memory at a
+          registered place or the fork's, and the collective path's), and the credit of every
+          pop is on the input's link toward its sender
 cycle 3   the flit is on output link ``o[q]``
 ========  =================================================================================
 
@@ -46,6 +46,11 @@ registered state only (the inputs' offers and forks, credit counters) and ends i
 and the one crossbar is driven by registered selects over registers and memories read at
 registered addresses, so no path runs from a buffer read through allocation into the
 crossbar, and none from the collective path into a p2p pop.
+
+No flit turns back on the link it came by: a network port's output is fed by every source
+but its own input, so a p2p flit whose route names the network port it arrived on is discarded
+as having no route, and a response is not multicast back to the port it came from (minimal and
+tree routing never turn back; :mod:`innet.gen.image` refuses such a configuration).
 
 A multicast is a fork: it leaves on each target in the cycle that output grants it, so it
 never waits for all its credits at once, and its input takes the next response when the
@@ -250,7 +255,8 @@ class SwitchCore(wiring.Component):
         ``valid`` bits are registers, so that a reset invalidates every entry. A write while
         ``en`` is high applies to flits arriving from the next cycle. An entry that is not
         ``valid`` or names a port above ``radix`` means "no route": such flits are discarded
-        (``error_events.no_route``).
+        (``error_events.no_route``), as is a flit whose entry names the network port it
+        arrived on.
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers. Those of an enabled id must not change while
         ``coll_busy`` says it is busy (:class:`Switch`'s interlock; see
@@ -360,7 +366,15 @@ class SwitchCore(wiring.Component):
         # source's number): a collective fork or a p2p offer.
         ids, sources = p.collective_ids, ports + (coll is not None)
         sel_valid = [Signal(name=f"out{o}_sel_valid") for o in range(ports)]
-        sel = [Signal(range(sources), name=f"out{o}_sel") for o in range(ports)]
+        # The sources that feed each output: all but a network port's own input (no flit
+        # turns back on the link it came by), the stream last.
+        feeds = [[s for s in range(sources) if s != o or o == radix] for o in range(ports)]
+
+        def onward(i: int) -> Const:
+            """The outputs a flit arriving on input ``i`` may take."""
+            return Const((1 << ports) - 1 - (0 if i == radix else 1 << i), ports)
+
+        sel = [Signal(range(len(feeds[o])), name=f"out{o}_sel") for o in range(ports)]
         coll_dropped = []  # collective flits discarded
         if coll is not None:
             # The p2p floor: a registered pulse that keeps collective flits off an output for
@@ -474,7 +488,7 @@ class SwitchCore(wiring.Component):
             hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
             new = Signal(entry, name=f"in{i}_entry")
             m.d.comb += [
-                new.out.eq(Mux(known, lookup.data, 0)),
+                new.out.eq(Mux(known, lookup.data, 0) & onward(i)),
                 new.hop.eq(Mux(lookup.data[radix], 0, hop_up)),
             ]
 
@@ -504,15 +518,16 @@ class SwitchCore(wiring.Component):
 
                 # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
                 # empty buffer goes straight into a free fork, through the buffer's bypass),
-                # multicast to its id's resp_out.
+                # multicast to its id's resp_out but the port it came by.
                 resp = Buffer(layout, depth)
                 m.submodules[f"resp_i{i}"] = resp
                 queued = Bypass(m, resp, arriving, link.payload, name=f"in{i}_resp")
                 resp_heads.append((queued.waiting, resp.r.payload))
                 head = queued.head
-                targets = onehot_mux([(head.cid == c) & self.collective[c].enable
-                                      for c in range(ids)],
-                                     [self.collective[c].resp_out for c in range(ids)])
+                resp_out = onehot_mux([(head.cid == c) & self.collective[c].enable
+                                       for c in range(ids)],
+                                      [self.collective[c].resp_out for c in range(ids)])
+                targets = resp_out & onward(i)
                 load = load_fork(i, queued.waiting | arriving, head, targets)
                 queued.take(load)
                 m.d.comb += [pops[i][p.resp_vc].eq(load),
@@ -569,50 +584,54 @@ class SwitchCore(wiring.Component):
         p2p_taken = [[] for _ in range(ports)]
         burst = self.coll_burst
         for o in range(ports):
-            p2p_rr = RoundRobin(ports)
+            feed = feeds[o]
+            inputs = [s for s in feed if s < ports]  # those with a p2p offer, first in feed
+            p2p_rr = RoundRobin(len(inputs))
             m.submodules[f"out{o}_p2p_rr"] = p2p_rr
             coll_win = Signal(name=f"out{o}_coll_win")  # stays 0 without a collective path
             p2p_win = Signal(name=f"out{o}_p2p_win")
             m.d.comb += [
-                p2p_rr.requests.eq(Cat(r[o] for r in p2p_req)), p2p_rr.take.eq(~coll_win),
-                p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
+                p2p_rr.requests.eq(Cat(p2p_req[i][o] for i in inputs)),
+                p2p_rr.take.eq(~coll_win), p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
             ]
-            for i in range(ports):
-                p2p_taken[i].append(p2p_rr.grant[i] & ~coll_win)
+            for k, i in enumerate(inputs):
+                p2p_taken[i].append(p2p_rr.grant[k] & ~coll_win)
             grant = encode_onehot(p2p_rr.grant)
             if coll is not None:
-                coll_rr = RoundRobin(sources)
+                coll_rr = RoundRobin(len(feed))
                 m.submodules[f"out{o}_coll_rr"] = coll_rr
                 m.d.comb += [
-                    coll_rr.requests.eq(Cat(r[o] for r in coll_req)), coll_rr.take.eq(1),
+                    coll_rr.requests.eq(Cat(coll_req[s][o] for s in feed)), coll_rr.take.eq(1),
                     # A fork wins the output when one asks: the p2p pops depend on the forks'
                     # requests only, not on their round robin.
                     coll_win.eq(coll_rr.requests.any()),
                 ]
                 for s in range(sources):
-                    m.d.comb += forks[s].taken[o].eq(coll_rr.grant[s])
+                    m.d.comb += forks[s].taken[o].eq(
+                        coll_rr.grant[feed.index(s)] if s in feed else 0)
                 grant = Mux(coll_win, encode_onehot(coll_rr.grant), grant)
             m.d.sync += [sel_valid[o].eq(coll_win | p2p_win), sel[o].eq(grant)]
 
             # Stage 3: the output register, from the crossbar (the registered select over the
-            # sources' flits of last cycle).
+            # flits of last cycle of the sources that feed the output).
             link = self.o[o]
-            m.d[self._link_domain(o)] += [link.valid.eq(sel_valid[o]),
-                                          link.payload.eq(binary_mux(sel[o], in_data))]
+            m.d[self._link_domain(o)] += [
+                link.valid.eq(sel_valid[o]),
+                link.payload.eq(binary_mux(sel[o], [in_data[s] for s in feed]))]
 
             # Credits taken: a p2p flit's by its outgoing hop, a response's on the response VC,
             # the stream's flit's on its VC.
-            hop = onehot_mux(p2p_rr.grant, [unit.offer.hop for unit in units])
+            hop = onehot_mux(p2p_rr.grant, [units[i].offer.hop for i in inputs])
             for v in range(hops):
                 m.d.comb += counters[o][v].take.eq(p2p_win & (hop == v))
             if coll is None:
                 continue
-            from_stream = coll_rr.grant[stream]
+            from_stream = coll_rr.grant[-1]
             for v in range(hops, p.vcs):
                 if v < p.resp_vc:
                     take = from_stream & stream_vc[v - hops]
                 else:
-                    take = coll_rr.grant[:ports].any() | from_stream & stream_vc[ids]
+                    take = coll_rr.grant[:-1].any() | from_stream & stream_vc[ids]
                 m.d.comb += counters[o][v].take.eq(take)
 
             # The p2p floor: count the collective flits granted in a row while p2p waits;
@@ -871,13 +890,13 @@ SWITCH_PROPERTIES = {
                          "VC is full, whatever the senders (within their credits), the "
                          "receivers, the routes and the collective configuration do",
     "route": "a p2p flit that enters leaves at most once, unchanged but for its hop, and only "
-             "on the port its route names (never when it has no route), whatever else is in "
-             "flight",
+             "on the port its route names (never when it has no route, nor back on the "
+             "network port it came by), whatever else is in flight",
     "multicast": "a collective response that enters leaves unchanged, at most once on each "
-                 "port and only on the ports of its id's resp_out (never when the id is "
-                 "disabled or does not exist), and on every one of them before any response "
-                 "that entered on its port after it leaves, whatever other responses and p2p "
-                 "flits do",
+                 "port and only on the ports of its id's resp_out but the network port it "
+                 "came by (never when the id is disabled or does not exist), and on every one "
+                 "of them before any response that entered on its port after it leaves, "
+                 "whatever other responses and p2p flits do",
 }
 
 
@@ -1013,7 +1032,10 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         for o in range(ports):
             with m.If(leave[o]):
                 m.d.sync += done[o].eq(1)
-        targets = Mux(configs[0].enable & (watched.cid == 0), configs[0].resp_out, 0)
+        # Its id's resp_out, but the network port it came by.
+        onward = Cat(port != o for o in range(radix))
+        targets = Mux(configs[0].enable & (watched.cid == 0),
+                      configs[0].resp_out & Cat(onward, 1), 0)
         m.d.comb += Assume(watched.tag == 0)
         for i in range(ports):
             flit = dut.i[i].payload
@@ -1039,7 +1061,10 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         for d in range(p.routing_depth):
             with m.Case(d):
                 m.d.sync += entry.eq(routes[d])
-    routed = entry.valid & (entry.port <= radix)
+    came = Signal(range(ports), name="watched_port")  # the port it arrived on
+    with m.If(arrive):
+        m.d.sync += came.eq(encode_onehot(Cat(arrivals)))
+    routed = entry.valid & (entry.port <= radix) & ((entry.port == radix) | (entry.port != came))
     m.d.comb += [
         *[Assert(~leave[o] | (routed & (entry.port == o))) for o in range(ports)],
         Cover(any_of(leave[o] for o in range(radix))),

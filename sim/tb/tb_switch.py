@@ -159,23 +159,34 @@ class TB:
                 return self.ext_of[(n, out)], flit.replace(hop=hop), switches
             n, port = self.links[(n, out)]
 
-    def route_collective(self, n: int, flit: Flit, depth: int = 0) -> list[tuple[int, Flit]]:
-        """External arrivals of a collective flit entering switch ``n`` (pass-through)."""
+    def route_collective(self, n: int, port: int, flit: Flit,
+                         depth: int = 0) -> list[tuple[int, Flit]]:
+        """External arrivals of a collective flit entering switch ``n`` on ``port``
+        (pass-through). A response is multicast to its id's ``resp_out`` but the network port
+        it came by; a request leaves from the collective path, on any port."""
         assert depth < 4 * self.n, "collective configuration loops"
         cfg = self.colls[n][flit.cid]
         if flit.kind is Kind.REQ and not cfg.get("root"):
             outs, flit_out = [cfg["req_out"]], flit
         else:
-            outs = list(cfg.get("resp_out", []))
+            outs = [q for q in cfg.get("resp_out", [])
+                    if flit.kind is Kind.REQ or q != port or q == self.radix]
             flit_out = flit.replace(kind=Kind.RESP)
         found = []
         for out in outs:
             if (n, out) in self.ext_of:
                 found.append((self.ext_of[(n, out)], flit_out))
             else:
-                b, _ = self.links[(n, out)]
-                found += self.route_collective(b, flit_out, depth + 1)
+                b, b_port = self.links[(n, out)]
+                found += self.route_collective(b, b_port, flit_out, depth + 1)
         return found
+
+    def onward(self, e: int, dst: int) -> bool:
+        """Whether a p2p flit for ``dst`` sent on external link ``e`` is routed, and not back
+        on the network port it comes by (the switch discards such a flit)."""
+        n, port = self.external[e]
+        out = self.routes[n][dst]
+        return out is not None and (out != port or port == self.radix)
 
     def new_flit(self, e: int, kind: Kind) -> Flit | None:
         """A random flit for external link ``e`` with a unique payload."""
@@ -185,11 +196,14 @@ class TB:
         index = self.rng.getrandbits(p.index_width)
         n, port = self.external[e]
         if kind is Kind.P2P:
-            dests = [d for d, q in enumerate(self.routes[n]) if q is not None]
+            dests = [d for d in range(len(self.routes[n])) if self.onward(e, d)]
             hop = self.rng.randrange(p.p2p_vcs) if port != self.radix else 0
             return Flit.p2p(self.rng.choice(dests), self.rng.getrandbits(p.node_width), payload,
                             tag=self.rng.getrandbits(p.tag_width), index=index, hop=hop)
-        ids = [c for c, cfg in enumerate(self.colls[n]) if cfg]
+        # A response only where it has a port to go on besides the one it comes by.
+        ids = [c for c, cfg in enumerate(self.colls[n])
+               if cfg and (kind is Kind.REQ or port == self.radix
+                           or set(cfg.get("resp_out", [])) - {port})]
         if not ids:
             return None
         cid = self.rng.choice(ids)
@@ -206,8 +220,8 @@ class TB:
             self.sb.expect(flit.payload, out, want, key, self.cycle)
             self.hops_of[flit.payload] = switches
         else:
-            n, _ = self.external[e]
-            for out, want in self.route_collective(n, flit):
+            n, port = self.external[e]
+            for out, want in self.route_collective(n, port, flit):
                 self.sb.expect(flit.payload, out, want, key, self.cycle)
 
     # -- one clock cycle -------------------------------------------------------------------------
@@ -365,8 +379,8 @@ async def test_idle_latency(dut):
 async def test_stream_throughput(dut):
     """Full load, no backpressure: with ``permutation`` (``perm[e]``, a destination exiting on
     another link) every output delivers one flit per cycle; without it every flit goes to a
-    uniformly random node of ``destinations`` (``uniform``), and the mean throughput per
-    output is reported (head-of-line blocking limits it)."""
+    uniformly random node of ``destinations`` not routed back on its own link (``uniform``),
+    and the mean throughput per output is reported (head-of-line blocking limits it)."""
     tb = TB(dut)
     await tb.start()
     await tb.configure()
@@ -379,7 +393,8 @@ async def test_stream_throughput(dut):
 
     def inject(tb, e):
         if tb.src[e].pending < 4:
-            dst = perm[e] if perm is not None else rng.choice(targets)
+            dst = perm[e] if perm is not None else rng.choice(
+                [d for d in targets if tb.onward(e, d)])
             flit = tb.new_flit(e, Kind.P2P).replace(dst=dst, hop=0)
             tb.src[e].push(flit)
 
@@ -447,7 +462,7 @@ async def test_collective_priority(dut):
     coll = []
 
     def inject(tb, e):
-        if tb.src[e].pending < 8:
+        if tb.src[e].pending < 8 and tb.onward(e, target_dst):
             flit = tb.new_flit(e, Kind.P2P).replace(dst=target_dst)
             tb.src[e].push(flit)
         # Requests from one link only, so that they never contend with each other: any delay

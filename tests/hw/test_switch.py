@@ -102,14 +102,16 @@ async def random_routes(ctx, dut, rng, destinations=4):
     return table
 
 
-def offer_random_p2p(links, rng, payload, destinations=4):
-    """Push a p2p flit on each input with probability 0.7 (a random hop VC on the network
-    ports); returns the ``(input, flit)`` pushed."""
+def offer_random_p2p(links, rng, payload, table):
+    """Push a p2p flit on each input with probability 0.7, to a destination of ``table``
+    (destination: port) that does not send it back on the network port it came by, with a
+    random hop VC on the network ports; returns the ``(input, flit)`` pushed."""
     pushed = []
     for q in range(RADIX + 1):
-        if rng.random() < 0.7:
+        onward = [d for d, port in sorted(table.items()) if q == LOCAL or port != q]
+        if rng.random() < 0.7 and onward:
             hop = rng.randrange(links.p.p2p_vcs) if q < RADIX else 0
-            flit = Flit.p2p(dst=rng.randrange(destinations), src=q, payload=payload + len(pushed),
+            flit = Flit.p2p(dst=rng.choice(onward), src=q, payload=payload + len(pushed),
                             hop=hop)
             links.src[q].push(flit)
             pushed.append((q, flit))
@@ -185,10 +187,10 @@ def test_early_links_are_the_same_cycles_with_the_register_moved():
     rng = random.Random(5)
 
     async def bench(ctx):
-        await random_routes(ctx, ref, rng)
+        table = await random_routes(ctx, ref, rng)
         links = Links(ref, rng, Backpressure(0.6, 0.05, 8))
-        for cycle in range(400):
-            offer_random_p2p(links, rng, payload=cycle)
+        for cycle in range(500):
+            offer_random_p2p(links, rng, payload=cycle, table=table)
             await links.step(ctx)
             for q, got in enumerate(moved):
                 want = [ref.o[q].valid, ref.o[q].payload.as_value(), ref.i[q].credit]
@@ -233,7 +235,7 @@ def test_random_traffic_with_backpressure_small_switch(collective):
         links = Links(dut, rng, Backpressure(0.6, 0.05, 8))
         sent = []
         for _ in range(600):
-            sent += offer_random_p2p(links, rng, payload=len(sent))
+            sent += offer_random_p2p(links, rng, payload=len(sent), table=table)
             await links.step(ctx)
         for _ in range(3000):
             if all(src.idle for src in links.src):
@@ -367,14 +369,17 @@ def test_a_route_written_applies_to_every_input():
     async def bench(ctx):
         links = Links(dut, random.Random(11))
         rounds = [(0, 1), (1, LOCAL), (2, 0)]  # (round, port of route[3])
+        # Every input but the route's own network port (that flit would turn back).
+        senders = {n: [q for q in range(RADIX + 1) if q != port or q == LOCAL]
+                   for n, port in rounds}
         for n, port in rounds:
             await write(ctx, dut, "route[3]", port=port, valid=1)
-            for q in range(RADIX + 1):
+            for q in senders[n]:
                 links.src[q].push(Flit.p2p(dst=3, src=q, payload=n * 10 + q))
             for _ in range(12):
                 await links.step(ctx)
         got = sorted((flit.payload, q) for _, q, flit in links.arrivals)
-        assert got == [(n * 10 + q, port) for n, port in rounds for q in range(RADIX + 1)]
+        assert got == [(n * 10 + q, port) for n, port in rounds for q in senders[n]]
         assert ctx.get(dut.errors.no_route) == 0
         await write(ctx, dut, "route[3]", port=0, valid=0)
         links.src[1].push(Flit.p2p(dst=3, src=1, payload=99))
@@ -382,6 +387,47 @@ def test_a_route_written_applies_to_every_input():
             await links.step(ctx)
         assert len(links.arrivals) == len(got)
         assert ctx.get(dut.errors.no_route) == 1
+
+    run(dut, bench)
+
+
+@pytest.mark.parametrize("collective", [CollectivePath, None], ids=["pass", "p2p"])
+def test_no_flit_turns_back_on_the_link_it_came_by(collective):
+    """A p2p flit whose route names the network port it arrived on is discarded as having no
+    route (its credit comes back); the same destination from the other ports, and a flit of
+    the endpoint routed back to the endpoint, cross. A response leaves on every port of its
+    id's ``resp_out`` but the one it came by."""
+    dut = small_switch(collective=collective)
+
+    async def bench(ctx):
+        links = Links(dut, random.Random(8))
+        await write(ctx, dut, "route[3]", port=0, valid=1)
+        await write(ctx, dut, "route[1]", port=LOCAL, valid=1)
+        links.src[0].push(Flit.p2p(dst=3, src=0, payload=1))
+        for _ in range(6):
+            await links.step(ctx)
+        assert links.arrivals == []
+        assert links.src[0].idle
+        assert ctx.get(dut.errors.no_route) == 1
+        await write(ctx, dut, "errors", no_route=1)
+        links.src[1].push(Flit.p2p(dst=3, src=1, payload=2))
+        links.src[LOCAL].push(Flit.p2p(dst=3, src=2, payload=3))
+        links.src[LOCAL].push(Flit.p2p(dst=1, src=2, payload=4))
+        for _ in range(8):
+            await links.step(ctx)
+        got = sorted((flit.payload, q) for _, q, flit in links.arrivals)
+        assert got == [(2, 0), (3, 0), (4, LOCAL)]
+        assert ctx.get(dut.errors.no_route) == 0
+        if collective is None:
+            return
+        links.arrivals.clear()
+        await write(ctx, dut, "coll[0].resp_out", ports=0b111)
+        await write(ctx, dut, "coll[0].ctrl", enable=1, op=0, dtype=0)
+        links.src[1].push(Flit.response(0, index=5, payload=6))
+        for _ in range(8):
+            await links.step(ctx)
+        assert sorted(q for _, q, _ in links.arrivals) == [0, LOCAL]
+        assert all(src.idle for src in links.src)
 
     run(dut, bench)
 
@@ -777,7 +823,7 @@ def run_chaos(dut, rng):
         sent = []
         for _ in range(2500):
             if rng.random() < 0.4:
-                sent += offer_random_p2p(links, rng, payload=len(sent))
+                sent += offer_random_p2p(links, rng, payload=len(sent), table=table)
             for q in range(ports):
                 if rng.random() < 0.3:
                     make = Flit.request if rng.random() < 0.7 else Flit.response
