@@ -10,7 +10,7 @@ each have their own registers ("Multiple In-network Collectives").
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 
@@ -91,7 +91,8 @@ class CollectiveEngine(wiring.Component):
 
     1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
        round-robin from those registered counts; every port's read address is registered;
-    2. operand read: every port's LUT RAM is read at its address into an operand register;
+    2. operand read: every port's LUT RAM is read at its address into an operand register,
+       and whether the contributing flits' indices agree into a register beside them;
     3. check: the contributing flits' indices agree: the flits are consumed and the operands
        are compacted onto the first leaves in a register, the tree's input (or the forwarded
        flit). If they disagree, the id's flits in flight are issued again later and the
@@ -344,10 +345,16 @@ class CollectiveEngine(wiring.Component):
         b_sel = [Signal(ports, name=f"b_sel{j}") for j in range(ports)]
         b_info = Signal(data.StructLayout({"count": range(ports + 1), "op": 4, "dtype": 2}),
                         name="b_info")
+        # Whether the contributing flits agree on the element index, computed as they are read
+        # (so that the check stage starts from a register).
+        a_contrib = Signal(ports, name="a_contrib")
+        b_agree = Signal(name="b_agree")
+        m.d.comb += a_contrib.eq(onehot_mux(a_cid, [cfg[c].contrib for c in range(ids)]))
         m.d.sync += [
             b_valid.eq(a_valid & ~(a_cid & killed).any()),
             b_cid.eq(a_cid),
-            b_contrib.eq(onehot_mux(a_cid, [cfg[c].contrib for c in range(ids)])),
+            b_contrib.eq(a_contrib),
+            b_agree.eq(_agree([reads[q].data.index for q in range(ports)], a_contrib)),
             b_tree.eq(onehot_mux(a_cid, [cfg[c].tree for c in range(ids)])),
             b_info.count.eq(onehot_mux(a_cid, [cfg[c].count for c in range(ids)])),
             b_info.op.eq(onehot_mux(a_cid, [cfg[c].op for c in range(ids)])),
@@ -361,12 +368,7 @@ class CollectiveEngine(wiring.Component):
         # compacted onto the first leaves; else nothing is consumed, the id's flits in flight
         # are discarded and the resynchronisation unit finds the oldest index (_resync).
         index = [b_flit[q].index for q in range(ports)]
-        agree = Signal(name="agree")
-        m.d.comb += agree.eq(
-            _reduce(lambda a, b: a & b,
-                    [index[q] | (~b_contrib[q]).replicate(iw) for q in range(ports)])
-            == _reduce(lambda a, b: a | b,
-                       [index[q] & b_contrib[q].replicate(iw) for q in range(ports)]))
+        agree = b_agree
         live = Signal(name="b_live")
         m.d.comb += live.eq(b_valid & ~(b_cid & abort).any())
         consumed = live & agree
@@ -594,6 +596,16 @@ class CollectiveEngine(wiring.Component):
                 m.d.sync += count.eq(0)
             fired.append(fire)
         m.d.comb += self.stalled.eq(any_of(fired))
+
+
+def _agree(indices, contrib) -> Value:
+    """Whether the ``indices`` of the ports in ``contrib`` (at least one) are all equal: their
+    AND equals their OR."""
+    width = len(indices[0])
+    return (_reduce(lambda a, b: a & b, [index | (~contrib[q]).replicate(width)
+                                         for q, index in enumerate(indices)])
+            == _reduce(lambda a, b: a | b, [index & contrib[q].replicate(width)
+                                            for q, index in enumerate(indices)]))
 
 
 def _reduce(function, values: list):
