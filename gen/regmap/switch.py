@@ -172,7 +172,8 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
       copy per identifier): ``ctrl`` (``enable``, ``op``, ``dtype``), ``req_in`` (request input
       mask, local included), ``req_out`` (``port`` toward the root, and ``root``: this switch
       is the root, where ``port`` must be 0 and ``resp_in`` is unused), ``resp_in`` (``port``
-      the response arrives on), ``resp_out`` (response multicast mask, local included);
+      the response arrives on), ``resp_out`` (response multicast mask, local included; a
+      response is never sent back on the network port it arrived on);
       ``abort`` (``drain``: while 1 every flit of the id reaching the switch is discarded and
       its watchdog cleared), ``status`` (read-only: ``busy``, a flit of the id is in the
       switch; ``timed_out``, its watchdog fired) and ``missing`` (read-only: the contributing
@@ -181,7 +182,8 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
       and so is a ``ctrl`` write that enables an operation the data type does not define (or
       ``mul`` on a switch whose engine is built without the multiplier).
     - ``route[d]`` for each destination node id ``d < routing_depth``: ``port`` (``radix`` =
-      deliver to the local port) and ``valid``.
+      deliver to the local port) and ``valid``; a flit whose route names the network port it
+      arrived on is discarded as having no route (``errors.no_route``).
 
     A port mask of ``radix + 1`` bits takes ``ceil((radix + 1) / 32)`` words.
 
