@@ -1061,12 +1061,13 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         for d in range(p.routing_depth):
             with m.Case(d):
                 m.d.sync += entry.eq(routes[d])
-    came = Signal(range(ports), name="watched_port")  # the port it arrived on
+    came = Signal(ports, name="watched_port")  # the port it arrived on, one-hot
     with m.If(arrive):
-        m.d.sync += came.eq(encode_onehot(Cat(arrivals)))
-    routed = entry.valid & (entry.port <= radix) & ((entry.port == radix) | (entry.port != came))
+        m.d.sync += came.eq(Cat(arrivals))
+    routed = entry.valid & (entry.port <= radix)
     m.d.comb += [
-        *[Assert(~leave[o] | (routed & (entry.port == o))) for o in range(ports)],
+        *[Assert(~leave[o] | (routed & (entry.port == o) & (~came[o] if o < radix else 1)))
+          for o in range(ports)],
         Cover(any_of(leave[o] for o in range(radix))),
     ]
     return m, free
