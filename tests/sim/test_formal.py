@@ -112,9 +112,9 @@ class _Wrapped(SwitchCore):
             m.d.comb += inner.collective[c].eq(self.collective[c])
         m.d.comb += [inner.coll_burst.eq(self.coll_burst), self.error_events.eq(inner.error_events)]
         for q in range(ports):
-            m.d.comb += [inner.i[q].valid.eq(self.i[q].valid),
-                         inner.i[q].payload.eq(self.i[q].payload),
-                         self.i[q].credit.eq(inner.i[q].credit)]
+            into = inner.i[self.inner(q)]
+            m.d.comb += [into.valid.eq(self.i[q].valid), into.payload.eq(self.i[q].payload),
+                         self.i[q].credit.eq(into.credit)]
         for q in range(ports):
             out, into = self.o[self.outer(q)], inner.o[q]
             m.d.comb += [out.valid.eq(into.valid & self.passes(q, into)),
@@ -123,6 +123,9 @@ class _Wrapped(SwitchCore):
         return m
 
     def outer(self, q):
+        return q
+
+    def inner(self, q):
         return q
 
     def passes(self, q, into):
@@ -143,6 +146,14 @@ class CrossedOutputs(_Wrapped):
     """Network outputs 0 and 1 are swapped: flits leave on the wrong port."""
 
     def outer(self, q):
+        return {0: 1, 1: 0}.get(q, q)
+
+
+class TurnsBack(_Wrapped):
+    """Network inputs 0 and 1 are swapped: a flit routed to the port it came by leaves there
+    (and every flit still leaves on the port its route names)."""
+
+    def inner(self, q):
         return {0: 1, 1: 0}.get(q, q)
 
 
@@ -234,6 +245,16 @@ def test_mutation_is_caught(key, tools, tmp_path):
     assert result.trace.read_text().startswith("$")  # a VCD
     block = key.split(".")[0].replace("round-robin", "arbiter")
     assert f"hw/{block.replace('engine', 'ceng/engine')}.py:" in result.where
+
+
+@pytest.mark.synth
+@pytest.mark.formal
+def test_route_catches_a_switch_that_turns_flits_back(tools, tmp_path):
+    """The one thing ``TurnsBack`` breaks is that no flit leaves on the network port it came
+    by: the route property fails on it."""
+    result = BY_KEY["switch.route"].prove(tmp_path / "turns-back", block=TurnsBack, tools=tools)
+    assert result.status == "failed", result.describe()
+    assert "hw/switch.py:" in result.where
 
 
 @pytest.mark.synth
