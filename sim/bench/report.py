@@ -142,9 +142,9 @@ def timing_text(r: dict[str, Any]) -> list[str]:
         named = [x for x in rows if not x["block"].startswith("(")]
         shown = named[:BREAKDOWN_ROWS]
         rest = named[BREAKDOWN_ROWS:]
-        kinds = ("lut4", "ff", "lutram", "carry", "other", "logic_cells")
-        out += ["", "| block | LUT4 | FF | LUT RAM | CCU2C | other | logic cells |",
-                "|---|---:|---:|---:|---:|---:|---:|"]
+        kinds = ("lut4", "ff", "lutram", "bram", "carry", "other", "logic_cells")
+        out += ["", "| block | LUT4 | FF | LUT RAM | BRAM | CCU2C | other | logic cells |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for x in shown:
             name = f"{x['block']} (own)" if x["own"] else x["block"]
             out.append(f"| {name} | " + " | ".join(f"{x[k]:,}" for k in kinds) + " |")

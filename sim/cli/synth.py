@@ -94,8 +94,8 @@ def flow_options(func: Callable) -> Callable:
         click.option("--no-cache", "no_cache", is_flag=True,
                      help="Run the tools even if this design's result is cached."),
         click.option("--breakdown", is_flag=True,
-                     help="Also show LUT4, FF, LUT RAM, carry and logic cells per block of the "
-                          "design's hierarchy."),
+                     help="Also show LUT4, FF, LUT RAM, BRAM, carry and logic cells per block "
+                          "of the design's hierarchy."),
         click.option("--breakdown-depth", "depth", type=click.IntRange(min=1), default=2,
                      show_default=True,
                      help="Levels of hierarchy of --breakdown (deeper blocks count in their "
@@ -245,7 +245,7 @@ def print_breakdown(rows: list[dict[str, Any]], ecp5: bool = True) -> None:
     from innet.sim.synth import BLOCK_KINDS
 
     out = console()
-    labels = {"lut4": "LUT4", "ff": "FF", "lutram": "LUT RAM",
+    labels = {"lut4": "LUT4", "ff": "FF", "lutram": "LUT RAM", "bram": "BRAM",
               "carry": "CCU2C" if ecp5 else "carry", "other": "other",
               "logic_cells": "logic cells"}
     names = [f"{r['block']} (own)" if r["own"] else r["block"] for r in rows]

@@ -199,10 +199,10 @@ def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
 
 
 #: What a breakdown counts per block (:func:`block_cells`): the family's LUTs, flip-flops,
-#: distributed-RAM cells and carry cells, every other mapped cell (``other``: ECP5's PFUMX
-#: and L6MUX21 wide-function multiplexers, block RAMs, DSPs), and the logic cells of
+#: distributed-RAM cells, block RAMs and carry cells, every other mapped cell (``other``:
+#: ECP5's PFUMX and L6MUX21 wide-function multiplexers, DSPs), and the logic cells of
 #: nextpnr's packing (``TRELLIS_COMB`` on ECP5, ``ICESTORM_LC`` on iCE40).
-BLOCK_KINDS = ("lut4", "ff", "lutram", "carry", "other", "logic_cells")
+BLOCK_KINDS = ("lut4", "ff", "lutram", "bram", "carry", "other", "logic_cells")
 
 #: Block of the cells of the design's top module itself (in no submodule).
 TOP_LEVEL = "(top level)"
@@ -214,7 +214,7 @@ _PACKED_TYPES = ("TRELLIS_COMB", "ICESTORM_LC")
 
 
 def _cell_kind(family: str, cell_type: str) -> str:
-    for kind in ("lut4", "ff", "lutram", "carry"):
+    for kind in ("lut4", "ff", "lutram", "bram", "carry"):
         if any(cell_type == name or (kind == "ff" and cell_type.startswith(name))
                for name in _CELLS[family][kind]):
             return kind

@@ -526,8 +526,8 @@ def test_timing_case_targets_use_the_goals_of_its_data(fmax, first, seeds):
 
 
 def test_markdown_shows_the_timing_case():
-    row = {"block": "core", "own": False, "lut4": 10, "ff": 2, "lutram": 1, "carry": 0,
-           "other": 0, "logic_cells": 16}
+    row = {"block": "core", "own": False, "lut4": 10, "ff": 2, "lutram": 1, "bram": 3,
+           "carry": 0, "other": 0, "logic_cells": 16}
     path = {"end": "core.x", "to": "dut.core.x_TRELLIS_FF_Q", "port": "DI", "arrival_ns": 7.9,
             "bits": 2, "start": "core.y", "logic_levels": 3, "carry_bits": 0, "ns": 8.0,
             "routing_ns": 6.0, "logic_ns": 2.0}
@@ -541,8 +541,9 @@ def test_markdown_shows_the_timing_case():
     text = markdown(report)
     assert ("hw_timing_r4_p2p: fmax (MHz) seed 1 125.0, seed 2 130.0, seed 3 timeout (300 s); "
             "min 125.0, median 127.5, max 130.0; 5,000 logic cells.") in text
-    assert "| core | 10 | 2 | 1 | 0 | 0 | 16 |" in text
-    assert "| total | 11 | 4 | 2 | 0 | 0 | 17 |" in text
+    assert "| block | LUT4 | FF | LUT RAM | BRAM | CCU2C | other | logic cells |" in text
+    assert "| core | 10 | 2 | 1 | 3 | 0 | 0 | 16 |" in text
+    assert "| total | 11 | 4 | 2 | 6 | 0 | 0 | 17 |" in text
     assert ("- 7.90 ns at core.x (2 bits): core.y -> core.x: 3 logic levels, 8.00 ns "
             "(75 % routing)") in text
     assert "- 7.50 ns at core.z (2 bits)\n" in text
