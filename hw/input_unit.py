@@ -1,12 +1,13 @@
-"""The p2p side of a switch input: per-VC queues in LUT RAM and a registered offer.
+"""The p2p side of a switch input: per-VC queues in RAM and a registered offer.
 
 A switch input holds its point-to-point flits per hop-indexed VC (PIUMA, "Switch Architecture
 for In-network Computing": input buffers per virtual channel, the space a sender's credits
 count). :class:`InputUnit` keeps them in VC-partitioned memories, of routes (what allocation
-needs: the output one-hot and the outgoing VC) and of flits (what the crossbar needs), and
-presents the head of one VC as its *offer*, a register. Allocation therefore starts from
-flip-flops: the unit computes its next offer for both outcomes of the current one (taken, or
-not) from registered state, and the ``take`` of the allocation only selects between the two.
+needs: the output one-hot and the outgoing VC, in LUT RAM) and of flits (what the crossbar
+needs, in block RAM), and presents the head of one VC as its *offer*, a register. Allocation
+therefore starts from flip-flops: the unit computes its next offer for both outcomes of the
+current one (taken, or not) from registered state, and the ``take`` of the allocation only
+selects between the two.
 :class:`InputUnitModel` is the deliberately simple Python model the unit tests compare against.
 """
 
@@ -72,9 +73,9 @@ class InputUnit(wiring.Component):
     pop : Out(vcs)
         One-hot: the VC whose head left this cycle (``take & offer_valid``).
     flit : Out(flit_shape)
-        The flit taken in the previous cycle, read from the flit memory at a registered
-        address. Its entry is not written again before its credit has reached the sender and
-        come back as a flit, so it is still there.
+        The flit taken in the previous cycle: the flit memory's read register, loaded on every
+        clock edge from the offer's address. Its entry is not written again before its credit
+        has reached the sender and come back as a flit, so it is still there.
     levels : Out(range(depth + 1)).array(vcs)
         Flits held per VC (registers). Reset: 0.
 
@@ -123,7 +124,8 @@ class InputUnit(wiring.Component):
         m = Module()
         vcs, depth = self._vcs, self._depth
         # VC h holds entries h * depth .. h * depth + depth - 1 of both memories; their depth
-        # is rounded up to a power of two, which costs nothing in 16-entry LUT RAM cells.
+        # is rounded up to a power of two, which costs nothing in 16-entry LUT RAM cells (nor
+        # in a block RAM).
         size = 1 << (vcs * depth - 1).bit_length()
         # Three copies of the routes, one per read (a VC's first flit, its second, another
         # VC's first): read ports of one memory whose data meet in a multiplexer would be
@@ -132,7 +134,9 @@ class InputUnit(wiring.Component):
         routes = [Memory(shape=self.offer.shape(), depth=size, init=[]) for _ in range(3)]
         for n, memory in enumerate(routes):
             m.submodules[f"routes{n}"] = memory
-        m.submodules.flits = flits = Memory(shape=self.flit.shape(), depth=size, init=[])
+        # The flits in block RAM: read by a synchronous port (below), out of the LUTs.
+        m.submodules.flits = flits = Memory(shape=self.flit.shape(), depth=size, init=[],
+                                            attrs={"ram_style": "block", "no_rw_check": 1})
         base = [h * depth for h in range(vcs)]
         w_addr = [Signal(range(size), init=base[h], name=f"vc{h}_w_addr") for h in range(vcs)]
         r_addr = [Signal(range(size), init=base[h], name=f"vc{h}_r_addr") for h in range(vcs)]
@@ -242,11 +246,11 @@ class InputUnit(wiring.Component):
                            Mux(turn, 0, streak), range(STREAK))),
         ]
 
-        # The flit taken last cycle, read at its registered address.
-        sent = Signal(range(size), name="sent_addr")
-        m.d.sync += sent.eq(addr)
-        read = flits.read_port(domain="comb")
-        m.d.comb += [read.addr.eq(sent), self.flit.eq(read.data)]
+        # The flit taken last cycle: the offer's address read on every clock edge. The flit
+        # at an offer's address was written an edge before at the latest, and its entry is
+        # not written again while it is offered, so the read never meets a write to it.
+        read = flits.read_port(domain="sync")
+        m.d.comb += [read.addr.eq(addr), self.flit.eq(read.data)]
         return m
 
 

@@ -84,15 +84,17 @@ class CollectiveEngine(wiring.Component):
 
     Front end
     ---------
-    The request flits of every id arriving on an input port are written into one LUT RAM per
-    port, partitioned by id (``depth`` flits each, the credits of the request VCs). Per (id,
-    port) registers count the flits held and the flits not yet issued. Three registered
-    stages follow, so no path runs from a buffer read into the choice of the next element:
+    The request flits of every id arriving on an input port are written into one memory per
+    port, partitioned by id (``depth`` flits each, the credits of the request VCs): the
+    payloads in block RAM, the indices in LUT RAM. Per (id, port) registers count the flits
+    held and the flits not yet issued. Three registered stages follow, so no path runs from a
+    buffer read into the choice of the next element:
 
     1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
        round-robin from those registered counts; every port's read address is registered;
-    2. operand read: every port's LUT RAM is read at its address into an operand register,
-       and whether the contributing flits' indices agree into a register beside them;
+    2. operand read: every port's memory is read at its address into an operand register
+       (the payload memory's read register), and whether the contributing flits' indices
+       agree into a register beside them;
     3. check: the contributing flits' indices agree: the flits are consumed and the operands
        are compacted onto the first leaves in a register, the tree's input (or the forwarded
        flit). If they disagree, the id's flits in flight are issued again later and the
@@ -280,13 +282,21 @@ class CollectiveEngine(wiring.Component):
         returned = per_port(range(FRONT_CYCLES + 1), "returned")
         accept, issue, commit = per_port(1, "accept"), per_port(1, "issue"), per_port(1, "commit")
         squash = per_port(1, "squash")
-        refused, reads = [], []
+        # Each port's flits in two memories at the same addresses: the indices in LUT RAM,
+        # read as the operand stage begins (the index agreement is computed from them into a
+        # register), and the payloads in block RAM, read by a synchronous port whose data
+        # register is the operand register.
+        refused, index_reads, payload_reads = [], [], []
         for q in range(ports):
             arriving = self.req[q]
-            mem = Memory(shape=entry, depth=1 << (pw + ib), init=[])
-            m.submodules[f"req_mem{q}"] = mem
-            write, read = mem.write_port(), mem.read_port(domain="comb")
-            reads.append(read)
+            indices = Memory(shape=iw, depth=1 << (pw + ib), init=[])
+            payloads = Memory(shape=32, depth=1 << (pw + ib), init=[],
+                              attrs={"ram_style": "block", "no_rw_check": 1})
+            m.submodules[f"req_index{q}"] = indices
+            m.submodules[f"req_payload{q}"] = payloads
+            write, write_payload = indices.write_port(), payloads.write_port()
+            index_reads.append(indices.read_port(domain="comb"))
+            payload_reads.append(payloads.read_port(domain="sync"))
             hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
             for c in range(ids):
                 # The sender holds no credit when the flits it has not been credited for fill
@@ -298,8 +308,10 @@ class CollectiveEngine(wiring.Component):
                 write.en.eq(any_of(accept[c][q] for c in range(ids))),
                 write.addr.eq(Cat(onehot_mux(hits, [wptr[c][q] for c in range(ids)]),
                                   arriving.payload.cid[:ib])),
-                write.data.payload.eq(arriving.payload.payload),
-                write.data.index.eq(arriving.payload.index),
+                write.data.eq(arriving.payload.index),
+                write_payload.en.eq(write.en),
+                write_payload.addr.eq(write.addr),
+                write_payload.data.eq(arriving.payload.payload),
             ]
         m.d.comb += self.req_refused.eq(any_of(refused))
 
@@ -333,13 +345,14 @@ class CollectiveEngine(wiring.Component):
         for q in range(ports):
             m.d.sync += a_addr[q].eq(Cat(onehot_mux(grant, [spec[c][q] for c in range(ids)]),
                                          onehot_mux(grant, [Const(c, ib) for c in range(ids)])))
-            m.d.comb += reads[q].addr.eq(a_addr[q])
+            m.d.comb += [index_reads[q].addr.eq(a_addr[q]), payload_reads[q].addr.eq(a_addr[q])]
 
-        # Stage B (operand registers): every port's flit read at A's address, and the id's
-        # configuration.
+        # Stage B (operand registers): every port's flit read at A's address (its payload in
+        # the payload memory's read register), and the id's configuration.
         b_valid = Signal(name="b_valid")
         b_cid = Signal(ids, name="b_cid")
         b_flit = [Signal(entry, name=f"b_operand{q}") for q in range(ports)]
+        b_index = [Signal(iw, name=f"b_index{q}") for q in range(ports)]
         b_contrib = Signal(ports, name="b_contrib")
         b_tree = Signal(name="b_tree")
         b_sel = [Signal(ports, name=f"b_sel{j}") for j in range(ports)]
@@ -354,15 +367,17 @@ class CollectiveEngine(wiring.Component):
             b_valid.eq(a_valid & ~(a_cid & killed).any()),
             b_cid.eq(a_cid),
             b_contrib.eq(a_contrib),
-            b_agree.eq(_agree([reads[q].data.index for q in range(ports)], a_contrib)),
+            b_agree.eq(_agree([index_reads[q].data for q in range(ports)], a_contrib)),
             b_tree.eq(onehot_mux(a_cid, [cfg[c].tree for c in range(ids)])),
             b_info.count.eq(onehot_mux(a_cid, [cfg[c].count for c in range(ids)])),
             b_info.op.eq(onehot_mux(a_cid, [cfg[c].op for c in range(ids)])),
             b_info.dtype.eq(onehot_mux(a_cid, [cfg[c].dtype for c in range(ids)])),
         ]
         for q in range(ports):
-            m.d.sync += [b_flit[q].eq(reads[q].data),
+            m.d.sync += [b_index[q].eq(index_reads[q].data),
                          b_sel[q].eq(onehot_mux(a_cid, [sel[c][q] for c in range(ids)]))]
+            m.d.comb += [b_flit[q].index.eq(b_index[q]),
+                         b_flit[q].payload.eq(payload_reads[q].data)]
 
         # Stage C (check): the contributing flits agree on the element index: consumed, and
         # compacted onto the first leaves; else nothing is consumed, the id's flits in flight
