@@ -95,7 +95,7 @@ def _properties() -> tuple[Property, ...]:
     ]
     # The switch is checked to a bounded depth: the induction would need invariants over
     # every buffer, counter and register. Each depth is the deepest ABC's bmc3 reaches in
-    # seconds (route: 9 s at 6 steps, 50 s at 7): a step or two more cost a minute or more
+    # seconds (route: 7 s at 6 steps, 72 s at 7): a step or two more cost a minute or more
     # (docs/verification.md).
     switch = {"radix": 2, "depth": 5}
     engine = {"radix": 1}

@@ -61,7 +61,7 @@ __all__ = ["FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir",
            "synthesize_seeds"]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
-FLOW_VERSION = 7
+FLOW_VERSION = 8
 
 #: Worst endpoints kept per routed result (:func:`~innet.sim.synth.reports.worst_paths`).
 PATHS_KEPT = 20
