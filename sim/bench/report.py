@@ -127,6 +127,8 @@ def _mhz(value: float | None) -> str:
 def timing_text(r: dict[str, Any]) -> list[str]:
     """The Markdown of a timing case (:func:`innet.sim.bench.hardware.timing_case`): fmax per
     seed and over the seeds, its largest blocks, and the worst endpoints of its first seed."""
+    from innet.sim.synth.reports import BLOCK_KINDS
+
     summary = r["seed_summary"]
     seeds = ", ".join(f"seed {s['seed']} {_fmax({**s, 'tool_seconds': {'pnr': s['pnr_seconds']}})}"
                       for s in r["seeds"])
@@ -142,18 +144,17 @@ def timing_text(r: dict[str, Any]) -> list[str]:
         named = [x for x in rows if not x["block"].startswith("(")]
         shown = named[:BREAKDOWN_ROWS]
         rest = named[BREAKDOWN_ROWS:]
-        kinds = ("lut4", "ff", "lutram", "bram", "carry", "other", "logic_cells")
         out += ["", "| block | LUT4 | FF | LUT RAM | BRAM | CCU2C | other | logic cells |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for x in shown:
             name = f"{x['block']} (own)" if x["own"] else x["block"]
-            out.append(f"| {name} | " + " | ".join(f"{x[k]:,}" for k in kinds) + " |")
+            out.append(f"| {name} | " + " | ".join(f"{x[k]:,}" for k in BLOCK_KINDS) + " |")
         if rest:
             out.append(f"| {len(rest)} other blocks | "
-                       + " | ".join(f"{sum(x[k] for x in rest):,}" for k in kinds) + " |")
+                       + " | ".join(f"{sum(x[k] for x in rest):,}" for k in BLOCK_KINDS) + " |")
         for x in special:
-            out.append(f"| {x['block']} | " + " | ".join(f"{x[k]:,}" for k in kinds) + " |")
-        out.append("| total | " + " | ".join(f"{sum(x[k] for x in rows):,}" for k in kinds)
+            out.append(f"| {x['block']} | " + " | ".join(f"{x[k]:,}" for k in BLOCK_KINDS) + " |")
+        out.append("| total | " + " | ".join(f"{sum(x[k] for x in rows):,}" for k in BLOCK_KINDS)
                    + " |")
     paths = r["seeds"][0]["paths"] if r["seeds"] else []
     if paths:
