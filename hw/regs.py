@@ -222,7 +222,8 @@ class RegisterFile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bus = self.bus
-        words = []  # (address, value read)
+        accepted = bus.w_en & (~self.refuse if self._refusable else 1)
+        words = []  # (address, value read, writes: (field bits, bus bits))
         for reg in self._map.registers:
             clears = {}
             for f in reg.fields:
@@ -232,30 +233,37 @@ class RegisterFile(wiring.Component):
                     clears[f.name] = Signal(f.width, name=f"clear_{_name(reg)}_{f.name}")
             for word in range(reg.words):
                 address = reg.address + word
-                written = Signal(name=f"we_{address:x}")
-                accepted = ~self.refuse if self._refusable else 1
-                m.d.comb += written.eq(bus.w_en & (bus.addr == address) & accepted)
-                words.append((address, self._word(m, reg, word, written, clears)))
+                written = accepted & (bus.addr == address)
+                words.append((address, *self._word(m, reg, word, written, clears)))
             for name, clear in clears.items():
                 flags = Value.cast(self._view("config", reg)[name])
                 raised = Value.cast(self._view("events", reg)[name])
                 m.d.sync += flags.eq((flags & ~clear) | raised)
+        # The writes under one enable and one case statement: a cycle without a write decides
+        # nothing per field (which is what the simulation of a large map spends its time on).
+        with m.If(accepted), m.Switch(bus.addr):
+            for address, _, writes in words:
+                if writes:
+                    with m.Case(address):
+                        m.d.sync += [target.eq(bus.w_data[bits]) for target, bits in writes]
         # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
-            for address, value in words:
+            for address, value, _ in words:
                 with m.Case(address):
                     m.d.sync += bus.r_data.eq(value)
             with m.Default():
                 m.d.sync += bus.r_data.eq(0)
         return m
 
-    def _word(self, m: Module, reg, word: int, written, clears: dict) -> Value:
-        """Write logic of word ``word`` of ``reg`` (under ``written``); returns its read value.
-        The bits of an ``RW1C`` field the write clears go to ``clears[field name]``."""
+    def _word(self, m: Module, reg, word: int, written, clears: dict
+              ) -> tuple[Value, list[tuple[Value, slice]]]:
+        """Word ``word`` of ``reg``: its read value, and what a write of it (``written``) sets,
+        as (config bits, bus data bits). The bits of an ``RW1C`` field the write clears go to
+        ``clears[field name]``."""
         bus = self.bus
         lo_word, hi_word = word * WORD_BITS, (word + 1) * WORD_BITS
         read = Const(0, WORD_BITS)
-        parts = []
+        parts, writes = [], []
         for f in reg.fields:
             lo, hi = max(f.offset, lo_word), min(f.offset + f.width, hi_word)
             if lo >= hi:
@@ -267,8 +275,7 @@ class RegisterFile(wiring.Component):
                 m.d.comb += clears[f.name][bits].eq(Mux(written, bus.w_data[data_bits], 0))
             elif _is_config(f):
                 value = Value.cast(self._view("config", reg)[f.name])
-                with m.If(written):
-                    m.d.sync += value[bits].eq(bus.w_data[data_bits])
+                writes.append((value[bits], data_bits))
                 current = Const(0, hi - lo) if f.access.name == "WO" else value[bits]
             elif _is_status(f):
                 current = Value.cast(self._view("status", reg)[f.name])[bits]
@@ -284,7 +291,7 @@ class RegisterFile(wiring.Component):
             at = start + len(current)
         if at < WORD_BITS:
             pieces.append(Const(0, WORD_BITS - at))
-        return Cat(*pieces) if pieces else read
+        return (Cat(*pieces) if pieces else read), writes
 
 
 def _is_config(f) -> bool:
