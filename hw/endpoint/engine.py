@@ -9,7 +9,7 @@ explains why it can neither lose data nor deadlock.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Signal
+from amaranth import Array, Cat, Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -144,6 +144,9 @@ class StepEngine(wiring.Component):
         cur = Signal(entry_layout(p, depth))
         running = Signal()  # an entry is loaded and in progress
         loading = Signal()  # the entry k is loaded this cycle
+        # The entry at a signal index: a multiplexer over the entries (a case statement), not
+        # a shift of the whole table, which a simulator would compute every cycle.
+        entries = Array(self.table[j] for j in range(steps_max))
 
         # -- CTS bits: one per entry, set by arriving CTS flits, cleared by the send ----------
         cts = Signal(steps_max)
@@ -174,7 +177,7 @@ class StepEngine(wiring.Component):
                 with m.Else():
                     m.d.sync += [st.busy.eq(1), loading.eq(1)]
         with m.If(loading):
-            m.d.sync += [cur.eq(self.table[k]), loading.eq(0), running.eq(1)]
+            m.d.sync += [cur.eq(entries[k]), loading.eq(0), running.eq(1)]
         with m.If(complete):
             m.d.sync += [running.eq(0), k.eq(k + 1)]
             with m.If(k + 1 == steps):
@@ -186,7 +189,7 @@ class StepEngine(wiring.Component):
         cts_todo = Signal()
         early = Signal()  # the CTS of entry k + 1 went out during entry k (or k + 1 has none)
         with m.If(loading):
-            m.d.sync += [cts_todo.eq(self.table[k].recv & ~early), early.eq(0)]
+            m.d.sync += [cts_todo.eq(entries[k].recv & ~early), early.eq(0)]
 
         # -- snapshot: memory[base + send_first + j] -> scratch[j] --------------------------------
         m.submodules.scratch = scratch = Memory(shape=p.payload_width, depth=depth, init=[])
@@ -235,7 +238,7 @@ class StepEngine(wiring.Component):
         # Early CTS: once all that is left of entry k is local (its reduction pipeline drains),
         # the CTS of entry k + 1 may go; data for k + 1 then waits at most for that drain and
         # the load of k + 1 at the head of the receive buffer. Needs an entry bit in the tag.
-        following = self.table[k + 1]
+        following = entries[k + 1]
         want_early = Signal()
         if eb:
             m.d.comb += want_early.eq(
