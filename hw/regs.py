@@ -239,12 +239,12 @@ class RegisterFile(wiring.Component):
                 flags = Value.cast(self._view("config", reg)[name])
                 raised = Value.cast(self._view("events", reg)[name])
                 m.d.sync += flags.eq((flags & ~clear) | raised)
-        # The writes under one enable and one case statement: a cycle without a write decides
-        # nothing per field (which is what the simulation of a large map spends its time on).
-        with m.If(accepted), m.Switch(bus.addr):
+        # The writes, word by word, under the one write enable: a cycle without a write tests
+        # no word's address (which is what the simulation of a large map spent its time on).
+        with m.If(accepted):
             for address, _, writes in words:
                 if writes:
-                    with m.Case(address):
+                    with m.If(bus.addr == address):
                         m.d.sync += [target.eq(bus.w_data[bits]) for target, bits in writes]
         # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
