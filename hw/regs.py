@@ -239,8 +239,8 @@ class RegisterFile(wiring.Component):
                 flags = Value.cast(self._view("config", reg)[name])
                 raised = Value.cast(self._view("events", reg)[name])
                 m.d.sync += flags.eq((flags & ~clear) | raised)
-        # The writes, word by word, under the one write enable: a cycle without a write tests
-        # no word's address (which is what the simulation of a large map spent its time on).
+        # The writes, word by word, under the one write enable: in a cycle without a write a
+        # simulator tests no word's address (an endpoint's map has hundreds of fields).
         with m.If(accepted):
             for address, _, writes in words:
                 if writes:
