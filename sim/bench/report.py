@@ -127,7 +127,7 @@ def _mhz(value: float | None) -> str:
 def timing_text(r: dict[str, Any]) -> list[str]:
     """The Markdown of a timing case (:func:`innet.sim.bench.hardware.timing_case`): fmax per
     seed and over the seeds, its largest blocks, and the worst endpoints of its first seed."""
-    from innet.sim.synth.reports import BLOCK_KINDS
+    from innet.sim.synth.reports import BLOCK_KINDS, BLOCK_LABELS
 
     summary = r["seed_summary"]
     seeds = ", ".join(f"seed {s['seed']} {_fmax({**s, 'tool_seconds': {'pnr': s['pnr_seconds']}})}"
@@ -144,8 +144,8 @@ def timing_text(r: dict[str, Any]) -> list[str]:
         named = [x for x in rows if not x["block"].startswith("(")]
         shown = named[:BREAKDOWN_ROWS]
         rest = named[BREAKDOWN_ROWS:]
-        out += ["", "| block | LUT4 | FF | LUT RAM | BRAM | CCU2C | other | logic cells |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        out += ["", "| block | " + " | ".join(BLOCK_LABELS[k] for k in BLOCK_KINDS) + " |",
+                "|---|" + "---:|" * len(BLOCK_KINDS)]
         for x in shown:
             name = f"{x['block']} (own)" if x["own"] else x["block"]
             out.append(f"| {name} | " + " | ".join(f"{x[k]:,}" for k in BLOCK_KINDS) + " |")

@@ -243,11 +243,10 @@ def print_paths(paths: list[dict[str, Any]], seed: int | None = None) -> None:
 def print_breakdown(rows: list[dict[str, Any]], ecp5: bool = True) -> None:
     """Per-block cell counts (:func:`innet.sim.synth.breakdown`) as a table with its total."""
     from innet.sim.synth import BLOCK_KINDS
+    from innet.sim.synth.reports import block_label
 
     out = console()
-    labels = {"lut4": "LUT4", "ff": "FF", "lutram": "LUT RAM", "bram": "BRAM",
-              "carry": "CCU2C" if ecp5 else "carry", "other": "other",
-              "logic_cells": "logic cells"}
+    labels = {k: block_label(k, ecp5) for k in BLOCK_KINDS}
     names = [f"{r['block']} (own)" if r["own"] else r["block"] for r in rows]
     width = max(len("block"), *map(len, names))
     out.print(f"  {'block':<{width}}" + "".join(f"{labels[k]:>12}" for k in BLOCK_KINDS),

@@ -23,6 +23,7 @@ from innet.sim.synth.flow import (
 )
 from innet.sim.synth.reports import (
     BLOCK_KINDS,
+    BLOCK_LABELS,
     PACKER,
     TOP_LEVEL,
     SynthResult,
@@ -42,6 +43,7 @@ from innet.sim.synth.wrapper import SCAN_PINS, io_wrapper, top_ports
 
 __all__ = [
     "BLOCK_KINDS",
+    "BLOCK_LABELS",
     "FLOW_VERSION",
     "PACKER",
     "PATHS_KEPT",

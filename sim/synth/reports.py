@@ -15,10 +15,12 @@ from typing import Any
 
 __all__ = [
     "BLOCK_KINDS",
+    "BLOCK_LABELS",
     "PACKER",
     "TOP_LEVEL",
     "SynthResult",
     "block_cells",
+    "block_label",
     "breakdown",
     "critical_path",
     "levels_text",
@@ -203,6 +205,16 @@ def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
 #: ECP5's PFUMX and L6MUX21 wide-function multiplexers, DSPs), and the logic cells of
 #: nextpnr's packing (``TRELLIS_COMB`` on ECP5, ``ICESTORM_LC`` on iCE40).
 BLOCK_KINDS = ("lut4", "ff", "lutram", "bram", "carry", "other", "logic_cells")
+
+#: The column heading of each of :data:`BLOCK_KINDS` in a table (ECP5's name for its carry
+#: cell, ``CCU2C``; :func:`block_label` gives another family's).
+BLOCK_LABELS = {"lut4": "LUT4", "ff": "FF", "lutram": "LUT RAM", "bram": "BRAM",
+                "carry": "CCU2C", "other": "other", "logic_cells": "logic cells"}
+
+
+def block_label(kind: str, ecp5: bool = True) -> str:
+    """The column heading of ``kind`` (one of :data:`BLOCK_KINDS`): ``carry`` off ECP5."""
+    return BLOCK_LABELS[kind] if ecp5 or kind != "carry" else "carry"
 
 #: Block of the cells of the design's top module itself (in no submodule).
 TOP_LEVEL = "(top level)"
