@@ -41,7 +41,7 @@ __all__ = ["command"]
 def command(block: str | None, output: Path | None, as_json: bool) -> None:
     """Prove the formal properties of BLOCK (default: every block): k-induction with
     SymbiYosys, then the cover that shows each property is not vacuous."""
-    from innet.sim.formal import BMC_ENGINE, Toolchain, select
+    from innet.sim.formal import Toolchain, select
 
     try:
         chosen = select(block)
@@ -67,11 +67,11 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
     if output is None and not bad:
         shutil.rmtree(root, ignore_errors=True)
     if as_json:
-        print_json({"solver": tools.solver, "bmc_engine": BMC_ENGINE,
+        print_json({"solver": tools.solver,
                     "seconds": round(elapsed, 1), "ok": not bad,
                     "properties": [{"property": p.key, "statement": p.statement,
                                     "sizes": p.sizes, "status": r.status, "depth": r.depth,
-                                    "cover_steps": r.cover_steps,
+                                    "cover_steps": r.cover_steps, "engine": r.engine,
                                     "seconds": round(r.seconds, 1),
                                     "trace": None if r.trace is None else str(r.trace),
                                     "where": r.where or None} for p, r in results]})
@@ -81,10 +81,13 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
         for p, r in results:
             out.print(f"{p.key:<{width}}  {r.describe()}  ({r.seconds:.1f} s)", soft_wrap=True,
                       markup=False)
+        # The covers' engine, then the bounded checks' others.
+        engines = ", ".join(dict.fromkeys([f"smtbmc {tools.solver}",
+                                           *(r.engine for _p, r in results)]))
         counts = {s: sum(r.status == s for _p, r in results)
                   for s in ("proved", "bounded", "failed", "vacuous")}
         out.print(", ".join(f"{n} {s}" for s, n in counts.items() if n or s == "proved")
-                  + f" in {elapsed:.0f} s (SymbiYosys: smtbmc {tools.solver}, {BMC_ENGINE})",
+                  + f" in {elapsed:.0f} s (SymbiYosys: {engines})",
                   markup=False)
     if bad:
         p, r = bad[0]

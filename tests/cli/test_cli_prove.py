@@ -16,8 +16,9 @@ def test_prove_one_block(innet, tmp_path):
                         r"steps  \(\d+\.\d s\)", lines[0])
     assert re.fullmatch(r"credit\.no-credit-no-send  proved \(k-induction, depth 8\); cover in "
                         r"\d+ steps  \(\d+\.\d s\)", lines[1])
-    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys: smtbmc (yices|z3|boolector), "
-                        r"abc bmc3\)", lines[2])
+    # Both proofs by induction: smtbmc alone.
+    assert re.fullmatch(r"2 proved in \d+ s \(SymbiYosys: smtbmc (yices|z3|boolector)\)",
+                        lines[2])
     assert (tmp_path / "proofs" / "credit.in-range" / "prove" / "status").read_text(
         ).startswith("PASS")
 
@@ -32,6 +33,7 @@ def test_prove_one_property_as_json(innet):
     (prop,) = data["properties"]
     assert (prop["property"], prop["status"], prop["depth"], prop["sizes"], prop["trace"]) == (
         "round-robin.one-hot", "proved", 6, {"count": 4}, None)
+    assert prop["engine"] == f"smtbmc {data['solver']}"
 
 
 def test_unknown_block_is_a_one_line_error(innet):
