@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ __all__ = ["CONNECT_SECONDS", "Progress", "open_client", "run_sweep", "stream"]
 
 #: How long :func:`open_client` tries to reach a scheduler.
 CONNECT_SECONDS = 10
+#: More than a scheduler's handshake takes: its first frame is a few hundred bytes.
+_HANDSHAKE_BYTES = 1 << 20
 
 
 @contextlib.contextmanager
@@ -36,7 +39,8 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     ------
     ValueError
         If ``workers`` is not a whole number of at least 1, or the scheduler cannot be reached
-        within :data:`CONNECT_SECONDS` (one line naming the address).
+        within :data:`CONNECT_SECONDS` (one line naming the address and the reason: refused,
+        a server that is not a Dask scheduler, a timeout).
     """
     import logging
 
@@ -44,6 +48,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
 
     if scheduler is not None:
         try:
+            _check_scheduler(scheduler)
             client = Client(scheduler, timeout=f"{CONNECT_SECONDS}s")
         except (OSError, ValueError, TypeError) as error:
             reason = " ".join(str(error).split()) or type(error).__name__
@@ -60,6 +65,43 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
                       dashboard_address=":0", memory_limit=0,
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
+
+
+def _check_scheduler(scheduler: str) -> None:
+    """Raise :class:`OSError` with the reason if ``scheduler``, a TCP address, is not a Dask
+    scheduler: its host refuses the connection, or the server there does not open with
+    Dask's framing (a scheduler sends its handshake first, led by its 8-byte length). Dask's client
+    would try a refused address again until its timeout, and wait for ever on a server that
+    stays silent (an HTTP server: the dashboard's port). Other failures are left to Dask."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        protocol, location = parse_address(scheduler)
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError):
+        return
+    if protocol != "tcp":
+        return
+    try:
+        sock = socket.create_connection((host, port), timeout=CONNECT_SECONDS)
+    except ConnectionRefusedError:
+        raise OSError("connection refused") from None
+    except OSError:
+        return
+    head = b""
+    with sock:
+        try:
+            while len(head) < 8 and (chunk := sock.recv(8 - len(head))):
+                head += chunk
+        except TimeoutError:
+            raise OSError(f"the server there sent nothing in {CONNECT_SECONDS} s; a Dask "
+                          f"scheduler speaks first") from None
+        except OSError:
+            pass
+    if len(head) < 8:
+        raise OSError("the server there closed the connection without a Dask handshake")
+    if int.from_bytes(head, "little") > _HANDSHAKE_BYTES:
+        raise OSError("the server there does not speak Dask's protocol")
 
 
 @dataclass

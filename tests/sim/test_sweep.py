@@ -261,13 +261,51 @@ def test_an_interrupted_sweep_resumes_running_only_the_missing_points(client, tm
     assert len(_ran(tmp_path)) == before
 
 
-def test_a_client_of_a_scheduler_that_is_not_there(monkeypatch):
+def test_a_client_of_a_scheduler_that_is_not_there():
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"^Cannot reach the Dask scheduler at "
+                                         r"'tcp://127\.0\.0\.1:9': connection refused$"), \
+            open_client("tcp://127.0.0.1:9"):
+        pass
+    # Refused at once: Dask would try again for CONNECT_SECONDS.
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(("greeting", "reason"), [
+    (None, "the server there sent nothing in 1 s; a Dask scheduler speaks first"),
+    (b"HTTP/1.1 400 Bad Request\r\n\r\n", "the server there does not speak Dask's protocol"),
+    (b"", "the server there closed the connection without a Dask handshake"),
+])
+def test_a_server_that_is_not_a_dask_scheduler(monkeypatch, greeting, reason):
+    """A server that stays silent (an HTTP server, such as the dashboard's port), answers
+    something else or hangs up is named, instead of a hang or Dask reading a length out of
+    the reply."""
+    import contextlib
+    import socket
+    import threading
+
     import innet.sim.sweep.run as run
 
     monkeypatch.setattr(run, "CONNECT_SECONDS", 1)
-    with pytest.raises(ValueError, match=r"^Cannot reach the Dask scheduler at "
-                                         r"'tcp://127\.0\.0\.1:9': "), open_client("tcp://127.0.0.1:9"):
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            if greeting is not None:
+                conn.sendall(greeting)
+                conn.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):  # reset, if it leaves the greeting unread
+                conn.recv(1)  # until the client hangs up
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    address = f"tcp://127.0.0.1:{port}"
+    with server, pytest.raises(ValueError, match=r"^Cannot reach ") as error, open_client(address):
         pass
+    thread.join(5)
+    assert str(error.value) == f"Cannot reach the Dask scheduler at {address!r}: {reason}"
 
 
 def test_workers_must_be_a_positive_count():
