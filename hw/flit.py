@@ -56,6 +56,7 @@ See :func:`link_signature`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 from amaranth import Const, Mux, Value
@@ -200,26 +201,34 @@ class FlitParams:
         """Bits of the p2p VC field ``hop``."""
         return bits_for(self.p2p_vcs)
 
+    @functools.cached_property
+    def _fields(self) -> tuple[tuple[str, int, int], ...]:
+        # (name, offset, width) in packing order, computed once: pack and unpack run for
+        # every flit a testbench sees.
+        widths = {"payload": self.payload_width, "index": self.index_width,
+                  "tag": self.tag_width, "src": self.node_width, "dst": self.node_width,
+                  "cid": self.cid_width, "hop": self.hop_width, "kind": 2}
+        found, at = [], 0
+        for name, width in widths.items():
+            found.append((name, at, width))
+            at += width
+        return tuple(found)
+
     @property
     def widths(self) -> dict[str, int]:
         """Field widths in packing order (bit 0 upward)."""
-        return {"payload": self.payload_width, "index": self.index_width,
-                "tag": self.tag_width, "src": self.node_width, "dst": self.node_width,
-                "cid": self.cid_width, "hop": self.hop_width, "kind": 2}
+        return {name: width for name, _at, width in self._fields}
 
     @property
     def offsets(self) -> dict[str, int]:
         """Bit offset of each field."""
-        found, at = {}, 0
-        for name, width in self.widths.items():
-            found[name] = at
-            at += width
-        return found
+        return {name: at for name, at, _width in self._fields}
 
     @property
     def width(self) -> int:
         """Bits of a whole flit."""
-        return sum(self.widths.values())
+        _name, at, width = self._fields[-1]
+        return at + width
 
     @property
     def layout(self) -> data.StructLayout:
@@ -294,13 +303,13 @@ class FlitParams:
         if kind is Kind.P2P and not 0 <= flit.hop < self.p2p_vcs:
             raise ValueError(f"Hop must be between 0 and {self.p2p_vcs - 1}, not {flit.hop}")
         word = 0
-        for name, width in self.widths.items():
+        for name, at, width in self._fields:
             value = kind.value if name == "kind" else getattr(flit, name)
             check_int(f"Flit field {name}", value)
             if not 0 <= value < (1 << width):
                 raise ValueError(f"Flit field {name} must be between 0 and {(1 << width) - 1}, "
                                  f"not {value}")
-            word |= value << self.offsets[name]
+            word |= value << at
         return word
 
     def unpack(self, word: int) -> Flit:
@@ -313,10 +322,9 @@ class FlitParams:
         """
         if isinstance(word, bool) or not isinstance(word, int):
             raise TypeError(f"Expected an integer flit, not {word!r}")
-        if not 0 <= word < (1 << self.width):
+        if word < 0 or word >> self.width:
             raise ValueError(f"Flit word must be between 0 and 2**{self.width} - 1, not {word}")
-        values = {name: (word >> self.offsets[name]) & ((1 << width) - 1)
-                  for name, width in self.widths.items()}
+        values = {name: (word >> at) & ((1 << width) - 1) for name, at, width in self._fields}
         try:
             values["kind"] = Kind(values["kind"])
         except ValueError:
