@@ -31,6 +31,7 @@ word updates its part of the register.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from amaranth import Cat, Const, Module, Mux, Signal, Value
@@ -129,8 +130,10 @@ class RegisterFile(wiring.Component):
     ----------
     regmap : innet.gen.regmap.Map
         The register map (``switch_map(...)``, ``endpoint_map(...)``, ...).
-    refusable : bool
-        Add the ``refuse`` member: the hardware may refuse a bus write.
+    refusable : collection of str
+        Registers (``"coll[2].ctrl"``) whose bus writes the hardware may refuse: with any, the
+        ``refuse`` member is added. Writes to every other register never wait on ``refuse``,
+        so its decision stays off their write enables.
 
     Members
     -------
@@ -147,23 +150,29 @@ class RegisterFile(wiring.Component):
         Every volatile ``RO`` field, nested the same way, driven by the hardware and read
         through the bus. Present only when the map has such fields.
     refuse : In(1)
-        With ``refusable``: a bus write in a cycle where ``refuse`` is high changes nothing (the
-        owner decides from ``bus.addr`` and ``bus.w_data`` in that cycle, and flags it).
+        With ``refusable``: a bus write to one of those registers in a cycle where ``refuse``
+        is high changes nothing (the owner decides from ``bus.addr`` and ``bus.w_data`` in that
+        cycle, and flags it).
     events : In(layout)
         Every ``RW1C`` field, nested the same way: a 1 in a cycle sets that flag from the next
         cycle on, until the bus writes a 1 to it. A flag set and cleared in the same cycle
         stays set (no event is lost). Present only when the map has such fields.
     """
 
-    def __init__(self, regmap, *, refusable: bool = False) -> None:
+    def __init__(self, regmap, *, refusable: Collection[str] = ()) -> None:
         from innet.gen.regmap import Map
 
         if not isinstance(regmap, Map):
             raise TypeError(f"Register map must be an innet.gen.regmap.Map, not {regmap!r}")
-        if not isinstance(refusable, bool):
-            raise TypeError(f"Refusable must be a bool, not {refusable!r}")
+        if isinstance(refusable, str) or not isinstance(refusable, Collection):
+            raise TypeError(f"Refusable must be a collection of register names, not "
+                            f"{refusable!r}")
+        names = {reg.name for reg in regmap.registers}
+        for name in refusable:
+            if name not in names:
+                raise ValueError(f"Refusable register {name!r} is not in the map {regmap.name}")
         self._map = regmap
-        self._refusable = refusable
+        self._refusable = frozenset(refusable)
         self._views = {}
         config = _tree(regmap, _is_config)
         status = _tree(regmap, _is_status)
@@ -222,8 +231,9 @@ class RegisterFile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bus = self.bus
-        accepted = bus.w_en & (~self.refuse if self._refusable else 1)
-        words = []  # (address, value read, writes: (field bits, bus bits))
+        # The write enable of a word that may be refused, and of every other word.
+        refusing = bus.w_en & ~self.refuse if self._refusable else None
+        words = []  # (address, value read, writes: (field bits, bus bits), refusable)
         for reg in self._map.registers:
             clears = {}
             for f in reg.fields:
@@ -231,24 +241,29 @@ class RegisterFile(wiring.Component):
                     m.d.sync += self._view("config", reg)[f.name].eq(0)
                 if _is_flag(f):
                     clears[f.name] = Signal(f.width, name=f"clear_{_name(reg)}_{f.name}")
+            refusable = reg.name in self._refusable
             for word in range(reg.words):
                 address = reg.address + word
-                written = accepted & (bus.addr == address)
-                words.append((address, *self._word(m, reg, word, written, clears)))
+                written = (refusing if refusable else bus.w_en) & (bus.addr == address)
+                words.append((address, *self._word(m, reg, word, written, clears), refusable))
             for name, clear in clears.items():
                 flags = Value.cast(self._view("config", reg)[name])
                 raised = Value.cast(self._view("events", reg)[name])
                 m.d.sync += flags.eq((flags & ~clear) | raised)
-        # The writes, word by word, under the one write enable: in a cycle without a write a
+        # The writes, word by word, under a write enable: in a cycle without a write a
         # simulator tests no word's address (an endpoint's map has hundreds of fields).
-        with m.If(accepted):
-            for address, _, writes in words:
-                if writes:
+        for refusable, enable in ((True, refusing), (False, bus.w_en)):
+            chosen = [(address, writes) for address, _, writes, r in words
+                      if writes and r is refusable]
+            if not chosen:
+                continue
+            with m.If(enable):
+                for address, writes in chosen:
                     with m.If(bus.addr == address):
                         m.d.sync += [target.eq(bus.w_data[bits]) for target, bits in writes]
         # One case statement for the read multiplexer; holes read 0.
         with m.Switch(bus.addr):
-            for address, value, _ in words:
+            for address, value, _, _ in words:
                 with m.Case(address):
                     m.d.sync += bus.r_data.eq(value)
             with m.Default():

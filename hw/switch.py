@@ -802,7 +802,8 @@ class Switch(wiring.Component):
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
                           collective=None if path is None else lambda *_: path,
                           early_links=self._early_links)
-        regs = RegisterFile(self._map, refusable=True)
+        regs = RegisterFile(self._map, refusable=[f"coll[{c}].{name}" for name in _LOCKED
+                                                  for c in range(p.collective_ids)])
         m.submodules.core = core
         m.submodules.regs = regs
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)

@@ -122,6 +122,32 @@ def test_write_is_visible_next_cycle_and_read_has_one_cycle_latency():
     simulate(dut, bench)
 
 
+def test_refuse_stops_only_writes_to_the_refusable_registers():
+    regmap = switch_map(4, 2, 4)
+    dut = RegisterFile(regmap, refusable=["coll[1].ctrl", "route[2]"])
+    locked = [regmap["coll[1].ctrl"], regmap["route[2]"]]
+    free = [regmap["coll[0].ctrl"], regmap["route[1]"], regmap["coll_timeout"]]
+    rng = random.Random(5)
+    # Registers of read-write fields alone: a word reads back as written.
+    assert all(reg.mask() == reg.mask(Access.RW) for reg in locked + free)
+
+    async def bench(ctx):
+        for refuse in (1, 0):
+            ctx.set(dut.refuse, refuse)
+            written = {}
+            for reg in locked + free:
+                word = rng.getrandbits(32) & reg.mask()
+                written[reg.name] = word
+                await sim_write(ctx, dut.bus, reg.address, [word])
+            ctx.set(dut.refuse, 0)
+            for reg in locked + free:
+                got = await sim_read(ctx, dut.bus, reg.address)
+                want = reg.reset if refuse and reg in locked else written[reg.name]
+                assert got == want, (refuse, reg.name, got, want)
+
+    simulate(dut, bench)
+
+
 def test_field_lookup_errors():
     dut = RegisterFile(switch_map(4, 1, 4))
     with pytest.raises(KeyError, match=r"no register 'nope'"):
@@ -134,6 +160,12 @@ def test_errors():
     with pytest.raises(TypeError, match=r"^Register map must be an innet.gen.regmap.Map, "
                                         r"not 'switch'$"):
         RegisterFile("switch")
+    with pytest.raises(TypeError, match=r"^Refusable must be a collection of register names, "
+                                        r"not True$"):
+        RegisterFile(switch_map(4, 1, 4), refusable=True)
+    with pytest.raises(ValueError, match=r"^Refusable register 'coll\[1\]\.ctrl' is not in "
+                                         r"the map switch$"):
+        RegisterFile(switch_map(4, 1, 4), refusable=["coll[1].ctrl"])
     with pytest.raises(ValueError, match=r"^Address width must be at least 1, not 0$"):
         bus_signature(0)
     with pytest.raises(TypeError, match=r"^Data width must be an integer, not '32'$"):
