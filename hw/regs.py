@@ -231,7 +231,7 @@ class RegisterFile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         bus = self.bus
-        # The write enable of a word that may be refused, and of every other word.
+        # The write enable of the words that may be refused; every other word's is the bus's.
         refusing = bus.w_en & ~self.refuse if self._refusable else None
         words = []  # (address, value read, writes: (field bits, bus bits), refusable)
         for reg in self._map.registers:
