@@ -36,8 +36,10 @@ def test_large_parameters_reach_the_testbench(muladd):
 @pytest.mark.rtl
 def test_unoptimised_build_is_a_separate_cached_model(muladd):
     fast = runner.build(muladd, optimize=False)
-    assert fast != runner.build(muladd)
+    optimised = runner.build(muladd)
+    assert fast != optimised
     assert " -O0 " in (fast / "build.log").read_text()
+    assert f" {runner.OPT_FAST} " in (optimised / "build.log").read_text()
     result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 50}, optimize=False)
     assert result.output["checked"] == 50
 
