@@ -89,15 +89,14 @@ def _check_scheduler(scheduler: str) -> None:
     except OSError:
         return
     head = b""
-    with sock:
+    # A connection the server resets has no handshake either, as one it closes.
+    with sock, contextlib.suppress(ConnectionError):
         try:
             while len(head) < 8 and (chunk := sock.recv(8 - len(head))):
                 head += chunk
         except TimeoutError:
             raise OSError(f"the server there sent nothing in {CONNECT_SECONDS} s; a Dask "
                           f"scheduler speaks first") from None
-        except OSError:
-            pass
     if len(head) < 8:
         raise OSError("the server there closed the connection without a Dask handshake")
     if int.from_bytes(head, "little") > _HANDSHAKE_BYTES:
