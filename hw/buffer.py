@@ -18,8 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["BUFFER_PROPERTIES", "BlockBuffer", "Buffer", "BufferModel", "Bypass",
-           "buffer_properties"]
+__all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "Bypass", "buffer_properties"]
 
 
 class Buffer(wiring.Component):
@@ -98,64 +97,6 @@ class Buffer(wiring.Component):
         with m.If(pop):
             m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
         m.d.sync += self.level.eq(self.level + push - pop)
-        return m
-
-
-class BlockBuffer(Buffer):
-    """A :class:`Buffer` in block RAM: the same members, cycle for cycle.
-
-    A block RAM's read port is synchronous, so the head is held in the read port's data
-    register, and the memory is read at its oldest entry whenever that register is free after
-    the cycle (it holds nothing, or its entry is read out). An entry written while the memory
-    and the register hold nothing is read in the cycle it is written (a read transparent to
-    the write), so it is the head in the next cycle, as in :class:`Buffer`. Meant for deep
-    queues, where a LUT RAM costs a logic cell per 16 entries of 4 bits and a multiplexer per
-    16 entries of depth; the head is a block RAM's output, which leaves its register late
-    (ECP5: about 4 ns), so the reader's logic on it should be shallow.
-
-    Parameters and members as :class:`Buffer`.
-    """
-
-    def __init__(self, shape, depth: int) -> None:
-        super().__init__(shape, depth)
-        # The registers behind the members (the formal harness states their invariants).
-        self.w_ptr = Signal(range(depth), name="w_ptr")
-        self.r_ptr = Signal(range(depth), name="r_ptr")  # the oldest entry not read out
-        self.stored = Signal(range(depth + 1), name="stored")  # entries not read out
-        self.head = Signal(name="head")  # the read register holds the head
-
-    def elaborate(self, platform):
-        m = Module()
-        depth = self._depth
-        m.submodules.storage = storage = Memory(shape=self._shape, depth=depth, init=[],
-                                                attrs={"ram_style": "block"})
-        wr = storage.write_port()
-        rd = storage.read_port(domain="sync", transparent_for=(wr,))
-        w_ptr, r_ptr, stored, head = self.w_ptr, self.r_ptr, self.stored, self.head
-        push, pop, load, fill = Signal(), Signal(), Signal(), Signal()
-        m.d.comb += [
-            self.w.ready.eq(self.level != depth),
-            push.eq(self.w.valid & self.w.ready),
-            pop.eq(head & self.r.ready),
-            # The read register is free after this cycle: it is read at the oldest entry,
-            # which is one written in this very cycle when the memory holds none.
-            load.eq(~head | pop),
-            fill.eq(load & ((stored != 0) | push)),
-            self.r.valid.eq(head),
-            self.r.payload.eq(rd.data),
-            rd.addr.eq(r_ptr),
-            rd.en.eq(load),
-            wr.addr.eq(w_ptr),
-            wr.data.eq(self.w.payload),
-            wr.en.eq(push),
-        ]
-        with m.If(push):
-            m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
-        with m.If(fill):
-            m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
-        with m.If(load):
-            m.d.sync += head.eq(fill)
-        m.d.sync += [stored.eq(stored + push - fill), self.level.eq(self.level + push - pop)]
         return m
 
 
@@ -239,6 +180,7 @@ class BufferModel:
             self.items.append(w_payload)
 
 
+
 # -- formal properties -------------------------------------------------------------------------
 
 #: The formal properties of :class:`Buffer`, by name (:func:`buffer_properties`).
@@ -264,18 +206,13 @@ def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type 
     argument: one symbolic entry stands for all). The buffer's own logic is unchanged; to make
     the induction close, the harness adds a read port to its memory at the watched entry's
     place and asserts that the pointers agree with ``level`` and that the memory holds the
-    watched value there. For a :class:`BlockBuffer` (``block``) the invariants are its own,
-    for both properties: the pointers are ``stored`` apart, ``level`` counts the memory's
-    entries and the read register's, the read register holds the head whenever the memory
-    holds any, and the watched value is the head or in the memory behind it. ``block`` may be
-    a variant (a mutation) with the same interface.
+    watched value there. ``block`` may be a variant (a mutation) with the same interface.
 
     Parameters
     ----------
     strengthen : bool
-        Assert those invariants of the memory (``in-order``; both for a :class:`BlockBuffer`).
-        Without them the property still holds within any bound, but the induction may not
-        close.
+        Assert those invariants of the memory (``in-order``). Without them the property
+        still holds within any bound, but the induction does not close.
 
     Returns
     -------
@@ -303,12 +240,9 @@ def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type 
         def elaborate(self, platform):
             inner = super().elaborate(platform)
             storage = getattr(inner.submodules, "storage", None)
-            if (strengthen and isinstance(storage, Memory) and storage.read_ports
-                    and storage.write_ports):
-                if isinstance(self, BlockBuffer):
-                    _strengthen_block(inner, storage, self)
-                elif name == "in-order":
-                    _strengthen(inner, storage, self.level)
+            if (name == "in-order" and strengthen and isinstance(storage, Memory)
+                    and storage.read_ports and storage.write_ports):
+                _strengthen(inner, storage, self.level)
             return inner
 
     def _strengthen(inner: Module, storage: Memory, level: Signal) -> None:
@@ -322,24 +256,6 @@ def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type 
         at = r_ptr + ahead
         inner.d.comb += [peek.addr.eq(Mux(at >= depth, at - depth, at)),
                          Assert(~watching | (peek.data == value))]
-
-    def _strengthen_block(inner: Module, storage: Memory, dut: BlockBuffer) -> None:
-        # The pointers are in range and ``stored`` apart, the read register holds the head
-        # whenever the memory holds any, and the watched value is the head (``ahead`` 0) or
-        # in the memory ``ahead - 1`` places after the read pointer.
-        r_ptr, w_ptr, stored, head = dut.r_ptr, dut.w_ptr, dut.stored, dut.head
-        apart = Mux(w_ptr >= r_ptr, w_ptr - r_ptr, w_ptr + depth - r_ptr)
-        inner.d.comb += [Assert(r_ptr < depth), Assert(w_ptr < depth), Assert(stored < depth),
-                         Assert(apart == stored), Assert(dut.level == stored + head),
-                         Assert(head | (stored == 0))]
-        if name == "in-order":
-            peek = storage.read_port(domain="comb")
-            at = r_ptr + ahead - 1
-            inner.d.comb += [
-                peek.addr.eq(Mux(at >= depth, at - depth, at)),
-                Assert(~watching | Mux(ahead == 0, head & (value == dut.r.payload),
-                                       peek.data == value)),
-            ]
 
     m.submodules.dut = dut = Probed(unsigned(width), depth)
     w_valid, r_ready = Signal(name="w_valid"), Signal(name="r_ready")

@@ -17,7 +17,7 @@ from amaranth.lib.memory import Memory
 from innet.gen.checks import check_int
 from innet.hw.alu import LATENCY
 from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
-from innet.hw.buffer import BlockBuffer, Bypass
+from innet.hw.buffer import Buffer, Bypass
 from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
 from innet.hw.credit import CREDIT_ROUND_TRIP
@@ -118,10 +118,9 @@ class CollectiveEngine(wiring.Component):
     element). The ids with a result that can leave share the result stream round-robin, one
     flit per cycle.
 
-    The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results
-    (a :class:`~innet.hw.buffer.BlockBuffer`: block RAM, the head in its read register), and
-    an element is issued only when its id has room in it for everything the front end and the
-    tree may hold. A result is offered on ``result`` only when each of its targets
+    The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results,
+    and an element is issued only when its id has room in it for everything the front end
+    and the tree may hold. A result is offered on ``result`` only when each of its targets
     holds a credit for it (``credit_req``, ``credit_resp``): a result that cannot leave for
     lack of credits waits in its own id's queue and never holds up another id, so ids cannot
     deadlock each other through the engine. ``queue_depth`` of at least
@@ -499,7 +498,7 @@ class CollectiveEngine(wiring.Component):
             # Every result is written into the queue; one that goes straight out (the queue
             # holds none before it) takes the queue's bypass, so that the write does not wait
             # for the result stream's choice.
-            queue = BlockBuffer(result, depth)
+            queue = Buffer(result, depth)
             m.submodules[f"queue{c}"] = queue
             queued = Bypass(m, queue, good & ~abort[c], out, name=f"queue{c}", flush=abort[c])
             queued.take(src_pop[c])

@@ -1,8 +1,7 @@
 """``innet prove``: prove the flow-control blocks' formal properties with SymbiYosys.
 
     innet prove                      every block's properties
-    innet prove credit               one block (credit, round-robin, buffer, block-buffer,
-                                     switch, engine)
+    innet prove credit               one block (credit, round-robin, buffer, switch, engine)
     innet prove round-robin.fair     one property
     innet prove -o proofs/ --json    keep the SymbiYosys work (and any trace) in proofs/
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +88,7 @@ class Property:
 
 def _properties() -> tuple[Property, ...]:
     from innet.hw.arbiter import ROUND_ROBIN_PROPERTIES, round_robin_properties
-    from innet.hw.buffer import BUFFER_PROPERTIES, BlockBuffer, buffer_properties
+    from innet.hw.buffer import BUFFER_PROPERTIES, buffer_properties
     from innet.hw.ceng.engine import ENGINE_PROPERTIES, engine_properties
     from innet.hw.credit import CREDIT_PROPERTIES, credit_properties
     from innet.hw.switch import SWITCH_PROPERTIES, switch_properties
@@ -98,8 +97,6 @@ def _properties() -> tuple[Property, ...]:
         ("credit", CREDIT_PROPERTIES, credit_properties, {"depth": 5}, 8, 14),
         ("round-robin", ROUND_ROBIN_PROPERTIES, round_robin_properties, {"count": 4}, 6, 10),
         ("buffer", BUFFER_PROPERTIES, buffer_properties, {"depth": 5, "width": 4}, 6, 14),
-        ("block-buffer", BUFFER_PROPERTIES, partial(buffer_properties, block=BlockBuffer),
-         {"depth": 5, "width": 4}, 6, 14),
     ]
     # The switch is checked to a bounded depth: the induction would need invariants over
     # every buffer, counter and register. Each depth is the deepest the faster of ABC's bmc3

@@ -41,7 +41,7 @@ def test_unknown_block_is_a_one_line_error(innet):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == ("innet: error: Invalid value for BLOCK: Block must be one of credit, "
-                           "round-robin, buffer, block-buffer, switch, engine (or "
+                           "round-robin, buffer, switch, engine (or "
                            "BLOCK.PROPERTY), "
                            "not 'fifo'\n")
 

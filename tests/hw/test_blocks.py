@@ -16,7 +16,7 @@ from innet.hw.arbiter import (
     binary_mux,
     encode_onehot,
 )
-from innet.hw.buffer import BlockBuffer, Buffer, BufferModel, Bypass
+from innet.hw.buffer import Buffer, BufferModel, Bypass
 from innet.hw.credit import CreditCounter, CreditModel
 from innet.hw.testing import CreditThrottle, MulAdd, wrap
 
@@ -31,17 +31,12 @@ def simulate(dut, bench):
     sim.run()
 
 
-BUFFERS = pytest.mark.parametrize("kind", [Buffer, BlockBuffer], ids=["lutram", "block"])
-
-
-@BUFFERS
 @pytest.mark.parametrize(("depth", "p_write", "p_read"), [
-    (1, 0.9, 0.9), (2, 0.5, 0.5), (4, 0.9, 0.3), (4, 0.3, 0.9), (5, 1.0, 1.0), (32, 0.8, 0.6),
+    (1, 0.9, 0.9), (2, 0.5, 0.5), (4, 0.9, 0.3), (4, 0.3, 0.9), (5, 1.0, 1.0),
 ])
-def test_buffer_matches_model(kind, depth, p_write, p_read):
-    """Cycle for cycle against the model, the block RAM variant included."""
+def test_buffer_matches_model(depth, p_write, p_read):
     rng = random.Random(depth * 100 + int(p_write * 10))
-    dut = kind(16, depth)
+    dut = Buffer(16, depth)
     model = BufferModel(depth)
     sent, got = [], []
 
@@ -72,10 +67,9 @@ def test_buffer_matches_model(kind, depth, p_write, p_read):
     assert len(got) > 300
 
 
-@BUFFERS
-def test_buffer_full_throughput(kind):
+def test_buffer_full_throughput():
     """Simultaneous write and read sustain one entry per cycle with a one-cycle latency."""
-    dut = kind(8, 4)
+    dut = Buffer(8, 4)
 
     async def bench(ctx):
         ctx.set(dut.r.ready, 1)
@@ -103,14 +97,13 @@ class _Bypassed(wiring.Component):
     head: Out(16)
     level: Out(4)
 
-    def __init__(self, depth: int, kind: type = Buffer) -> None:
+    def __init__(self, depth: int) -> None:
         super().__init__()
         self.depth = depth
-        self.kind = kind
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.buffer = buffer = self.kind(16, self.depth)
+        m.submodules.buffer = buffer = Buffer(16, self.depth)
         bypass = Bypass(m, buffer, self.arriving, self.payload, name="q", flush=self.flush)
         bypass.take(self.take)
         m.d.comb += [self.room.eq(buffer.w.ready), self.waiting.eq(bypass.waiting),
@@ -118,17 +111,16 @@ class _Bypassed(wiring.Component):
         return m
 
 
-@BUFFERS
 @pytest.mark.parametrize(("depth", "p_arrive", "p_take", "p_flush"), [
     (1, 0.9, 0.9, 0.0), (2, 0.5, 0.5, 0.0), (4, 0.9, 0.3, 0.0), (4, 0.3, 0.9, 0.0),
     (4, 0.7, 0.6, 0.05),
 ])
-def test_bypass_is_a_fifo_that_a_reader_may_take_from_at_once(kind, depth, p_arrive, p_take,
+def test_bypass_is_a_fifo_that_a_reader_may_take_from_at_once(depth, p_arrive, p_take,
                                                               p_flush):
     """Against a deque: the head is the oldest flit not taken (an arriving one at once when
     none waits), so every flit is taken once, in order; a flush discards the head."""
     rng = random.Random(depth * 1000 + int(p_take * 100))
-    dut = _Bypassed(depth, kind)
+    dut = _Bypassed(depth)
     stats = {"taken": 0, "straight": 0, "flushed": 0}
 
     async def bench(ctx):

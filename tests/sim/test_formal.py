@@ -8,7 +8,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
 from innet.hw.arbiter import RoundRobin, round_robin_properties
-from innet.hw.buffer import BlockBuffer, Buffer, buffer_properties
+from innet.hw.buffer import Buffer, buffer_properties
 from innet.hw.ceng.engine import CollectiveEngine, engine_properties
 from innet.hw.credit import CreditCounter, credit_properties
 from innet.hw.flit import Kind
@@ -72,25 +72,6 @@ class FullOneLate(Buffer):
     def elaborate(self, platform):
         m = super().elaborate(platform)
         m.d.comb += self.w.ready.eq(self.level <= self.depth)  # the last assignment wins
-        return m
-
-
-class BlockFullOneLate(BlockBuffer):
-    """The block RAM buffer's full flag is one entry late."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.d.comb += self.w.ready.eq(self.level <= self.depth)  # the last assignment wins
-        return m
-
-
-class OpaqueRead(BlockBuffer):
-    """The block RAM's read is not transparent to its write: an entry written while the
-    buffer is empty is read as the memory held it before."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.submodules.storage.read_ports[0]._transparent_for = ()
         return m
 
 
@@ -231,8 +212,6 @@ MUTANTS = {
     "round-robin.fair": FixedPriority,
     "buffer.no-overflow": FullOneLate,
     "buffer.in-order": SkippingPointer,
-    "block-buffer.no-overflow": BlockFullOneLate,
-    "block-buffer.in-order": OpaqueRead,
     "switch.no-credit-no-send": LocalCreditsNeverRunOut,
     "switch.route": CrossedOutputs,
     "switch.multicast": LosingMulticast,
@@ -277,9 +256,8 @@ def test_mutation_is_caught(key, tools, tmp_path):
     assert result.status == "failed", result.describe()
     assert result.trace is not None
     assert result.trace.read_text().startswith("$")  # a VCD
-    source = {"round-robin": "arbiter", "block-buffer": "buffer", "engine": "ceng/engine"}
-    block = key.split(".")[0]
-    assert f"hw/{source.get(block, block)}.py:" in result.where
+    block = key.split(".")[0].replace("round-robin", "arbiter")
+    assert f"hw/{block.replace('engine', 'ceng/engine')}.py:" in result.where
 
 
 @pytest.mark.synth
@@ -338,7 +316,7 @@ def test_every_mutated_property_is_registered():
 
 def test_select_rejects_an_unknown_block():
     with pytest.raises(ValueError, match=r"^Block must be one of credit, round-robin, "
-                                         r"buffer, block-buffer, switch, engine \(or "
+                                         r"buffer, switch, engine \(or "
                                          r"BLOCK.PROPERTY\), not 'fifo'$"):
         select("fifo")
 
