@@ -56,8 +56,10 @@ A multicast is a fork: it leaves on each target in the cycle that output grants 
 never waits for all its credits at once, and its input takes the next response when the
 last target has taken it. The collective path's stream has one flit of room in front of its
 fork, so the path's ``ready`` is a register and no path runs from the allocation into the
-collective path. A collective flit wins its output over p2p (PIUMA, "Collective
-Virtual Channel"). So that collective traffic cannot starve p2p, an output sends at most
+collective path. The response buffers, the forks and that room hold only a collective flit's
+payload, index, id and kind; the fields of p2p flits travel as zero (:mod:`innet.hw.flit`).
+A collective flit wins its output over p2p (PIUMA, "Collective Virtual Channel"). So that
+collective traffic cannot starve p2p, an output sends at most
 ``coll_burst`` collective flits in a row while a p2p flit waits for it; then, for a cycle
 (the output's p2p *slot*), no fork asks for it, and an input whose p2p offer's route names an
 output in its slot lets its fork wait (credit or not), so the p2p flit can go: p2p keeps at
@@ -94,7 +96,7 @@ to 0. Configuration goes through ``cfg`` (:mod:`innet.hw.regs`), addresses from
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal, Value
+from amaranth import Cat, Const, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -377,6 +379,19 @@ class SwitchCore(wiring.Component):
         sel = [Signal(range(len(feeds[o])), name=f"out{o}_sel") for o in range(ports)]
         coll_dropped = []  # collective flits discarded
         if coll is not None:
+            # A collective flit carries its payload, index, id and kind (the other fields travel
+            # as zero): only those are held in the response buffers and the forks.
+            carried = data.StructLayout({"payload": p.payload_width, "index": p.index_width,
+                                         "cid": p.cid_width, "kind": Kind})
+
+            def narrow(flit):
+                return Cat(flit.payload, flit.index, flit.cid, flit.kind)
+
+            def widen(held):
+                return Cat(*(getattr(held, f) if f in carried.members
+                             else Const(0, Shape.cast(shape).width)
+                             for f, shape in layout.members.items()))
+
             # The p2p floor: a registered pulse that keeps collective flits off an output for
             # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
             slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
@@ -392,7 +407,7 @@ class SwitchCore(wiring.Component):
             # Forks (:class:`~innet.hw.fork.Fork`): per source, the collective flit it
             # multicasts. An input port's fork holds the head of its response buffer, with its
             # id's ``resp_out``; the stream's fork the collective path's flit, with its targets.
-            forks = [Fork(layout, ports, ids) for _ in range(sources)]
+            forks = [Fork(carried, ports, ids) for _ in range(sources)]
             for s, fork in enumerate(forks):
                 m.submodules[f"fork{s}"] = fork
                 m.d.comb += fork.abort.eq(self.coll_abort)
@@ -412,7 +427,7 @@ class SwitchCore(wiring.Component):
             # id, then the response VC).
             stream, result = ports, coll.result
             spare_valid = Signal(name="spare_valid")
-            spare = Signal(layout, name="spare_flit")
+            spare = Signal(carried, name="spare_flit")
             spare_targets = Signal(ports, name="spare_targets")
             spare_vc = Signal(ids + 1, name="spare_vc")
             stream_vc = Signal(ids + 1, name="stream_vc")
@@ -420,8 +435,8 @@ class SwitchCore(wiring.Component):
                               for c in range(ids)], result.payload.kind == Kind.RESP)
             taking = result.valid & ~spare_valid
             m.d.comb += result.ready.eq(~spare_valid)
-            offered = Signal(layout, name="stream_offered")
-            m.d.comb += offered.eq(Mux(spare_valid, spare, result.payload))
+            offered = Signal(carried, name="stream_offered")
+            m.d.comb += offered.eq(Mux(spare_valid, spare, narrow(result.payload)))
             load = load_fork(stream, spare_valid | taking, offered,
                              Mux(spare_valid, spare_targets, result.targets))
             with m.If(load):
@@ -433,7 +448,7 @@ class SwitchCore(wiring.Component):
             # An empty spare register loads the stream's flit whether or not it keeps it (its
             # content does not matter while it is empty), so its enable is a register.
             with m.If(~spare_valid):
-                m.d.sync += [spare.eq(result.payload), spare_targets.eq(result.targets),
+                m.d.sync += [spare.eq(narrow(result.payload)), spare_targets.eq(result.targets),
                              spare_vc.eq(result_vc)]
             coll_vcs = list(range(hops, p.vcs))
             # What the collective path may offer: outputs that can take one more flit of a VC than
@@ -519,9 +534,9 @@ class SwitchCore(wiring.Component):
                 # Responses: a buffer, whose head the input's fork takes (a flit arriving at an
                 # empty buffer goes straight into a free fork, through the buffer's bypass),
                 # multicast to its id's resp_out but the port it came by.
-                resp = Buffer(layout, depth)
+                resp = Buffer(carried, depth)
                 m.submodules[f"resp_i{i}"] = resp
-                queued = Bypass(m, resp, arriving, link.payload, name=f"in{i}_resp")
+                queued = Bypass(m, resp, arriving, narrow(link.payload), name=f"in{i}_resp")
                 resp_heads.append((queued.waiting, resp.r.payload))
                 head = queued.head
                 resp_out = onehot_mux([(head.cid == c) & self.collective[c].enable
@@ -565,7 +580,7 @@ class SwitchCore(wiring.Component):
                 forked = Signal(name=f"in{i}_forked")
                 data_reg = Signal(layout, name=f"in{i}_data")
                 m.d.sync += forked.eq(forks[i].taken.any())
-                m.d.comb += data_reg.eq(Mux(forked, forks[i].sent, p2p_data))
+                m.d.comb += data_reg.eq(Mux(forked, widen(forks[i].sent), p2p_data))
                 in_data.append(data_reg)
 
             # Credits back to the sender, registered (at the far end with early links).
@@ -576,7 +591,7 @@ class SwitchCore(wiring.Component):
             m.d.comb += asks.eq(Mux(forks[stream].valid & ~forks[stream].aborted,
                                     forks[stream].left & stream_credit & ~slots, 0))
             coll_req.append(asks)
-            in_data.append(forks[stream].sent)
+            in_data.append(widen(forks[stream].sent))
 
         # Stage 2, allocation per output: collective forks first (round-robin over the
         # sources), else p2p offers (round-robin over the inputs). The grant is registered as
@@ -919,10 +934,11 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     of which at most one arrives, and its route is the table's entry when it arrives (the
     harness keeps a copy of the table); one symbolic flit stands for all. ``multicast``
     watches a response flit the same way (no other flit, of any kind, has its content; no
-    request flits enter; its ``tag`` is 0), and marks the responses that enter on its port
-    after it with ``tag`` 1 (no other response has it): the watched flit has left on its whole
-    target set when the first of them leaves. The switch's own logic is unchanged; ``block``
-    may be a variant (a mutation) with the same interface.
+    request flits enter; a response's p2p fields are 0, as the link protocol has them; two
+    index bits, the watched flit's high one 0), and marks the responses that enter on its port
+    after it with the index's high bit (no other response has it): the watched flit has left
+    on its whole target set when the first of them leaves. The switch's own logic is
+    unchanged; ``block`` may be a variant (a mutation) with the same interface.
 
     Returns
     -------
@@ -943,8 +959,9 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     if name not in SWITCH_PROPERTIES:
         raise ValueError(f"Switch property must be one of {', '.join(SWITCH_PROPERTIES)}, "
                          f"not {name!r}")
+    # (multicast marks responses by their index's high bit: two index bits)
     p = FlitParams(payload_width=1, routing_depth=3, collective_ids=1, p2p_vcs=1,
-                   index_width=1, tag_width=1)
+                   index_width=2 if name == "multicast" else 1, tag_width=1)
     ports = radix + 1
     m = Module()
     local = 2  # the endpoint's receive buffer: filled in a few cycles
@@ -979,7 +996,11 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         if name == "route":
             m.d.comb += Assume(~valid | (flit.kind == Kind.P2P))
         if name == "multicast":
-            m.d.comb += Assume(~valid | (flit.kind != Kind.REQ))
+            # Requests do not enter; a response's p2p fields travel as zero (the link protocol).
+            m.d.comb += [Assume(~valid | (flit.kind != Kind.REQ)),
+                         Assume(~valid | (flit.kind != Kind.RESP)
+                                | ((flit.tag == 0) & (flit.src == 0) & (flit.dst == 0)
+                                   & (flit.hop == 0)))]
         for v in range(p.vcs):
             held = Signal(range(depth + 1), init=depth, name=f"in{i}_vc{v}_credits")
             send = valid & (p.vc_of(flit) == v)
@@ -1025,7 +1046,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
              for o in range(ports)]
     if name == "multicast":
         # Per port: the watched flit has left there; the port it entered on, and the later
-        # responses that entered there (tag 1).
+        # responses that entered there (marked: the index's high bit set).
         done = [Signal(name=f"watched_left_{o}") for o in range(ports)]
         port = Signal(range(ports), name="watched_port")
         with m.If(arrive):
@@ -1037,13 +1058,14 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         onward = Cat(port != o for o in range(radix))
         targets = Mux(configs[0].enable & (watched.cid == 0),
                       configs[0].resp_out & Cat(onward, 1), 0)
-        m.d.comb += Assume(watched.tag == 0)
+        mark = p.index_width - 1
+        m.d.comb += Assume(~watched.index[mark])
         for i in range(ports):
             flit = dut.i[i].payload
-            m.d.comb += Assume(~(dut.i[i].valid & (flit.kind == Kind.RESP) & flit.tag)
+            m.d.comb += Assume(~(dut.i[i].valid & (flit.kind == Kind.RESP) & flit.index[mark])
                                | entered & (port == i))
         later = any_of(dut.o[o].valid & (dut.o[o].payload.kind == Kind.RESP)
-                       & dut.o[o].payload.tag for o in range(ports))
+                       & dut.o[o].payload.index[mark] for o in range(ports))
         m.d.comb += [
             *[Assert(~leave[o] | entered & ~done[o] & targets[o]) for o in range(ports)],
             *[Assert(~leave[o] | (dut.o[o].payload.kind == Kind.RESP)) for o in range(ports)],
