@@ -57,7 +57,7 @@ never waits for all its credits at once, and its input takes the next response w
 last target has taken it. The collective path's stream has one flit of room in front of its
 fork, so the path's ``ready`` is a register and no path runs from the allocation into the
 collective path. The response buffers, the forks and that room hold only a collective flit's
-payload, index, id and kind; the fields of p2p flits travel as zero (:mod:`innet.hw.flit`).
+payload, index, id and kind: its p2p fields travel as zero (:mod:`innet.hw.flit`).
 A collective flit wins its output over p2p (PIUMA, "Collective Virtual Channel"). So that
 collective traffic cannot starve p2p, an output sends at most
 ``coll_burst`` collective flits in a row while a p2p flit waits for it; then, for a cycle
@@ -385,7 +385,7 @@ class SwitchCore(wiring.Component):
                                          "cid": p.cid_width, "kind": Kind})
 
             def narrow(flit):
-                return Cat(flit.payload, flit.index, flit.cid, flit.kind)
+                return Cat(*(getattr(flit, f) for f in carried.members))
 
             def widen(held):
                 return Cat(*(getattr(held, f) if f in carried.members
@@ -959,7 +959,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     if name not in SWITCH_PROPERTIES:
         raise ValueError(f"Switch property must be one of {', '.join(SWITCH_PROPERTIES)}, "
                          f"not {name!r}")
-    # (multicast marks responses by their index's high bit: two index bits)
+    # Two index bits for multicast, whose harness marks responses by the high one.
     p = FlitParams(payload_width=1, routing_depth=3, collective_ids=1, p2p_vcs=1,
                    index_width=2 if name == "multicast" else 1, tag_width=1)
     ports = radix + 1
