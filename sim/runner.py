@@ -299,11 +299,12 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     hierarchical = bool(hier_blocks) and not waves
     verilog = marked if hierarchical else design.verilog
     version = prepare_verilator()
+    opt = OPT_FAST if optimize else "-O0"
     key = hashlib.sha256("\0".join([
         design.digest, version, str(_cocotb_libs()), os.path.realpath(sys.executable),
         f"waves={int(waves)}",
         *([] if internals else ["internals=top-module-only"]),
-        f"c++={OPT_FAST if optimize else '-O0'}",
+        f"c++={opt}",
         *([f"hier_blocks={','.join(sorted(hier_blocks))}"] if hierarchical else []),
         *([f"threads={threads}"] if threads > 1 else []),
     ]).encode()).hexdigest()[:16]
@@ -335,7 +336,7 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
         saved = os.environ.get("MAKEFLAGS")
         objcache = objcache_command(cache_dir() / "verilator" / f"objects-{version}")
         extra = [*([f"OBJCACHE={objcache}"] if objcache else []),
-                 f"OPT_FAST={OPT_FAST if optimize else '-O0'}"]
+                 f"OPT_FAST={opt}"]
         os.environ["MAKEFLAGS"] = " ".join([saved or "", *extra]).strip()
         try:
             get_runner("verilator").build(
