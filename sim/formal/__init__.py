@@ -9,7 +9,6 @@ counterexample trace (VCD), or vacuous. ``innet prove`` runs them from the comma
 from innet.sim.formal.properties import PROPERTIES, Property, blocks, select
 from innet.sim.formal.sby import (
     BMC_ENGINE,
-    SMTBMC,
     FormalToolsMissing,
     ProofResult,
     Toolchain,
@@ -19,7 +18,6 @@ from innet.sim.formal.sby import (
 __all__ = [
     "BMC_ENGINE",
     "PROPERTIES",
-    "SMTBMC",
     "FormalToolsMissing",
     "ProofResult",
     "Property",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from innet.sim.formal.sby import BMC_ENGINE, SMTBMC, ProofResult, Toolchain, check
+from innet.sim.formal.sby import ProofResult, Toolchain, check
 
 __all__ = ["PROPERTIES", "Property", "blocks", "select"]
 
@@ -48,9 +48,6 @@ class Property:
     checks : str, optional
         The harness's name of the property, when ``name`` differs (the same property at other
         sizes: ``route-radix3`` checks ``route``).
-    bmc_engine : str
-        The engine of the bounded check: ABC's ``bmc3`` (:data:`~innet.sim.formal.sby.BMC_ENGINE`)
-        or smtbmc (:data:`~innet.sim.formal.sby.SMTBMC`), whichever is faster on the property.
     """
 
     block: str
@@ -62,7 +59,6 @@ class Property:
     cover_depth: int
     bounded: bool = False
     checks: str | None = None
-    bmc_engine: str = BMC_ENGINE
 
     @property
     def key(self) -> str:
@@ -82,8 +78,7 @@ class Property:
               tools: Toolchain | None = None) -> ProofResult:
         """Run the proof and the cover in ``workdir`` (see :func:`innet.sim.formal.sby.check`)."""
         return check(self.rtlil(block), workdir, depth=self.depth,
-                     cover_depth=self.cover_depth, tools=tools, bounded=self.bounded,
-                     bmc_engine=self.bmc_engine)
+                     cover_depth=self.cover_depth, tools=tools, bounded=self.bounded)
 
 
 def _properties() -> tuple[Property, ...]:
@@ -99,16 +94,17 @@ def _properties() -> tuple[Property, ...]:
         ("buffer", BUFFER_PROPERTIES, buffer_properties, {"depth": 5, "width": 4}, 6, 14),
     ]
     # The switch is checked to a bounded depth: the induction would need invariants over
-    # every buffer, counter and register. Each depth is the deepest the faster of ABC's bmc3
-    # and smtbmc reaches in seconds: a step or two more cost a minute or more. The route is
-    # checked by smtbmc (3 s at 7 steps, where bmc3 takes 55 s; docs/verification.md).
+    # every buffer, counter and register. Each depth is the deepest that ABC's bmc3 with
+    # Glucose reaches in seconds: a step or two more cost a minute or more
+    # (docs/verification.md).
     switch = {"radix": 2, "depth": 5}
     engine = {"radix": 1}
     bounded = [
         ("switch", {"no-credit-no-send": SWITCH_PROPERTIES["no-credit-no-send"]},
          switch_properties, switch, 10, 6),
-        ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 7, 5),
-        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 8, 8),
+        ("switch", {"route": SWITCH_PROPERTIES["route"]}, switch_properties, switch, 9, 5),
+        ("switch", {"multicast": SWITCH_PROPERTIES["multicast"]}, switch_properties, switch, 10,
+         8),
         # The engine's induction does not close either (the tree's pipeline would need one).
         # Its first reduced result leaves in step 15: 17 steps check forwarding ids' results
         # from step 6 on, reductions' first two; isolation (cheaper) goes to 24 steps, past
@@ -117,17 +113,14 @@ def _properties() -> tuple[Property, ...]:
         ("engine", {"isolation": ENGINE_PROPERTIES["isolation"]}, engine_properties, engine, 24,
          16),
     ]
-    by_smtbmc = {"route"}
-    found = [Property(block, name, statement, harness, sizes, depth, cover, rows is bounded,
-                      bmc_engine=SMTBMC if name in by_smtbmc else BMC_ENGINE)
+    found = [Property(block, name, statement, harness, sizes, depth, cover, rows is bounded)
              for rows in (table, bounded)
              for block, props, harness, sizes, depth, cover in rows
              for name, statement in props.items()]
     # The switch's cheaper properties at radix 3 too (multicast took minutes there).
     found += [Property("switch", f"{name}-radix3", f"{SWITCH_PROPERTIES[name]} (radix 3)",
-                       switch_properties, {**switch, "radix": 3}, depth, cover, True, name,
-                       SMTBMC if name in by_smtbmc else BMC_ENGINE)
-              for name, depth, cover in (("no-credit-no-send", 10, 6), ("route", 5, 5))]
+                       switch_properties, {**switch, "radix": 3}, depth, cover, True, name)
+              for name, depth, cover in (("no-credit-no-send", 10, 6), ("route", 7, 5))]
     order = list(dict.fromkeys(p.block for p in found))
     return tuple(sorted(found, key=lambda p: order.index(p.block)))
 
