@@ -15,16 +15,16 @@ from innet.sim.report import demo
 pytestmark = pytest.mark.rtl
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "innet-demo"
+def test_demo_is_correct_and_writes_every_file_decodable(tmp_path):
+    # One test for the one run (a module fixture would run the demo once per xdist worker).
+    out = tmp_path / "innet-demo"
     result = run_innet("demo", "--quick", "--json", "-o", str(out))
-    return out, result
-
-
-def test_demo_completes_and_every_algorithm_is_correct(quick):
-    _, result = quick
     assert result.returncode == 0, result.stderr
+    check_report(result)
+    check_files(out)
+
+
+def check_report(result):
     report = json.loads(result.stdout)
     assert report["correct"] is True
     assert set(report["algorithms"]) == set(demo.ALGOS)
@@ -54,8 +54,7 @@ def test_demo_completes_and_every_algorithm_is_correct(quick):
     assert report["headline"]["throughput"]["measured"] is None  # 4096 not in --quick
 
 
-def test_demo_writes_every_file_decodable(quick):
-    out, _ = quick
+def check_files(out):
     assert sorted(p.name for p in out.iterdir()) == sorted(demo.FILES.values())
     topo = polarfly(3)
     images = [decode((out / "image.bin").read_bytes()), decode((out / "image.hex").read_text()),
