@@ -101,6 +101,20 @@ def test_hier_block_is_built_hierarchically_and_flat_with_waves(hierarchical, tm
     assert "$scope module inner $end" in traced.waves.read_text()
 
 
+@pytest.mark.rtl
+def test_threaded_hierarchical_model_runs(hierarchical):
+    """threads=2 (as innet sim --threads 2 builds a network): a model of its own, built with
+    --threads 2, with the hierarchical block, giving the same results."""
+    blocks = ("innet_test_muladd_inner",)
+    built = runner.build(hierarchical, hier_blocks=blocks, threads=2)
+    assert built != runner.build(hierarchical, hier_blocks=blocks)
+    assert "--threads 2" in (built / "Vtop__verFiles.dat").read_text()
+    assert (built / "Vinnet_test_muladd_inner").is_dir()
+    result = runner.run(hierarchical, "innet.sim.tb.tb_doctor", params={"samples": 200},
+                        hier_blocks=blocks, threads=2)
+    assert result.output["checked"] == 200
+
+
 def test_hier_blocks_are_marked_after_the_module_header():
     verilog = "module a(x);\n  input x;\nendmodule\nmodule b;\nendmodule\n"
     assert runner.mark_hier_blocks(verilog, ["b", "a"]) == (
