@@ -133,12 +133,12 @@ def test_network_topology_errors_are_one_line(innet, tmp_path, env):
 
 @pytest.mark.synth
 def test_ceng_synthesises_the_engine_alone(innet, tmp_path, env):
-    done = innet("synth", "ceng", "--radix", "2", "--collective-ids", "1", "--no-mul",
+    done = innet("synth", "ceng", "--radix", "1", "--collective-ids", "1", "--no-mul",
                  "--no-pnr", "--json", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["component"] == "ceng"
-    assert report["params"] == {"radix": 2, "collective_ids": 1, "mul": False}
+    assert report["params"] == {"radix": 1, "collective_ids": 1, "mul": False}
     assert report["design"] == "innet_ceng"
     assert report["dsp"] == 0  # no multipliers
     assert report["lut4"] > 0

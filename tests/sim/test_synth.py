@@ -631,12 +631,12 @@ def test_synthesize_seeds_jobs_error(muladd, jobs):
 
 @pytest.mark.synth
 def test_breakdown_of_a_real_switch_sums_to_its_totals(cache, tmp_path):
-    """The radix-2 p2p switch, synthesis and packing only: the cells per block sum to Yosys's
-    stat of the design exactly and to nextpnr's logic cells exactly, of which the blocks of
-    the design (its submodules and its top level) hold 98 % or more (the rest are cells
-    nextpnr's packer makes, a row of their own)."""
+    """The radix-2 p2p switch (4 routes), synthesis and packing only: the cells per block sum
+    to Yosys's stat of the design exactly and to nextpnr's logic cells exactly, of which the
+    blocks of the design (its submodules and its top level) hold 98 % or more (the rest are
+    cells nextpnr's packer makes, a row of their own)."""
     from innet.hw.variants import make_switch
-    top, _ = make_switch(2, collective_ids=1, collective=None)
+    top, _ = make_switch(2, collective_ids=1, routing_depth=4, collective=None)
     work = tmp_path / "build"
     result = synth.synthesize(emit(top, "innet_switch"), "ecp5", pnr=False, workdir=work)
     stat = synth.parse_stat((work / "stat_target.json").read_text(), "ecp5", "innet_synth_top")
