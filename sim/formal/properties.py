@@ -117,10 +117,11 @@ def _properties() -> tuple[Property, ...]:
              for rows in (table, bounded)
              for block, props, harness, sizes, depth, cover in rows
              for name, statement in props.items()]
-    # The switch's cheaper properties at radix 3 too (multicast took minutes there).
+    # The switch's properties at radix 3 too.
     found += [Property("switch", f"{name}-radix3", f"{SWITCH_PROPERTIES[name]} (radix 3)",
                        switch_properties, {**switch, "radix": 3}, depth, cover, True, name)
-              for name, depth, cover in (("no-credit-no-send", 10, 6), ("route", 7, 5))]
+              for name, depth, cover in (("no-credit-no-send", 10, 6), ("route", 7, 5),
+                                         ("multicast", 8, 8))]
     order = list(dict.fromkeys(p.block for p in found))
     return tuple(sorted(found, key=lambda p: order.index(p.block)))
 

@@ -217,6 +217,7 @@ MUTANTS = {
     "switch.multicast": LosingMulticast,
     "switch.no-credit-no-send-radix3": LocalCreditsNeverRunOut,
     "switch.route-radix3": CrossedOutputs,
+    "switch.multicast-radix3": LosingMulticast,
     "engine.in-order": LosesElementOne,
     "engine.isolation": OneIdAtATime,
 }
@@ -308,7 +309,7 @@ def test_every_mutated_property_is_registered():
     assert [(p.key, p.bounded) for p in select("switch")] == [
         ("switch.no-credit-no-send", True), ("switch.route", True),
         ("switch.multicast", True), ("switch.no-credit-no-send-radix3", True),
-        ("switch.route-radix3", True)]
+        ("switch.route-radix3", True), ("switch.multicast-radix3", True)]
     assert [(p.key, p.bounded) for p in select("engine")] == [
         ("engine.in-order", True), ("engine.isolation", True)]
 
