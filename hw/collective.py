@@ -70,19 +70,29 @@ from __future__ import annotations
 
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
-from innet.hw.arbiter import RoundRobin, any_of, onehot_mux
+from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer
 from innet.hw.credit import CREDIT_ROUND_TRIP
 from innet.hw.flit import FlitParams, Kind, bits_for
 
-__all__ = ["TIMEOUT_BITS", "CollectivePath", "config_layout", "path_members",
-           "result_signature", "send_signature", "targets_of"]
+__all__ = ["PASS_CYCLES", "QUEUE_DEPTH", "TIMEOUT_BITS", "CollectivePath", "config_layout",
+           "path_members", "result_signature", "send_signature", "targets_of"]
 
 #: Bits of the watchdog's ``timeout`` (cycles; the ``coll_timeout`` register).
 TIMEOUT_BITS = 16
+
+#: Cycles from a request flit's arrival on the pass-through's ``req`` to the earliest cycle it
+#: is on ``result``: written into its buffer, issued, read into its id's queue
+#: (:class:`CollectivePath`).
+PASS_CYCLES = 3
+
+#: Flits per id between the pass-through's issue and its result stream (the read stage and the
+#: id's queue): one id alone is issued every cycle while its flits leave as they come.
+QUEUE_DEPTH = 3
 
 
 def path_members(params: FlitParams, radix: int) -> dict:
@@ -172,17 +182,33 @@ def _decode(value, width: int):
 
 
 class CollectivePath(wiring.Component):
-    """Pass-through collective path (no reduction): offers each request flit by the registers.
+    """Pass-through collective path (no reduction): forwards each request flit by the
+    registers.
 
-    The request flits at the heads of the (id, port) buffers are offered one at a time,
-    round-robin over all of them, so no id and no port starves: toward ``config[c].req_out``,
-    or at the root (``config[c].root``) as a response flit (``kind = RESP``) to
-    ``config[c].resp_out``; a head is offered when every target holds a credit for it.
+    Every request flit is offered on its own (PIUMA, "Request-response Mechanism"): toward
+    ``config[c].req_out``, or at the root (``config[c].root``) as a response flit
+    (``kind = RESP``) to ``config[c].resp_out``; a flit is offered when every target holds a
+    credit for it. It keeps a flit's payload and index only: the stream carries a collective
+    flit's payload, index, id and kind, its p2p fields are zero (the link protocol).
 
-    The request buffers are one :class:`~innet.hw.buffer.Buffer` per (id, port).
+    Built like the collective engine's front end, so that no path runs from a buffer read into
+    the result stream:
 
-    Latency: the flit is on ``result`` in the cycle it is at the head of its buffer, the cycle
-    after it arrived.
+    1. buffers: the request flits of every id arriving on an input port go into one LUT RAM per
+       port, partitioned by id (``depth`` flits each, the credits of the request VCs); per
+       (id, port) registers count the flits held;
+    2. issue: one (id, port) a cycle holding a flit, round-robin over all of them (so no id and
+       no port starves), from the registered counts, while the id's queue has room; the flit
+       leaves its buffer (its credit goes back) and the read address is registered;
+    3. read: the port's LUT RAM is read at that address into the id's queue
+       (:data:`QUEUE_DEPTH` flits);
+    4. offer: the ids whose queue head can leave (every target holds a credit) share the
+       result stream round-robin, one flit a cycle, so a flit waiting for credits never holds
+       up another id's.
+
+    Latency: a request flit arriving on ``req`` in cycle ``t`` is on ``result`` in cycle
+    ``t + PASS_CYCLES`` (:data:`PASS_CYCLES` = 3) at the earliest. Throughput: one flit a
+    cycle, for one id alone or shared by several.
 
     Parameters
     ----------
@@ -233,44 +259,122 @@ class CollectivePath(wiring.Component):
         m = Module()
         p = self._params
         ids, ports = p.collective_ids, self._radix + 1
-        layout = p.layout
+        entry = data.StructLayout({"payload": p.payload_width, "index": p.index_width})
+        abort = self.abort
 
-        # The request buffers: one per (id, port).
-        refused = []
-        buffers = [[Buffer(layout, self._depth) for _ in range(ports)] for _ in range(ids)]
-        for c, row in enumerate(buffers):
-            for q, buf in enumerate(row):
-                m.submodules[f"req{c}_buf{q}"] = buf
-                arriving = self.req[q]
-                m.d.comb += [buf.w.valid.eq(arriving.valid & (arriving.payload.cid == c)),
-                             buf.w.payload.eq(arriving.payload),
-                             self.req_pop[c][q].eq(buf.r.valid & buf.r.ready)]
-                refused.append(buf.w.valid & ~buf.w.ready)
+        # ---- Buffers: one LUT RAM per input port, partitioned by id -------------------------
+        # Per (id, port): the write place, the oldest flit (``rptr``) and the flits held.
+        pw, ib = bits_for(self._depth), (ids - 1).bit_length()
+
+        def per_port(shape, label):
+            return [[Signal(shape, name=f"req{c}_p{q}_{label}") for q in range(ports)]
+                    for c in range(ids)]
+
+        wptr, rptr = per_port(pw, "wptr"), per_port(pw, "rptr")
+        count = per_port(range(self._depth + 1), "count")
+        accept, issue, drain = per_port(1, "accept"), per_port(1, "issue"), per_port(1, "drain")
+        refused, reads = [], []
+        for q in range(ports):
+            arriving = self.req[q]
+            memory = Memory(shape=entry, depth=1 << (pw + ib), init=[])
+            m.submodules[f"req_mem{q}"] = memory
+            write = memory.write_port()
+            reads.append(memory.read_port(domain="comb"))
+            hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
+            for c in range(ids):
+                m.d.comb += accept[c][q].eq(hits[c] & (count[c][q] != self._depth))
+                refused.append(hits[c] & (count[c][q] == self._depth))
+            m.d.comb += [
+                write.en.eq(any_of(accept[c][q] for c in range(ids))),
+                write.addr.eq(Cat(onehot_mux(hits, [wptr[c][q] for c in range(ids)]),
+                                  arriving.payload.cid[:ib])),
+                write.data.payload.eq(arriving.payload.payload),
+                write.data.index.eq(arriving.payload.index),
+            ]
         m.d.comb += self.req_refused.eq(any_of(refused))
 
-        # One round-robin over every (id, port) head; an aborted id's heads are discarded.
-        heads = [buf.r for row in buffers for buf in row]
-        rr = RoundRobin(len(heads))
-        m.submodules.rr = rr
-        offered = [Signal(name=f"head{s}_offered") for s in range(len(heads))]
-        targets = [targets_of(self.config[c], ports) for c in range(ids)]
-        credited = [(targets[c] & ~Mux(self.config[c].root, self.credit_resp,
-                                       self.credit_req[c])) == 0 for c in range(ids)]
-        for s, h in enumerate(heads):
-            c = s // ports
-            m.d.comb += [offered[s].eq(h.valid & ~self.abort[c] & credited[c]),
-                         h.ready.eq(rr.grant[s] & self.result.ready | self.abort[c])]
-        m.d.comb += [rr.requests.eq(Cat(offered)), rr.take.eq(self.result.ready)]
-        chosen = [rr.grant[c * ports:(c + 1) * ports].any() for c in range(ids)]
-        flit = Signal(layout, name="result_flit")
-        root = any_of(chosen[c] & self.config[c].root for c in range(ids))
-        m.d.comb += [
-            flit.eq(onehot_mux(rr.grant, [h.payload for h in heads])),
-            self.result.valid.eq(rr.grant.any()),
-            self.result.payload.eq(flit),
-            self.result.payload.kind.eq(Mux(root, Kind.RESP, flit.kind)),
-            self.result.targets.eq(onehot_mux(chosen, targets)),
-        ]
+        # ---- Issue: one (id, port) holding a flit, round-robin, from registered counts ------
+        # ``reserved``: the id's flits issued and not yet taken from its queue (in the read
+        # stage or queued), so an issued flit always finds room.
+        reserved = [Signal(range(QUEUE_DEPTH + 1), name=f"reserved{c}") for c in range(ids)]
+        issue_rr = RoundRobin(ids * ports)
+        m.submodules.issue_rr = issue_rr
         for c in range(ids):
-            m.d.sync += self.busy[c].eq(any_of(buf.r.valid for buf in buffers[c]))
+            room = ~abort[c] & (reserved[c] != QUEUE_DEPTH)
+            for q in range(ports):
+                s = c * ports + q
+                m.d.comb += [issue_rr.requests[s].eq(room & (count[c][q] != 0)),
+                             issue[c][q].eq(issue_rr.grant[s])]
+        grant = issue_rr.grant
+        m.d.comb += issue_rr.take.eq(grant.any())
+        issued_id = [grant[c * ports:(c + 1) * ports].any() for c in range(ids)]
+        issued_port = [any_of(grant[c * ports + q] for c in range(ids)) for q in range(ports)]
+
+        # Stage A (registered issue): the id, the port and the read address.
+        a_cid = Signal(ids, name="a_cid")  # one-hot; zero when nothing was issued
+        a_port = Signal(ports, name="a_port")  # one-hot
+        a_addr = Signal(pw + ib, name="a_addr")
+        m.d.sync += [
+            a_cid.eq(Cat(issued_id)),
+            a_port.eq(Cat(issued_port)),
+            a_addr.eq(Cat(onehot_mux(grant, [rptr[c][q] for c in range(ids)
+                                             for q in range(ports)]),
+                          encode_onehot(Cat(issued_id))[:ib])),
+        ]
+        for q in range(ports):
+            m.d.comb += reads[q].addr.eq(a_addr)
+        read = Signal(entry, name="a_read")
+        m.d.comb += read.eq(onehot_mux(a_port, [r.data for r in reads]))
+
+        # ---- Bookkeeping: an issued flit leaves its buffer and its credit goes back; an
+        # aborted id's flits are discarded, one a cycle per port.
+        for c in range(ids):
+            for q in range(ports):
+                m.d.comb += [drain[c][q].eq(abort[c] & (count[c][q] != 0)),
+                             self.req_pop[c][q].eq(issue[c][q] | drain[c][q])]
+                taken = issue[c][q] | drain[c][q]
+                m.d.sync += [wptr[c][q].eq(wptr[c][q] + accept[c][q]),
+                             rptr[c][q].eq(rptr[c][q] + taken),
+                             count[c][q].eq(count[c][q] + accept[c][q] - taken)]
+
+        # ---- Read into the id's queue; the ids with a head that can leave, round-robin ------
+        src_valid = [Signal(name=f"src{c}_valid") for c in range(ids)]
+        heads = []
+        rr = RoundRobin(ids)
+        m.submodules.result_rr = rr
+        for c in range(ids):
+            queue = Buffer(entry, QUEUE_DEPTH)
+            m.submodules[f"queue{c}"] = queue
+            heads.append(queue.r.payload)
+            targets = targets_of(self.config[c], ports)
+            credits = Mux(self.config[c].root, self.credit_resp, self.credit_req[c])
+            sent = rr.grant[c] & self.result.ready
+            flushed = abort[c] & queue.r.valid
+            lost = a_cid[c] & abort[c]  # read for an aborted id: not queued
+            m.d.comb += [
+                queue.w.valid.eq(a_cid[c] & ~abort[c]),
+                queue.w.payload.eq(read),
+                queue.r.ready.eq(sent | flushed),
+                src_valid[c].eq(queue.r.valid & ~abort[c] & ((targets & ~credits) == 0)),
+            ]
+            m.d.sync += [
+                reserved[c].eq(reserved[c] + issued_id[c] - sent - flushed - lost),
+                self.busy[c].eq(any_of(count[c][q] != 0 for q in range(ports))
+                                | (reserved[c] != 0)),
+            ]
+
+        head = Signal(entry, name="result_head")
+        root = onehot_mux(rr.grant, [self.config[c].root for c in range(ids)])
+        m.d.comb += [
+            rr.requests.eq(Cat(src_valid)),
+            rr.take.eq(self.result.ready),
+            head.eq(onehot_mux(rr.grant, heads)),
+            self.result.valid.eq(rr.grant.any()),
+            self.result.payload.kind.eq(Mux(root, Kind.RESP, Kind.REQ)),
+            self.result.payload.cid.eq(encode_onehot(rr.grant)),
+            self.result.payload.index.eq(head.index),
+            self.result.payload.payload.eq(head.payload),
+            self.result.targets.eq(onehot_mux(rr.grant, [targets_of(self.config[c], ports)
+                                                         for c in range(ids)])),
+        ]
         return m

@@ -28,6 +28,7 @@ from cocotb.triggers import FallingEdge
 
 from innet.gen import ops
 from innet.gen.regmap import Access, switch_map
+from innet.hw.collective import PASS_CYCLES
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import ERROR_FIELDS, HOP_CYCLES, STAGED_FLITS
 from innet.sim.tb import kit
@@ -484,9 +485,9 @@ async def test_collective_priority(dut):
     p2p = [x for x in left if x not in set(coll)]
     p2p_lat = [came[x] - left[x] for x in p2p]
     assert coll_lat, "no collective flit was sent"
-    # The pass-through keeps a request one cycle in its buffer, then it crosses like a flit
-    # that arrives on an input link.
-    assert set(coll_lat) == {HOP_CYCLES + 1}, (
+    # The pass-through holds a request PASS_CYCLES (buffer, issue, read), then it crosses like
+    # a flit that arrives on an input link.
+    assert set(coll_lat) == {HOP_CYCLES + PASS_CYCLES}, (
         f"collective latencies under p2p contention: {set(coll_lat)}")
     overtaken = sum(1 for x in p2p for c in coll
                     if c in left and left[x] < left[c] and came[x] > came[c])

@@ -13,7 +13,7 @@ from amaranth.sim import Simulator
 
 from innet.gen.regmap import port_mask
 from innet.gen.regmap.switch import COLL_BURST
-from innet.hw.collective import CollectivePath
+from innet.hw.collective import PASS_CYCLES, CollectivePath
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import (
     CREDIT_ROUND_TRIP,
@@ -285,12 +285,44 @@ def test_root_turns_requests_into_a_multicast():
                                                                     (LOCAL, resp)]
         assert [(q, f) for _, q, f in arrivals if f.cid == 0] == [
             (1, Flit.request(0, index=8, payload=43))]
-        # The pass-through offers one flit a cycle, one cycle after it arrived, round-robin
-        # over its (id, port) buffers from id 0, port 0: the request of id 0 first, then the
-        # response, on all three targets in one cycle (every one of them has a credit).
-        h = HOP_CYCLES + 1
+        # The pass-through issues one flit a cycle, round-robin over its (id, port) buffers
+        # from id 0, port 0, and offers it PASS_CYCLES after it arrived: the request of id 0
+        # first, then the response, on all three targets in one cycle (every one of them has
+        # a credit).
+        h = HOP_CYCLES + PASS_CYCLES
         assert [(c, f.cid) for c, _, f in sorted(arrivals)] == [(h, 0), (h + 1, 1), (h + 1, 1),
                                                                  (h + 1, 1)]
+
+    run(dut, bench)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("streams", [[(0, LOCAL)], [(0, LOCAL), (1, 0)]], ids=["one", "two"])
+def test_the_pass_through_forwards_a_flit_every_cycle(streams):
+    """Request streams through the pass-through (one id from the endpoint; or two ids from two
+    ports, to different outputs): one flit a cycle in all, each stream in order, the first
+    PASS_CYCLES after it arrived, nothing lost."""
+    dut = small_switch()
+    count = 60
+
+    async def bench(ctx):
+        outs = {0: 1, 1: LOCAL}
+        for cid, _ in streams:
+            await write(ctx, dut, f"coll[{cid}].ctrl", enable=1)
+            await write(ctx, dut, f"coll[{cid}].req_out", port=outs[cid], root=0)
+        links = Links(dut, random.Random(12))
+        for n in range(count):
+            for cid, q in streams:
+                links.src[q].push(Flit.request(cid, index=n % 2, payload=n))
+        for _ in range(count * len(streams) + 20):
+            await links.step(ctx)
+        cycles = sorted(c for c, _, _ in links.arrivals)
+        assert len(cycles) == count * len(streams)
+        assert cycles[0] == HOP_CYCLES + PASS_CYCLES
+        assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))  # no bubble
+        for cid, _ in streams:
+            got = [(q, f.payload) for _, q, f in sorted(links.arrivals) if f.cid == cid]
+            assert got == [(outs[cid], n) for n in range(count)]
 
     run(dut, bench)
 
@@ -351,8 +383,8 @@ def test_collective_overtakes_p2p_at_a_busy_output():
         assert len(came) == len(left)
         assert len(reqs) > 20
         # Output 1 is offered two p2p flits per cycle, yet every request crosses in the
-        # minimum: HOP_CYCLES and its cycle in the pass-through's request buffer.
-        assert {came[r] - left[r] for r in reqs} == {HOP_CYCLES + 1}
+        # minimum: HOP_CYCLES and its PASS_CYCLES in the pass-through.
+        assert {came[r] - left[r] for r in reqs} == {HOP_CYCLES + PASS_CYCLES}
         assert max(came[x] - left[x] for x in p2p) > HOP_CYCLES
         # Overtaking: p2p flits that entered before a request and left after it.
         overtaken = sum(1 for r in reqs for x in p2p if left[x] < left[r] and came[x] > came[r])
