@@ -197,9 +197,10 @@ class CollectivePath(wiring.Component):
     1. buffers: the request flits of every id arriving on an input port go into one LUT RAM per
        port, partitioned by id (``depth`` flits each, the credits of the request VCs); per
        (id, port) registers count the flits held;
-    2. issue: one (id, port) a cycle holding a flit, round-robin over all of them (so no id and
-       no port starves), from the registered counts, while the id's queue has room; the flit
-       leaves its buffer (its credit goes back) and the read address is registered;
+    2. issue: one (id, port) a cycle holding a flit, from the registered counts, while the
+       id's queue has room: round-robin over the ids, and within each id over its ports (so no
+       id and no port starves); the flit leaves its buffer (its credit goes back) and the read
+       address is registered;
     3. read: the port's LUT RAM is read at that address into the id's queue
        (:data:`QUEUE_DEPTH` flits);
     4. offer: the ids whose queue head can leave (every target holds a credit) share the
@@ -293,33 +294,40 @@ class CollectivePath(wiring.Component):
             ]
         m.d.comb += self.req_refused.eq(any_of(refused))
 
-        # ---- Issue: one (id, port) holding a flit, round-robin, from registered counts ------
-        # ``reserved``: the id's flits issued and not yet taken from its queue (in the read
-        # stage or queued), so an issued flit always finds room.
+        # ---- Issue: one (id, port) holding a flit, from registered counts --------------------
+        # Round-robin over the ids that hold a flit and have room, and within each id over its
+        # ports (its round robin moves when the id is granted): a port that keeps a flit
+        # waiting is issued within ``ids * ports`` issues. ``reserved``: the id's flits issued
+        # and not yet taken from its queue (in the read stage or queued), so an issued flit
+        # always finds room.
         reserved = [Signal(range(QUEUE_DEPTH + 1), name=f"reserved{c}") for c in range(ids)]
-        issue_rr = RoundRobin(ids * ports)
-        m.submodules.issue_rr = issue_rr
+        id_rr = RoundRobin(ids)
+        m.submodules.issue_rr = id_rr
+        issued_id = id_rr.grant
         for c in range(ids):
-            room = ~abort[c] & (reserved[c] != QUEUE_DEPTH)
+            port_rr = RoundRobin(ports)
+            m.submodules[f"issue{c}_rr"] = port_rr
+            held = Cat(count[c][q] != 0 for q in range(ports))
+            m.d.comb += [
+                port_rr.requests.eq(held),
+                port_rr.take.eq(issued_id[c]),
+                id_rr.requests[c].eq(~abort[c] & (reserved[c] != QUEUE_DEPTH) & held.any()),
+            ]
             for q in range(ports):
-                s = c * ports + q
-                m.d.comb += [issue_rr.requests[s].eq(room & (count[c][q] != 0)),
-                             issue[c][q].eq(issue_rr.grant[s])]
-        grant = issue_rr.grant
-        m.d.comb += issue_rr.take.eq(grant.any())
-        issued_id = [grant[c * ports:(c + 1) * ports].any() for c in range(ids)]
-        issued_port = [any_of(grant[c * ports + q] for c in range(ids)) for q in range(ports)]
+                m.d.comb += issue[c][q].eq(issued_id[c] & port_rr.grant[q])
+        m.d.comb += id_rr.take.eq(issued_id.any())
+        issued_port = [any_of(issue[c][q] for c in range(ids)) for q in range(ports)]
 
         # Stage A (registered issue): the id, the port and the read address.
         a_cid = Signal(ids, name="a_cid")  # one-hot; zero when nothing was issued
         a_port = Signal(ports, name="a_port")  # one-hot
         a_addr = Signal(pw + ib, name="a_addr")
         m.d.sync += [
-            a_cid.eq(Cat(issued_id)),
+            a_cid.eq(issued_id),
             a_port.eq(Cat(issued_port)),
-            a_addr.eq(Cat(onehot_mux(grant, [rptr[c][q] for c in range(ids)
-                                             for q in range(ports)]),
-                          encode_onehot(Cat(issued_id))[:ib])),
+            a_addr.eq(Cat(onehot_mux([issue[c][q] for c in range(ids) for q in range(ports)],
+                                     [rptr[c][q] for c in range(ids) for q in range(ports)]),
+                          encode_onehot(issued_id)[:ib])),
         ]
         for q in range(ports):
             m.d.comb += reads[q].addr.eq(a_addr)
