@@ -15,9 +15,10 @@ Two blocks keep this contract (the ``collective`` argument of
 - :class:`innet.hw.ceng.CollectiveEngine`, the switch's default: waits for a flit of an id on
   every port of ``req_in``, takes one of each, reduces them with ``hw.alu`` through a pipelined
   tree in a fixed port order and offers one flit (PIUMA, "Collective Engine").
-- :class:`CollectivePath`, the pass-through: it offers each request flit unchanged toward the
-  root, and at the root as a response to ``resp_out`` (PIUMA, "Request-response
-  Mechanism"); no reduction. Kept for fabric tests and as the reference of the routing part.
+- :class:`CollectivePath`, the pass-through: it offers each request flit (its payload and
+  index) toward the root, and at the root as a response to ``resp_out`` (PIUMA,
+  "Request-response Mechanism"); no reduction. Kept for fabric tests and as the reference of
+  the routing part.
 
 Interface contract (for any replacement)
 ----------------------------------------
@@ -191,8 +192,8 @@ class CollectivePath(wiring.Component):
     credit for it. It keeps a flit's payload and index only: the stream carries a collective
     flit's payload, index, id and kind, its p2p fields are zero (the link protocol).
 
-    Built like the collective engine's front end, so that no path runs from a buffer read into
-    the result stream:
+    Built like the collective engine's front end, so that no path runs from a request buffer's
+    read into the result stream:
 
     1. buffers: the request flits of every id arriving on an input port go into one LUT RAM per
        port, partitioned by id (``depth`` flits each, the credits of the request VCs); per
@@ -297,9 +298,9 @@ class CollectivePath(wiring.Component):
         # ---- Issue: one (id, port) holding a flit, from registered counts --------------------
         # Round-robin over the ids that hold a flit and have room, and within each id over its
         # ports (its round robin moves when the id is granted): a port that keeps a flit
-        # waiting is issued within ``ids * ports`` issues. ``reserved``: the id's flits issued
-        # and not yet taken from its queue (in the read stage or queued), so an issued flit
-        # always finds room.
+        # waiting while its id has room is issued within ``ids * ports`` issues.
+        # ``reserved``: the id's flits issued and not yet taken from its queue (in the read
+        # stage or queued), so an issued flit always finds room.
         reserved = [Signal(range(QUEUE_DEPTH + 1), name=f"reserved{c}") for c in range(ids)]
         id_rr = RoundRobin(ids)
         m.submodules.issue_rr = id_rr

@@ -285,10 +285,10 @@ def test_root_turns_requests_into_a_multicast():
                                                                     (LOCAL, resp)]
         assert [(q, f) for _, q, f in arrivals if f.cid == 0] == [
             (1, Flit.request(0, index=8, payload=43))]
-        # The pass-through issues one flit a cycle, round-robin over its (id, port) buffers
-        # from id 0, port 0, and offers it PASS_CYCLES after it arrived: the request of id 0
-        # first, then the response, on all three targets in one cycle (every one of them has
-        # a credit).
+        # The pass-through issues one flit a cycle, round-robin over the ids from id 0 (and
+        # over each id's ports), and offers it PASS_CYCLES after it arrived: the request of
+        # id 0 first, then the response, on all three targets in one cycle (every one of them
+        # has a credit).
         h = HOP_CYCLES + PASS_CYCLES
         assert [(c, f.cid) for c, _, f in sorted(arrivals)] == [(h, 0), (h + 1, 1), (h + 1, 1),
                                                                  (h + 1, 1)]
