@@ -339,15 +339,16 @@ class CollectivePath(wiring.Component):
         # aborted id's flits are discarded, one a cycle per port.
         for c in range(ids):
             for q in range(ports):
-                m.d.comb += [drain[c][q].eq(abort[c] & (count[c][q] != 0)),
-                             self.req_pop[c][q].eq(issue[c][q] | drain[c][q])]
                 taken = issue[c][q] | drain[c][q]
+                m.d.comb += [drain[c][q].eq(abort[c] & (count[c][q] != 0)),
+                             self.req_pop[c][q].eq(taken)]
                 m.d.sync += [wptr[c][q].eq(wptr[c][q] + accept[c][q]),
                              rptr[c][q].eq(rptr[c][q] + taken),
                              count[c][q].eq(count[c][q] + accept[c][q] - taken)]
 
         # ---- Read into the id's queue; the ids with a head that can leave, round-robin ------
         src_valid = [Signal(name=f"src{c}_valid") for c in range(ids)]
+        targets = [targets_of(self.config[c], ports) for c in range(ids)]
         heads = []
         rr = RoundRobin(ids)
         m.submodules.result_rr = rr
@@ -355,7 +356,6 @@ class CollectivePath(wiring.Component):
             queue = Buffer(entry, QUEUE_DEPTH)
             m.submodules[f"queue{c}"] = queue
             heads.append(queue.r.payload)
-            targets = targets_of(self.config[c], ports)
             credits = Mux(self.config[c].root, self.credit_resp, self.credit_req[c])
             sent = rr.grant[c] & self.result.ready
             flushed = abort[c] & queue.r.valid
@@ -364,7 +364,7 @@ class CollectivePath(wiring.Component):
                 queue.w.valid.eq(a_cid[c] & ~abort[c]),
                 queue.w.payload.eq(read),
                 queue.r.ready.eq(sent | flushed),
-                src_valid[c].eq(queue.r.valid & ~abort[c] & ((targets & ~credits) == 0)),
+                src_valid[c].eq(queue.r.valid & ~abort[c] & ((targets[c] & ~credits) == 0)),
             ]
             m.d.sync += [
                 reserved[c].eq(reserved[c] + issued_id[c] - sent - flushed - lost),
@@ -383,7 +383,6 @@ class CollectivePath(wiring.Component):
             self.result.payload.cid.eq(encode_onehot(rr.grant)),
             self.result.payload.index.eq(head.index),
             self.result.payload.payload.eq(head.payload),
-            self.result.targets.eq(onehot_mux(rr.grant, [targets_of(self.config[c], ports)
-                                                         for c in range(ids)])),
+            self.result.targets.eq(onehot_mux(rr.grant, targets)),
         ]
         return m
