@@ -253,7 +253,7 @@ def test_wrap_connects_every_port_but_those_it_replaces():
         wrap(Module(), _Pipe(), _Pipe(), {("b",): 0})
 
 
-@pytest.mark.parametrize("count", [1, 2, 5, 9])
+@pytest.mark.parametrize("count", [1, 2, 5, 9, 17])
 def test_round_robin_matches_model(count):
     rng = random.Random(count)
     dut = RoundRobin(count)
