@@ -252,8 +252,9 @@ class SwitchCore(wiring.Component):
         (but see ``early_links``).
     route_write : In(route_write_layout(radix, routing_depth))
         Writes the routing table: the output port per destination node id. Every input keeps a
-        copy of the ports, decoded to one-hot, in a LUT RAM, looked up by the destination of the
-        flit arriving (a memory per input instead of a multiplexer over registers); the
+        copy of the port numbers in a LUT RAM, looked up by the destination of the flit
+        arriving and decoded to one-hot (a memory per input instead of a multiplexer over
+        registers); the
         ``valid`` bits are registers, so that a reset invalidates every entry. A write while
         ``en`` is high applies to flits arriving from the next cycle. An entry that is not
         ``valid`` or names a port above ``radix`` means "no route": such flits are discarded
@@ -467,10 +468,8 @@ class SwitchCore(wiring.Component):
                                        for k, v in enumerate(coll_vcs)) for o in range(ports))
             resp_credit = Cat(counters[o][p.resp_vc].available for o in range(ports))
 
-        # The routing table's valid bits (its outputs are in each input's LUT RAM).
+        # The routing table's valid bits (its ports are in each input's LUT RAM).
         routed = Signal(p.routing_depth, name="route_valid")
-        written = Signal(ports, name="route_written")  # the entry written, as a one-hot output
-        m.d.comb += written.eq(Cat(self.route_write.entry.port == o for o in range(ports)))
         with m.If(self.route_write.en):
             m.d.sync += routed.bit_select(self.route_write.node, 1).eq(
                 self.route_write.entry.valid)
@@ -491,20 +490,23 @@ class SwitchCore(wiring.Component):
             m.d.comb += good.eq(p.vc_valid(link.payload))
 
             # Stage 1, routing at write: the output (one-hot, none: no route) of the destination,
-            # and the outgoing hop VC.
-            table = Memory(shape=ports, depth=p.routing_depth, init=[])
+            # and the outgoing hop VC. The table holds port numbers, decoded after the lookup
+            # (a port above ``radix`` decodes to none).
+            table = Memory(shape=len(self.route_write.entry.port), depth=p.routing_depth,
+                           init=[])
             m.submodules[f"route_i{i}"] = table
             write, lookup = table.write_port(), table.read_port(domain="comb")
             dst = link.payload.dst
             m.d.comb += [write.en.eq(self.route_write.en), write.addr.eq(self.route_write.node),
-                         write.data.eq(written), lookup.addr.eq(dst[:len(lookup.addr)])]
+                         write.data.eq(self.route_write.entry.port),
+                         lookup.addr.eq(dst[:len(lookup.addr)])]
             known = routed.bit_select(dst, 1) & (dst < p.routing_depth)  # else no such node
             hop_in = link.payload.hop
             hop_up = Mux(hop_in >= hops - 1, hops - 1, hop_in + (1 if i < radix else 0))
             new = Signal(entry, name=f"in{i}_entry")
             m.d.comb += [
-                new.out.eq(Mux(known, lookup.data, 0) & onward(i)),
-                new.hop.eq(Mux(lookup.data[radix], 0, hop_up)),
+                new.out.eq(Cat(known & (lookup.data == o) for o in range(ports)) & onward(i)),
+                new.hop.eq(Mux(lookup.data == radix, 0, hop_up)),
             ]
 
             # The p2p VCs: queues of routes and flits, and the registered offer of one head.
