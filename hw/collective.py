@@ -195,15 +195,15 @@ class CollectivePath(wiring.Component):
     Built like the collective engine's front end, so that no path runs from a request buffer's
     read into the result stream:
 
-    1. buffers: the request flits of every id arriving on an input port go into one LUT RAM per
-       port, partitioned by id (``depth`` flits each, the credits of the request VCs); per
+    1. buffers: the request flits of every id arriving on an input port go into one block RAM
+       per port, partitioned by id (``depth`` flits each, the credits of the request VCs); per
        (id, port) registers count the flits held;
     2. issue: one (id, port) a cycle holding a flit, from the registered counts, while the
        id's queue has room: round-robin over the ids, and within each id over its ports (so no
-       id and no port starves); the flit leaves its buffer (its credit goes back) and the read
-       address is registered;
-    3. read: the port's LUT RAM is read at that address into the id's queue
-       (:data:`QUEUE_DEPTH` flits);
+       id and no port starves); the flit leaves its buffer (its credit goes back) and the
+       block RAM's read register loads it (every port's at the same address);
+    3. read: the issued port's read register goes into the id's queue (:data:`QUEUE_DEPTH`
+       flits);
     4. offer: the ids whose queue head can leave (every target holds a credit) share the
        result stream round-robin, one flit a cycle, so a flit waiting for credits never holds
        up another id's.
@@ -264,7 +264,7 @@ class CollectivePath(wiring.Component):
         entry = data.StructLayout({"payload": p.payload_width, "index": p.index_width})
         abort = self.abort
 
-        # ---- Buffers: one LUT RAM per input port, partitioned by id -------------------------
+        # ---- Buffers: one block RAM per input port, partitioned by id -----------------------
         # Per (id, port): the write place, the oldest flit (``rptr``) and the flits held.
         pw, ib = bits_for(self._depth), (ids - 1).bit_length()
 
@@ -278,10 +278,14 @@ class CollectivePath(wiring.Component):
         refused, reads = [], []
         for q in range(ports):
             arriving = self.req[q]
-            memory = Memory(shape=entry, depth=1 << (pw + ib), init=[])
+            # Read by a synchronous port (stage A, below). An entry is written an edge before
+            # its flit can be issued at the earliest, and not written again before its credit
+            # has gone back and come back as a flit, so a read never meets a write to it.
+            memory = Memory(shape=entry, depth=1 << (pw + ib), init=[],
+                            attrs={"ram_style": "block", "no_rw_check": 1})
             m.submodules[f"req_mem{q}"] = memory
             write = memory.write_port()
-            reads.append(memory.read_port(domain="comb"))
+            reads.append(memory.read_port(domain="sync"))
             hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
             for c in range(ids):
                 m.d.comb += accept[c][q].eq(hits[c] & (count[c][q] != self._depth))
@@ -319,19 +323,18 @@ class CollectivePath(wiring.Component):
         m.d.comb += id_rr.take.eq(issued_id.any())
         issued_port = [any_of(issue[c][q] for c in range(ids)) for q in range(ports)]
 
-        # Stage A (registered issue): the id, the port and the read address.
+        # Stage A (registered issue): the id, the port and, in the read registers of the
+        # buffers, the flit at the issued address.
         a_cid = Signal(ids, name="a_cid")  # one-hot; zero when nothing was issued
         a_port = Signal(ports, name="a_port")  # one-hot
-        a_addr = Signal(pw + ib, name="a_addr")
-        m.d.sync += [
-            a_cid.eq(issued_id),
-            a_port.eq(Cat(issued_port)),
-            a_addr.eq(Cat(onehot_mux([issue[c][q] for c in range(ids) for q in range(ports)],
-                                     [rptr[c][q] for c in range(ids) for q in range(ports)]),
-                          encode_onehot(issued_id)[:ib])),
-        ]
+        address = Signal(pw + ib, name="issue_addr")
+        m.d.comb += address.eq(Cat(
+            onehot_mux([issue[c][q] for c in range(ids) for q in range(ports)],
+                       [rptr[c][q] for c in range(ids) for q in range(ports)]),
+            encode_onehot(issued_id)[:ib]))
+        m.d.sync += [a_cid.eq(issued_id), a_port.eq(Cat(issued_port))]
         for q in range(ports):
-            m.d.comb += reads[q].addr.eq(a_addr)
+            m.d.comb += reads[q].addr.eq(address)
         read = Signal(entry, name="a_read")
         m.d.comb += read.eq(onehot_mux(a_port, [r.data for r in reads]))
 
