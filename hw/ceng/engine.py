@@ -85,16 +85,17 @@ class CollectiveEngine(wiring.Component):
     Front end
     ---------
     The request flits of every id arriving on an input port are written into one memory per
-    port, partitioned by id (``depth`` flits each, the credits of the request VCs): the
-    payloads in block RAM, the indices in LUT RAM. Per (id, port) registers count the flits
+    port, partitioned by id (``depth`` flits each, the credits of the request VCs): payloads
+    and indices in block RAM. Per (id, port) registers count the flits
     held and the flits not yet issued. Three registered stages follow, so no path runs from a
     buffer read into the choice of the next element:
 
     1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
-       round-robin from those registered counts; every port's read address is registered;
-    2. operand read: every port's memory is read at its address into an operand register
-       (the payload memory's read register), and whether the contributing flits' indices
-       agree into a register beside them;
+       round-robin from those registered counts; every port's read address is registered,
+       and the index memories are read at it into their read registers;
+    2. operand read: every port's payload memory is read at its address into an operand
+       register (its read register), and whether the contributing flits' indices agree into
+       a register beside them;
     3. check: the contributing flits' indices agree: the flits are consumed and the operands
        are compacted onto the first leaves in a register, the tree's input (or the forwarded
        flit). If they disagree, the id's flits in flight are issued again later and the
@@ -259,7 +260,7 @@ class CollectiveEngine(wiring.Component):
         slots = self._depth
         dropped = []
 
-        # ---- Request buffers: one LUT RAM per input port, partitioned by id -----------------
+        # ---- Request buffers: block RAM per input port, partitioned by id -------------------
         # Per (id, port): the write place, the oldest flit held (``rptr``), the next flit to
         # issue (``spec``), flits held (``count``), flits not issued yet (``pend``) and the
         # oldest flits held whose credit has gone back already (``returned``). An issued flit
@@ -282,20 +283,24 @@ class CollectiveEngine(wiring.Component):
         returned = per_port(range(FRONT_CYCLES + 1), "returned")
         accept, issue, commit = per_port(1, "accept"), per_port(1, "issue"), per_port(1, "commit")
         squash = per_port(1, "squash")
-        # Each port's flits in two memories at the same addresses: the indices in LUT RAM,
-        # read as the operand stage begins (the index agreement is computed from them into a
-        # register), and the payloads in block RAM, read by a synchronous port whose data
-        # register is the operand register.
+        # Each port's flits in two block RAMs at the same addresses, read by synchronous ports:
+        # the indices at the address the issue computes (so they are in the read register as
+        # stage A begins, and the index agreement is computed from them into a register), the
+        # payloads at stage A's registered address (their read register is the operand
+        # register). An entry is written an edge before its flit can be issued at the
+        # earliest, and not written again before the flit is consumed and its credit has
+        # gone back and come back as a flit, so a read never meets a write to it.
         refused, index_reads, payload_reads = [], [], []
         for q in range(ports):
             arriving = self.req[q]
-            indices = Memory(shape=iw, depth=1 << (pw + ib), init=[])
+            indices = Memory(shape=iw, depth=1 << (pw + ib), init=[],
+                             attrs={"ram_style": "block", "no_rw_check": 1})
             payloads = Memory(shape=32, depth=1 << (pw + ib), init=[],
                               attrs={"ram_style": "block", "no_rw_check": 1})
             m.submodules[f"req_index{q}"] = indices
             m.submodules[f"req_payload{q}"] = payloads
             write, write_payload = indices.write_port(), payloads.write_port()
-            index_reads.append(indices.read_port(domain="comb"))
+            index_reads.append(indices.read_port(domain="sync"))
             payload_reads.append(payloads.read_port(domain="sync"))
             hits = [arriving.valid & (arriving.payload.cid == c) for c in range(ids)]
             for c in range(ids):
@@ -343,9 +348,10 @@ class CollectiveEngine(wiring.Component):
         a_addr = [Signal(pw + ib, name=f"a_addr{q}") for q in range(ports)]
         m.d.sync += [a_valid.eq(grant.any() & ~(grant & killed).any()), a_cid.eq(grant)]
         for q in range(ports):
-            m.d.sync += a_addr[q].eq(Cat(onehot_mux(grant, [spec[c][q] for c in range(ids)]),
-                                         onehot_mux(grant, [Const(c, ib) for c in range(ids)])))
-            m.d.comb += [index_reads[q].addr.eq(a_addr[q]), payload_reads[q].addr.eq(a_addr[q])]
+            address = Cat(onehot_mux(grant, [spec[c][q] for c in range(ids)]),
+                          onehot_mux(grant, [Const(c, ib) for c in range(ids)]))
+            m.d.sync += a_addr[q].eq(address)
+            m.d.comb += [index_reads[q].addr.eq(address), payload_reads[q].addr.eq(a_addr[q])]
 
         # Stage B (operand registers): every port's flit read at A's address (its payload in
         # the payload memory's read register), and the id's configuration.
