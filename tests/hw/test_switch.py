@@ -487,6 +487,34 @@ def test_no_route_is_discarded_and_flagged():
     run(dut, bench)
 
 
+def test_a_route_to_a_port_above_the_radix_is_no_route():
+    """The table holds port numbers: a valid entry naming a port the switch does not have (a
+    raw bus write, past the register model's check) decodes to no output, so the flit is
+    discarded and flagged like one with no entry; rewritten in range, the route works."""
+    dut = small_switch()
+    reg = dut.regmap["route[3]"]
+    port, valid = reg.field("port"), reg.field("valid")
+    assert (1 << port.width) - 1 > RADIX  # a port number above the radix is representable
+
+    async def bench(ctx):
+        links = Links(dut, random.Random(5))
+        word = (1 << port.width) - 1 << port.offset | 1 << valid.offset
+        await sim_write(ctx, dut.cfg, reg.address, reg.split(word))
+        links.src[LOCAL].push(Flit.p2p(dst=3, src=2, payload=7))
+        for _ in range(6):
+            await links.step(ctx)
+        assert links.arrivals == []
+        assert links.src[LOCAL].idle  # the credit came back
+        assert ctx.get(dut.errors.no_route) == 1
+        await write(ctx, dut, "route[3]", port=1, valid=1)
+        links.src[LOCAL].push(Flit.p2p(dst=3, src=2, payload=8))
+        for _ in range(8):
+            await links.step(ctx)
+        assert [(q, flit.payload) for _, q, flit in links.arrivals] == [(1, 8)]
+
+    run(dut, bench)
+
+
 def test_a_p2p_switch_discards_collective_flits_and_returns_their_credits():
     """Without a collective path, request and response flits are discarded (``coll_drop``)
     and their credits come back, while p2p flits beside them still cross in HOP_CYCLES."""
