@@ -254,12 +254,11 @@ class SwitchCore(wiring.Component):
         Writes the routing table: the output port per destination node id. Every input keeps a
         copy of the port numbers in a LUT RAM, looked up by the destination of the flit
         arriving and decoded to one-hot (a memory per input instead of a multiplexer over
-        registers); the
-        ``valid`` bits are registers, so that a reset invalidates every entry. A write while
-        ``en`` is high applies to flits arriving from the next cycle. An entry that is not
-        ``valid`` or names a port above ``radix`` means "no route": such flits are discarded
-        (``error_events.no_route``), as is a flit whose entry names the network port it
-        arrived on.
+        registers); the ``valid`` bits are registers, so that a reset invalidates every entry.
+        A write while ``en`` is high applies to flits arriving from the next cycle. An entry
+        that is not ``valid`` or names a port above ``radix`` means "no route": such flits are
+        discarded (``error_events.no_route``), as is a flit whose entry names the network port
+        it arrived on.
     collective : In(config_layout(radix)).array(collective_ids)
         Per-collective-id registers. Those of an enabled id must not change while
         ``coll_busy`` says it is busy (:class:`Switch`'s interlock; see
