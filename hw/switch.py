@@ -901,6 +901,11 @@ class Switch(wiring.Component):
 
 # -- formal properties -------------------------------------------------------------------------
 
+#: The cycles within which the watched flit of the delivery properties sees a flit ahead of it
+#: leave its input's buffer (and, after its own, leaves): at radix 2 its output may serve the
+#: two other inputs first, and 3 fails (a counterexample in 6 steps, for either property).
+DELIVERY_STALL = 4
+
 #: The formal properties of :class:`SwitchCore`, by name (:func:`switch_properties`).
 SWITCH_PROPERTIES = {
     "no-credit-no-send": "no output sends a flit of a VC while its receiver's buffer for that "
@@ -914,17 +919,30 @@ SWITCH_PROPERTIES = {
                  "came by (never when the id is disabled or does not exist), and on every one "
                  "of them before any response that entered on its port after it leaves, "
                  "whatever other responses and p2p flits do",
+    "delivery": "a p2p flit that enters with a route leaves: it never waits "
+                f"{DELIVERY_STALL} cycles for a flit ahead of it to leave its input's buffer, "
+                "nor, once it has left the buffer itself, to leave the switch, so it leaves "
+                f"within (depth + 1) * {DELIVERY_STALL} cycles of entering, whatever the other "
+                "p2p flits and the routing table do (no collective flits enter), while the "
+                "receivers return each credit the cycle after its flit",
+    "multicast-delivery": "a collective response that enters leaves on every port of its "
+                          "id's resp_out but the network port it came by: it never waits "
+                          f"{DELIVERY_STALL} cycles for a flit ahead of it to leave its "
+                          "input's buffer, nor, once it has left the buffer itself, to leave "
+                          "on the last of them, whatever other responses do (no p2p flits "
+                          "enter), while the receivers return each credit the cycle after its "
+                          "flit",
 }
 
 
 def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP, *,
                       block: type = SwitchCore) -> tuple[Module, list[Signal]]:
     """A formal harness: ``block(radix, params, depth, local_depth=2, collective=CollectivePath)``
-    with small flits (1-bit payload, 3 node ids, 1 collective id, 1 p2p VC) driven by free
-    inputs, with the
-    property ``name`` of :data:`SWITCH_PROPERTIES` as ``Assert``, what the neighbours promise
-    as ``Assume``, and a ``Cover`` that shows it is not vacuous (a receiver's buffer filled;
-    the watched flit leaving on a network port).
+    (``local_depth=depth`` for the delivery properties) with small flits (1-bit payload, 3 node
+    ids, 1 collective id, 1 p2p VC) driven by free inputs, with the property ``name`` of
+    :data:`SWITCH_PROPERTIES` as ``Assert``, what the neighbours promise as ``Assume``, and a
+    ``Cover`` that shows it is not vacuous (a receiver's buffer filled; the watched flit
+    leaving on a network port, for ``delivery`` after waiting behind another).
 
     The senders on the inputs keep the link protocol (:func:`~innet.hw.flit.link_signature`):
     a flit of VC ``v`` only while the harness's count of that sender's credits is positive,
@@ -938,8 +956,16 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     request flits enter; a response's p2p fields are 0, as the link protocol has them; two
     index bits, the watched flit's high one 0), and marks the responses that enter on its port
     after it with the index's high bit (no other response has it): the watched flit has left
-    on its whole target set when the first of them leaves. The switch's own logic is
-    unchanged; ``block`` may be a variant (a mutation) with the same interface.
+    on its whole target set when the first of them leaves. ``delivery`` watches a p2p flit
+    as ``route`` does, one that arrives with a route (valid, and not back to the network port
+    it came by), while every receiver returns a credit in each cycle it holds a flit; it
+    counts the credits the flit's input owes before the flit has left the input's buffer (the
+    sender's credits out when it arrives, and its own), and the cycles since the last of them
+    came back. ``multicast-delivery`` counts the same for a response watched as by
+    ``multicast`` (one index bit, no marking; no p2p flits enter), until it has left on its
+    whole target set. The
+    switch's own logic is unchanged; ``block`` may be a variant (a mutation) with the same
+    interface.
 
     Returns
     -------
@@ -965,7 +991,10 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
                    index_width=2 if name == "multicast" else 1, tag_width=1)
     ports = radix + 1
     m = Module()
-    local = 2  # the endpoint's receive buffer: filled in a few cycles
+    # The endpoint's receive buffer: filled in a few cycles; for delivery as deep as the
+    # others, so that a receiver returning every credit at once takes a flit every cycle.
+    delivers = name.endswith("delivery")
+    local = depth if delivers else 2
     m.submodules.dut = dut = block(radix, p, depth, local_depth=local,
                                    collective=CollectivePath)
     started = Signal(name="started")
@@ -989,14 +1018,17 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     m.d.comb += dut.coll_burst.eq(constant(4, "coll_burst"))
 
     # The senders: a flit of VC v only with a credit of v.
+    sender_credits = {}
     for i in range(ports):
         valid, flit = Signal(name=f"in{i}_valid"), Signal(p.layout, name=f"in{i}_flit")
         free += [valid, Value.cast(flit)]
         m.d.comb += [dut.i[i].valid.eq(valid), dut.i[i].payload.eq(flit),
                      Assume(~valid | p.vc_valid(flit))]
-        if name == "route":
+        if name in ("route", "delivery"):
             m.d.comb += Assume(~valid | (flit.kind == Kind.P2P))
-        if name == "multicast":
+        if name == "multicast-delivery":
+            m.d.comb += Assume(~valid | (flit.kind == Kind.RESP))
+        if name.startswith("multicast"):
             # Requests do not enter; a response's p2p fields travel as zero (the link protocol).
             m.d.comb += [Assume(~valid | (flit.kind != Kind.REQ)),
                          Assume(~valid | (flit.kind != Kind.RESP)
@@ -1004,6 +1036,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
                                    & (flit.hop == 0)))]
         for v in range(p.vcs):
             held = Signal(range(depth + 1), init=depth, name=f"in{i}_vc{v}_credits")
+            sender_credits[i, v] = held
             send = valid & (p.vc_of(flit) == v)
             m.d.comb += Assume(~send | (held != 0))
             m.d.sync += held.eq(held - send + dut.i[i].credit[v])
@@ -1019,6 +1052,8 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
             free.append(back)
             arrives = link.valid & (p.vc_of(link.payload) == v)
             m.d.comb += [link.credit[v].eq(back), Assume(~back | (held != 0))]
+            if delivers:
+                m.d.comb += Assume(back == (held != 0))  # each credit the cycle after
             m.d.sync += held.eq(held + arrives - back)
             if name == "no-credit-no-send":
                 m.d.comb += Assert(~arrives | (held < room))
@@ -1028,9 +1063,9 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         return m, free
 
     watched = constant(p.layout, "watched")
-    kind = Kind.P2P if name == "route" else Kind.RESP
+    kind = Kind.RESP if name.startswith("multicast") else Kind.P2P
     m.d.comb += Assume(watched.kind == kind)
-    ignored = ("hop",) if name == "route" else ("hop", "kind")
+    ignored = ("hop", "kind") if kind == Kind.RESP else ("hop",)
 
     def content(flit) -> Value:
         return Cat(*(getattr(flit, f) for f in p.widths if f not in ignored))
@@ -1045,7 +1080,7 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         m.d.comb += Assume(~arrivals[i] | (dut.i[i].payload.kind == kind))
     leave = [dut.o[o].valid & (content(dut.o[o].payload) == content(watched))
              for o in range(ports)]
-    if name == "multicast":
+    if kind == Kind.RESP:
         # Per port: the watched flit has left there; the port it entered on, and the later
         # responses that entered there (marked: the index's high bit set).
         done = [Signal(name=f"watched_left_{o}") for o in range(ports)]
@@ -1059,6 +1094,14 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
         onward = Cat(port != o for o in range(radix))
         targets = Mux(configs[0].enable & (watched.cid == 0),
                       configs[0].resp_out & Cat(onward, 1), 0)
+        if delivers:
+            finished = Cat(done) == targets
+            behind = _ranking(m, dut, p, depth, arrivals, sender_credits, entered, finished)
+            m.d.comb += [
+                *[Assert(~leave[o] | entered & ~done[o] & targets[o]) for o in range(ports)],
+                Cover(leave[1] & done[0] & behind),
+            ]
+            return m, free
         mark = p.index_width - 1
         m.d.comb += Assume(~watched.index[mark])
         for i in range(ports):
@@ -1089,9 +1132,56 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     with m.If(arrive):
         m.d.sync += came.eq(Cat(arrivals))
     routed = entry.valid & (entry.port <= radix)
+    if name == "delivery":
+        # It has a route when it arrives: valid, and not back to the network port it came by.
+        now = Signal(route_layout(radix), name="watched_route_now")
+        with m.Switch(watched.dst):
+            for d in range(p.routing_depth):
+                with m.Case(d):
+                    m.d.comb += now.eq(routes[d])
+        turned = any_of(arrivals[q] & (now.port == q) for q in range(radix))
+        m.d.comb += Assume(~arrive | (now.valid & (now.port <= radix) & ~turned))
+        behind = _ranking(m, dut, p, depth, arrivals, sender_credits, entered, left)
+        m.d.comb += Cover(any_of(leave[o] for o in range(radix)) & behind)
+        return m, free
     m.d.comb += [
         *[Assert(~leave[o] | (routed & (entry.port == o) & (~came[o] if o < radix else 1)))
           for o in range(ports)],
         Cover(any_of(leave[o] for o in range(radix))),
     ]
     return m, free
+
+
+def _ranking(m: Module, dut, p: FlitParams, depth: int, arrivals: list, sender_credits: dict,
+             entered: Signal, finished: Value) -> Signal:
+    """The ranking of the delivery properties: asserts that the watched flit, arriving by
+    ``arrivals`` (one per input), never waits :data:`DELIVERY_STALL` cycles for a credit on its
+    input and VC while it owes one (one per flit ahead of it, counted from the sender's credits
+    out, and its own), nor after the last, until ``finished``. Returns a signal that is high
+    once it has arrived behind another flit."""
+    from amaranth.hdl import Assert
+
+    ports = len(arrivals)
+    came = Signal(ports, name="watched_input")
+    due = Signal(range(depth + 1), name="watched_due")
+    stall = Signal(range(DELIVERY_STALL + 1), name="watched_stall")
+    behind = Signal(name="watched_behind")
+    vc = Signal(range(p.vcs), name="watched_vc")
+    for q in range(ports):
+        with m.If(arrivals[q]):
+            m.d.sync += [came.eq(1 << q), vc.eq(p.vc_of(dut.i[q].payload))]
+            for v in range(p.vcs):
+                with m.If(p.vc_of(dut.i[q].payload) == v):
+                    # The credits coming back as it arrives are for flits that have left (an
+                    # input's credit is registered).
+                    ahead = depth - sender_credits[q, v] - dut.i[q].credit[v]
+                    m.d.sync += [due.eq(ahead + 1), behind.eq(ahead != 0)]
+    credit = any_of(dut.i[q].credit[v] & came[q] & (vc == v)
+                    for q in range(ports) for v in range(p.vcs))
+    with m.If(entered & ~finished):
+        with m.If(credit & (due != 0)):
+            m.d.sync += [due.eq(due - 1), stall.eq(0)]
+        with m.Elif(stall != DELIVERY_STALL):
+            m.d.sync += stall.eq(stall + 1)
+    m.d.comb += Assert(~entered | finished | (stall < DELIVERY_STALL))
+    return behind

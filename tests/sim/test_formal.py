@@ -171,6 +171,14 @@ class LosingMulticast(_Wrapped):
         return into.payload.kind != Kind.RESP if q == 0 else 1
 
 
+class LosesP2POnPort0(_Wrapped):
+    """P2p flits never leave on network output 0: one routed there is lost (and is never sent
+    twice or elsewhere)."""
+
+    def passes(self, q, into):
+        return into.payload.kind != Kind.P2P if q == 0 else 1
+
+
 class _WrappedEngine(CollectiveEngine):
     """An engine inside a wrapper that changes what it sees or sends."""
 
@@ -215,6 +223,8 @@ MUTANTS = {
     "switch.no-credit-no-send": LocalCreditsNeverRunOut,
     "switch.route": CrossedOutputs,
     "switch.multicast": LosingMulticast,
+    "switch.delivery": LosesP2POnPort0,
+    "switch.multicast-delivery": LosingMulticast,
     "switch.no-credit-no-send-radix3": LocalCreditsNeverRunOut,
     "switch.route-radix3": CrossedOutputs,
     "switch.multicast-radix3": LosingMulticast,
@@ -272,6 +282,15 @@ def test_route_catches_a_switch_that_turns_flits_back(tools, tmp_path):
 
 @pytest.mark.synth
 @pytest.mark.formal
+def test_route_holds_on_a_switch_that_loses_flits(tools, tmp_path):
+    """``route`` says a flit leaves at most once and only where its route names: a switch that
+    loses flits keeps that, and only ``delivery`` (its mutation test) fails on it."""
+    result = BY_KEY["switch.route"].prove(tmp_path / "route", block=LosesP2POnPort0, tools=tools)
+    assert result.status == "bounded", result.describe()
+
+
+@pytest.mark.synth
+@pytest.mark.formal
 def test_the_watched_entry_alone_catches_a_skipping_pointer(tools, tmp_path):
     from amaranth.back import rtlil
 
@@ -308,7 +327,8 @@ def test_every_mutated_property_is_registered():
     assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order"]
     assert [(p.key, p.bounded) for p in select("switch")] == [
         ("switch.no-credit-no-send", True), ("switch.route", True),
-        ("switch.multicast", True), ("switch.no-credit-no-send-radix3", True),
+        ("switch.multicast", True), ("switch.delivery", True),
+        ("switch.multicast-delivery", True), ("switch.no-credit-no-send-radix3", True),
         ("switch.route-radix3", True), ("switch.multicast-radix3", True)]
     assert [(p.key, p.bounded) for p in select("engine")] == [
         ("engine.in-order", True), ("engine.isolation", True)]
@@ -327,7 +347,7 @@ def test_select_rejects_an_unknown_block():
     (round_robin_properties, "Round-robin property must be one of one-hot, fair, not 'x'"),
     (buffer_properties, "Buffer property must be one of no-overflow, in-order, not 'x'"),
     (switch_properties, ("Switch property must be one of no-credit-no-send, route, multicast, "
-                         "not 'x'")),
+                         "delivery, multicast-delivery, not 'x'")),
     (engine_properties, "Engine property must be one of in-order, isolation, not 'x'"),
 ])
 def test_harnesses_reject_an_unknown_property(harness, message):
