@@ -1123,22 +1123,19 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     with m.If(any_of(leave)):
         m.d.sync += left.eq(1)
     m.d.comb += Assert(~any_of(leave) | (entered & ~left))  # never before it came, never twice
-    entry = Signal(route_layout(radix), name="watched_route")  # when it arrived
-    with m.If(arrive), m.Switch(watched.dst):
+    # Its route: the table's entry for its destination, as it arrives and from then on.
+    now = Signal(route_layout(radix), name="watched_route_now")
+    with m.Switch(watched.dst):
         for d in range(p.routing_depth):
             with m.Case(d):
-                m.d.sync += entry.eq(routes[d])
+                m.d.comb += now.eq(routes[d])
+    entry = Signal(route_layout(radix), name="watched_route")
     came = Signal(ports, name="watched_port")  # the port it arrived on, one-hot
     with m.If(arrive):
-        m.d.sync += came.eq(Cat(arrivals))
+        m.d.sync += [entry.eq(now), came.eq(Cat(arrivals))]
     routed = entry.valid & (entry.port <= radix)
     if name == "delivery":
         # It has a route when it arrives: valid, and not back to the network port it came by.
-        now = Signal(route_layout(radix), name="watched_route_now")
-        with m.Switch(watched.dst):
-            for d in range(p.routing_depth):
-                with m.Case(d):
-                    m.d.comb += now.eq(routes[d])
         turned = any_of(arrivals[q] & (now.port == q) for q in range(radix))
         m.d.comb += Assume(~arrive | (now.valid & (now.port <= radix) & ~turned))
         behind = _ranking(m, dut, p, depth, arrivals, sender_credits, entered, left)

@@ -86,9 +86,9 @@ class CollectiveEngine(wiring.Component):
     ---------
     The request flits of every id arriving on an input port are written into one memory per
     port, partitioned by id (``depth`` flits each, the credits of the request VCs): payloads
-    and indices in block RAM. Per (id, port) registers count the flits
-    held and the flits not yet issued. Three registered stages follow, so no path runs from a
-    buffer read into the choice of the next element:
+    and indices in block RAM. Per (id, port) registers count the flits held and the flits not
+    yet issued. Three registered stages follow, so no path runs from a buffer read into the
+    choice of the next element:
 
     1. issue: one id whose contributing ports all hold a flit not yet issued, chosen
        round-robin from those registered counts; every port's read address is registered,
