@@ -393,6 +393,47 @@ def test_collective_overtakes_p2p_at_a_busy_output():
     run(dut, bench)
 
 
+def test_a_busy_fork_takes_no_bandwidth_from_other_inputs():
+    """The local input multicasts a stream of responses to port 0 and holds p2p flits for
+    port 1, and input 0 floods port 1 with p2p flits. While the local input's fork asks, its
+    p2p flit cannot go (one flit per input and cycle), and port 1's round robin does not
+    spend its cycles on it: port 1 idles at most once each time the fork starts asking again
+    (after a cycle without a response to send), not every other cycle. Every flit leaves once,
+    in order per input."""
+    dut = small_switch()
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[0]", port=1, valid=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+        links = Links(dut, random.Random(7))
+        for n in range(40):
+            links.src[LOCAL].push(Flit.response(0, index=n, payload=n))
+        for n in range(8):
+            links.src[LOCAL].push(Flit.p2p(dst=0, src=LOCAL, payload=1000 + n))
+        sent = 0
+        for _ in range(120):
+            if links.src[0].pending < 8:
+                links.src[0].push(Flit.p2p(dst=0, src=0, payload=sent))
+                sent += 1
+            await links.step(ctx)
+        for _ in range(40):
+            await links.step(ctx)
+        responses = [c for c, q, f in links.arrivals if q == 0 and f.kind is Kind.RESP]
+        assert [f.index for _, q, f in links.arrivals if q == 0] == list(range(40))
+        on_port1 = {c: f for c, q, f in links.arrivals if q == 1}
+        assert [f.payload for f in on_port1.values() if f.src == 0] == list(range(sent))
+        assert [f.payload for f in on_port1.values() if f.src == LOCAL] == [
+            1000 + n for n in range(8)]
+        window = range(responses[0] + 1, responses[-1])
+        restarts = sum(1 for c in window if c not in responses)
+        idle = sum(1 for c in window if c not in on_port1)
+        assert len(window) > 30
+        assert idle <= restarts
+
+    run(dut, bench)
+
+
 def test_a_route_written_applies_to_every_input():
     """Each input looks routes up in its own copy of the table: a write reaches them all, and
     the flits that arrive after it follow it."""
@@ -963,7 +1004,7 @@ def test_the_chaos_run_catches_a_switch_without_its_interlock():
     with pytest.raises(AssertionError, match=r"got a credit back beyond its depth 5 "
                                              r"\(a duplicated credit\)$"):
         run_chaos(NoInterlock(RADIX, routing_depth=4, collective_ids=2, buffer_depth=5),
-                  random.Random(11))
+                  random.Random(0))
 
 
 @pytest.mark.rtl
