@@ -24,16 +24,13 @@ cycle 1   allocation, from registers: the forks (each input's head response with
           ``resp_out``, and the collective path's flit with its targets) ask for the targets
           they have not left on yet that hold a credit of the flit's VC; each input's offer
           (the route of the head of one p2p VC) asks for its output if that output holds a
-          credit of the offer's outgoing VC. Each output grants one fork (round-robin), else
-          one offer (round-robin over the inputs whose fork asked for nothing in the last
-          cycle, every input in the output's p2p slot), which goes only if its input's fork
-          asks for nothing now (an input sends one flit a cycle; else the output sends nothing
-          in this cycle, and its round robin moves on all the same); the grant takes the
-          output's credit and registers the granted source's number as the output's select.
-          A fork whose last target is granted takes its next flit; an input whose offer is
-          taken pops the head and loads its next offer, prepared for both outcomes from
-          registered state (after a take the same VC's next flit, so back-to-back grants have
-          no bubble; after none another VC's head)
+          credit of the offer's outgoing VC and the input's fork asks for nothing. Each
+          output grants one fork (round-robin), else one offer (round-robin); the grant takes
+          the output's credit and registers the granted source's number as the output's
+          select. A fork whose last target is granted takes its next flit; an input whose
+          offer is taken pops the head and loads its next offer, prepared for both outcomes
+          from registered state (after a take the same VC's next flit, so back-to-back
+          grants have no bubble; after none another VC's head)
 cycle 2   traversal: the output register loads the flit of the registered select (the
           crossbar: a multiplexer tree per output on the select's bits, over the flits of
           last cycle of the sources that feed it, a p2p flit read from its memory at a
@@ -482,8 +479,6 @@ class SwitchCore(wiring.Component):
         in_data = []  # per source: the flit it was granted last cycle
         coll_req = []  # per source: the outputs its fork asks for
         p2p_req = []  # per input: the outputs its p2p offer asks for
-        forking = []  # per input: its fork asks for an output (its p2p offer cannot go)
-        forked_before = []  # per input: ``forking`` in the last cycle (a register)
 
         # Per p2p VC: the outputs holding a credit of it.
         held = [Cat(counters[o][h].available for o in range(ports)) for h in range(hops)]
@@ -567,25 +562,22 @@ class SwitchCore(wiring.Component):
             p2p_data = Signal(layout, name=f"in{i}_p2p")
             m.d.sync += hop_reg.eq(offer.hop)
             m.d.comb += [p2p_data.eq(unit.flit), p2p_data.hop.eq(hop_reg)]
-            p2p_req.append(unit.request)
             if coll is None:
+                p2p_req.append(unit.request)
                 in_data.append(p2p_data)
             else:
                 # Per input one grant a cycle: its fork asks for its targets that hold a credit
                 # of the response VC and are not in their p2p slot (nothing at all while its
                 # p2p offer's route names an output in its slot, credit or not: all
-                # registers), and its p2p offer is taken only when the fork asks for nothing.
+                # registers), and its p2p offer asks only when the fork does not.
                 p2p_first = unit.offer_valid & (offer.out & slots).any()
                 asks = Signal(ports, name=f"in{i}_coll_req")
                 m.d.comb += asks.eq(Mux(forks[i].valid & ~forks[i].aborted & ~p2p_first,
                                         forks[i].left & resp_credit & ~slots, 0))
                 coll_req.append(asks)
-                busy = Signal(name=f"in{i}_forking")
-                was_busy = Signal(name=f"in{i}_forked_before")
-                m.d.comb += busy.eq(asks.any())
-                m.d.sync += was_busy.eq(busy)
-                forking.append(busy)
-                forked_before.append(was_busy)
+                p2p = Signal(ports, name=f"in{i}_p2p_req")
+                m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
+                p2p_req.append(p2p)
                 forked = Signal(name=f"in{i}_forked")
                 data_reg = Signal(layout, name=f"in{i}_data")
                 m.d.sync += forked.eq(forks[i].taken.any())
@@ -614,26 +606,12 @@ class SwitchCore(wiring.Component):
             m.submodules[f"out{o}_p2p_rr"] = p2p_rr
             coll_win = Signal(name=f"out{o}_coll_win")  # stays 0 without a collective path
             p2p_win = Signal(name=f"out{o}_p2p_win")
-            if coll is None:
-                granted = p2p_rr.grant
-                m.d.comb += [p2p_rr.requests.eq(Cat(p2p_req[i][o] for i in inputs)),
-                             p2p_rr.take.eq(~coll_win),
-                             p2p_win.eq(p2p_rr.requests.any() & ~coll_win)]
-            else:
-                # Whether an input's fork asks is known late, so it is not in front of the round
-                # robin: the round robin takes the offers of the inputs whose fork asked for
-                # nothing in the last cycle (a register; in the output's p2p slot every input,
-                # whose fork then asks for nothing), and its grant goes through only if the
-                # input's fork asks for nothing now, else the output sends nothing this cycle.
-                # The round robin moves past the grant either way, so such an input cannot hold
-                # the output.
-                granted = Cat(p2p_rr.grant[k] & ~forking[i] for k, i in enumerate(inputs))
-                m.d.comb += [
-                    p2p_rr.requests.eq(Cat(p2p_req[i][o] & (~forked_before[i] | slot[o])
-                                           for i in inputs)),
-                    p2p_rr.take.eq(~coll_win), p2p_win.eq(granted.any() & ~coll_win)]
+            m.d.comb += [
+                p2p_rr.requests.eq(Cat(p2p_req[i][o] for i in inputs)),
+                p2p_rr.take.eq(~coll_win), p2p_win.eq(p2p_rr.requests.any() & ~coll_win),
+            ]
             for k, i in enumerate(inputs):
-                p2p_taken[i].append(granted[k] & ~coll_win)
+                p2p_taken[i].append(p2p_rr.grant[k] & ~coll_win)
             grant = encode_onehot(p2p_rr.grant)
             if coll is not None:
                 coll_rr = RoundRobin(len(feed))
