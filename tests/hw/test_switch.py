@@ -425,11 +425,8 @@ def test_a_busy_fork_takes_no_bandwidth_from_other_inputs():
         assert [f.payload for f in on_port1.values() if f.src == LOCAL] == [
             1000 + n for n in range(8)]
         window = range(responses[0] + 1, responses[-1])
-        restarts = sum(1 for c in window if c not in responses)
-        idle = sum(1 for c in window if c not in on_port1)
         assert len(window) > 30
-        print("IDLE", idle, restarts)
-        assert idle <= restarts
+        assert [c for c in window if c not in on_port1] == []
 
     run(dut, bench)
 
