@@ -963,9 +963,8 @@ def switch_properties(name: str, radix: int = 2, depth: int = CREDIT_ROUND_TRIP,
     sender's credits out when it arrives, and its own), and the cycles since the last of them
     came back. ``multicast-delivery`` counts the same for a response watched as by
     ``multicast`` (one index bit, no marking; no p2p flits enter), until it has left on its
-    whole target set. The
-    switch's own logic is unchanged; ``block`` may be a variant (a mutation) with the same
-    interface.
+    whole target set. The switch's own logic is unchanged; ``block`` may be a variant (a
+    mutation) with the same interface.
 
     Returns
     -------
