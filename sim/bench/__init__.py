@@ -1,13 +1,14 @@
-"""``innet bench``: generator speed, analysis scale, simulation speed, endpoint throughput and
-hardware cost in one run.
+"""``innet bench``: generator speed, analysis scale, simulation speed, collective latency,
+endpoint throughput and hardware cost in one run.
 
 A benchmark is a :class:`Case` in :data:`REGISTRY`, added by decorating a function with
 :func:`case` in one of the group modules (:mod:`~innet.sim.bench.generators`,
-:mod:`~innet.sim.bench.simulation`, :mod:`~innet.sim.bench.endpoint`,
-:mod:`~innet.sim.bench.piuma_scale`, :mod:`~innet.sim.bench.hardware`). The function takes the
-run's :class:`Options` and returns a dict of measurements; :func:`run` adds ``name``,
-``group``, ``title`` and ``status`` (``"ok"``, ``"unavailable"`` when an optional tool is
-missing, ``"error"``). Adding a benchmark is a few lines::
+:mod:`~innet.sim.bench.simulation`, :mod:`~innet.sim.bench.latency`,
+:mod:`~innet.sim.bench.endpoint`, :mod:`~innet.sim.bench.piuma_scale`,
+:mod:`~innet.sim.bench.hardware`). The function takes the run's :class:`Options` and returns a
+dict of measurements; :func:`run` adds ``name``, ``group``, ``title`` and ``status``
+(``"ok"``, ``"unavailable"`` when an optional tool is missing, ``"error"``). Adding a
+benchmark is a few lines::
 
     @case("sim_polarfly3", "simulation", "PolarFly q=3 allreduce, cycles per second")
     def _sim(options):
@@ -39,7 +40,7 @@ __all__ = ["GROUPS", "REGISTRY", "Case", "Options", "case", "machine", "run", "r
 GROUPS = ("generators", "analysis", "simulation", "hardware")
 
 _MODULES = ("innet.sim.bench.generators", "innet.sim.bench.simulation",
-            "innet.sim.bench.endpoint", "innet.sim.bench.numerics",
+            "innet.sim.bench.latency", "innet.sim.bench.endpoint", "innet.sim.bench.numerics",
             "innet.sim.bench.piuma_scale", "innet.sim.bench.hardware")
 
 

@@ -112,6 +112,20 @@ TARGET_MHZ = 150.0
 #: logic cells of the p2p switch.
 PASSTHROUGH_RATIO = 1.15
 
+#: The radix-8 p2p switch and the radix-8 switch with its engine: at most this many logic cells.
+P2P_CELLS = 10_000
+ENGINE_CELLS = 25_000
+#: A switch's idle per-hop latency: at most this many cycles, and nanoseconds at the radix-8
+#: p2p switch's fmax.
+HOP_CYCLES_GOAL = 3
+HOP_NS = 20.0
+#: The 1-element in-network allreduce on PolarFly q = 3: at most this many nanoseconds at the
+#: radix-4 engine switch's fmax, and this many times its tree's zero-load bound; the long one
+#: at least this many elements per cycle.
+ALLREDUCE_NS = 350.0
+BOUND_RATIO = 1.1
+ELEMENTS_PER_CYCLE = 0.99
+
 #: Simulated cycles per second the whole-network simulations aim at, by benchmark.
 SIM_TARGETS = {"sim_polarfly_q3_allreduce": 20_000, "sim_polarfly_q3_threads": 20_000,
                "sim_polarfly_q7": 5_000, "sim_polarfly_q7_threads": 5_000}
@@ -181,6 +195,16 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
       collective path) is no more than the p2p switch's own.
     - ``pass-through cost``: the radix-8 switch with the pass-through collective path is at
       most :data:`PASSTHROUGH_RATIO` times the logic cells of the p2p switch;
+    - ``size``: the radix-8 p2p switch and the one with the pass-through path route at
+      :data:`TARGET_MHZ` or more, the radix-8 p2p switch is at most :data:`P2P_CELLS` logic
+      cells and the one with its engine at most :data:`ENGINE_CELLS`; the radix-16 p2p switch
+      and the one with its engine route (a place and route skipped is not judged);
+    - ``latency`` (the case ``latency_polarfly_q3``): the idle per-hop latency is at most
+      :data:`HOP_CYCLES_GOAL` cycles and :data:`HOP_NS` ns at the radix-8 p2p switch's fmax;
+      the 1-element in-network allreduce takes at most :data:`ALLREDUCE_NS` ns at the radix-4
+      engine switch's fmax (PolarFly q = 3 has radix 4) and at most :data:`BOUND_RATIO` times
+      its tree's zero-load bound in cycles; the long one moves at least
+      :data:`ELEMENTS_PER_CYCLE` elements per cycle;
     - ``simulation speed``: the whole-network simulations of :data:`SIM_TARGETS` run at their
       simulated cycles per second or more.
 
@@ -222,12 +246,90 @@ def targets(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
                                 f"switch)",
                     "goal": f"<= {p2p['logic_cells']:,} (the p2p switch)",
                     "met": extra <= p2p["logic_cells"]})
+    out += _size_targets(ok)
+    out += _latency_targets(ok)
     for name, goal in SIM_TARGETS.items():
         r = ok.get(name)
         if r is None or not r.get("cycles_per_second"):
             continue
         out.append({"target": r["title"], "measured": f"{r['cycles_per_second']:,.0f} cycles/s",
                     "goal": f">= {goal:,} cycles/s", "met": r["cycles_per_second"] >= goal})
+    return out
+
+
+def _routed(r: dict[str, Any] | None) -> float | None:
+    """The routed fmax of a hardware result, or None."""
+    return None if r is None else r.get("fmax_mhz")
+
+
+def _size_targets(ok: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows on the radix-8 switches' fmax and logic cells, and on whether the radix-16 ones
+    route."""
+    out = []
+    p2p, through = ok.get("hw_switch_r8_p2p"), ok.get("hw_switch_r8_passthrough")
+    for r, what in ((p2p, "radix-8 p2p switch"),
+                    (through, "radix-8 switch with the pass-through collective path")):
+        if _routed(r) is not None:
+            out.append({"target": f"{what}: fmax", "measured": f"{r['fmax_mhz']:.1f} MHz",
+                        "goal": f">= {TARGET_MHZ:g} MHz", "met": r["fmax_mhz"] >= TARGET_MHZ})
+    engine = "radix-8 switch (collective engine), 32-bit, 4 ids"
+    for r, what, goal in ((p2p, "radix-8 p2p switch", P2P_CELLS),
+                          (ok.get("hw_switch_r8_ceng"), engine, ENGINE_CELLS)):
+        if r is not None and r["logic_cells"]:
+            out.append({"target": f"{what}: logic cells", "measured": f"{r['logic_cells']:,}",
+                        "goal": f"<= {goal:,}", "met": r["logic_cells"] <= goal})
+    for name, what in (("hw_switch_r16_p2p", "radix-16 p2p switch: routes"),
+                       ("hw_switch_r16_ceng", "radix-16 switch (collective engine): routes")):
+        r = ok.get(name)
+        if r is None or r["pnr"] == "skipped":
+            continue
+        cells = "-" if r["logic_cells"] is None else f"{r['logic_cells']:,}"
+        if r["fmax_mhz"] is not None:
+            measured = f"routed at {r['fmax_mhz']:.1f} MHz ({cells} logic cells)"
+        elif r["pnr"] == "timeout":
+            seconds = r["tool_seconds"]["pnr"]
+            measured = f"placed, not routed in {seconds:.0f} s ({cells} logic cells)"
+        else:
+            measured = f"{r['pnr']} ({cells} logic cells)"
+        out.append({"target": what, "measured": measured, "goal": "routed, fmax reported",
+                    "met": r["fmax_mhz"] is not None})
+    return out
+
+
+def _latency_targets(ok: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows on the collective latency case (:mod:`innet.sim.bench.latency`): its cycles, and
+    its nanoseconds at the fmax of the switches the hardware cases routed."""
+    r = ok.get("latency_polarfly_q3")
+    if r is None:
+        return []
+    out = []
+    hop = r["hop_cycles"]
+    if hop is not None:
+        out.append({"target": "idle per-hop latency (PolarFly q = 3, quiet)",
+                    "measured": f"{hop} cycles", "goal": f"<= {HOP_CYCLES_GOAL} cycles",
+                    "met": hop <= HOP_CYCLES_GOAL})
+        fmax = _routed(ok.get("hw_switch_r8_p2p"))
+        if fmax is not None:
+            ns = hop * 1000 / fmax
+            out.append({"target": "idle per-hop latency at the radix-8 p2p switch's fmax",
+                        "measured": f"{ns:.1f} ns ({hop} cycles at {fmax:.1f} MHz)",
+                        "goal": f"<= {HOP_NS:g} ns", "met": ns <= HOP_NS})
+    what = "1-element in-network allreduce on PolarFly q = 3"
+    fmax = _routed(ok.get("hw_switch_r4_ceng"))
+    if fmax is not None:
+        ns = r["latency_cycles"] * 1000 / fmax
+        out.append({"target": f"{what}: latency at the radix-4 engine switch's fmax",
+                    "measured": f"{ns:,.0f} ns ({r['latency_cycles']} cycles at {fmax:.1f} MHz)",
+                    "goal": f"<= {ALLREDUCE_NS:g} ns", "met": ns <= ALLREDUCE_NS})
+    out.append({"target": f"{what}: latency against its tree's zero-load bound",
+                "measured": f"{r['bound_ratio']:.2f}x ({r['latency_cycles']} cycles, bound "
+                            f"{r['bound_cycles']})",
+                "goal": f"<= {BOUND_RATIO:g}x", "met": r["bound_ratio"] <= BOUND_RATIO})
+    out.append({"target": f"{r['elements']:,}-element in-network allreduce on PolarFly q = 3 "
+                          f"(quiet): throughput",
+                "measured": f"{r['elements_per_cycle']:.3f} elements/cycle",
+                "goal": f">= {ELEMENTS_PER_CYCLE:g} elements/cycle",
+                "met": r["elements_per_cycle"] >= ELEMENTS_PER_CYCLE})
     return out
 
 
@@ -257,7 +359,8 @@ def _timing_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The report as Markdown: a line on the machine, then one table per group."""
+    """The report as Markdown: a line on the machine, one table per group, then the targets
+    judged on the whole run (:func:`targets`)."""
     m = report["machine"]
     load = m.get("load_average")
     load_text = "" if load is None else f", load average {' / '.join(map(str, load))} at start"
@@ -293,10 +396,11 @@ def markdown(report: dict[str, Any]) -> str:
             for r in results:
                 if r.get("status") == "ok" and r.get("seeds"):
                     out += [*timing_text(r), ""]
-        judged = targets(results)
-        if judged:
-            out += ["**Targets**", "", "| target | measured | goal | met |",
-                    "|---|---:|---:|---|",
-                    *(f"| {t['target']} | {t['measured']} | {t['goal']} | "
-                      f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
+    # One table of targets at the end: some are judged on results of several groups (a
+    # latency in cycles at a switch's fmax).
+    judged = targets(report["results"])
+    if judged:
+        out += ["**Targets**", "", "| target | measured | goal | met |", "|---|---:|---:|---|",
+                *(f"| {t['target']} | {t['measured']} | {t['goal']} | "
+                  f"{'yes' if t['met'] else 'no'} |" for t in judged), ""]
     return "\n".join(out).rstrip() + "\n"
