@@ -1,5 +1,5 @@
-"""Hardware cost benchmarks: ``innet synth`` figures of the switch, the collective engine and
-the reduction unit on the ECP5 target (:mod:`innet.sim.synth`).
+"""Hardware cost benchmarks: ``innet synth`` figures of the switch, its round robin, the
+collective engine and the reduction unit on the ECP5 target (:mod:`innet.sim.synth`).
 
 Switch variants, at radix 4, 8 and 16 (32-bit payload, 4 collective ids, the other parameters
 at their defaults):
@@ -7,7 +7,7 @@ at their defaults):
 - ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
   engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs without multipliers: in-network
   reduction of every operation of :mod:`innet.gen.ops` but ``mul``);
-- ``passthrough`` (radix 4 only): with the pass-through collective path
+- ``passthrough`` (radix 4 and 8): with the pass-through collective path
   (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
 - ``p2p``: the p2p switch (``Switch(collective=None)``): no collective path, no response
   buffers or forks, credits for the p2p VCs only. The flit format keeps one collective id
@@ -25,6 +25,11 @@ side (about 10 minutes on two free cores), with its fmax per seed, its logic cel
 per block of its hierarchy and its worst paths. Its goals are bench data
 (:data:`TIMING_GOAL_MHZ`, :data:`TIMING_SEED_GOAL_MHZ`, :data:`TIMING_SEEDS_NEEDED`), judged
 in :func:`innet.sim.bench.report.targets`.
+
+``hw_round_robin_<n>``: the round robin with which an output of the radix ``n - 1`` switch
+grants (:class:`innet.hw.arbiter.RoundRobin`, ``n`` requesters), alone, every port registered:
+its grant and the update of its priority in one cycle, the least that any single-cycle
+allocation of that switch takes.
 """
 
 from __future__ import annotations
@@ -166,6 +171,24 @@ def _ceng(options: Options) -> dict[str, Any]:
     return synth_case(EngineTop(engine), "innet_ceng",
                       {"radix": 8, "collective_ids": 4, "payload_width": 32, "mul": False},
                       options)
+
+
+def _register_arbiters() -> None:
+    for radix in RADICES:
+        count = radix + 1
+
+        def run(options: Options, count: int = count) -> dict[str, Any]:
+            from innet.hw.arbiter import RoundRobin
+
+            return synth_case(RoundRobin(count), "innet_round_robin", {"count": count},
+                              options)
+
+        case(f"hw_round_robin_{count}", "hardware",
+             f"Round robin of {count} requesters alone (an output of the radix-{radix} "
+             f"switch)")(run)
+
+
+_register_arbiters()
 
 
 @case("hw_alu_add", "hardware", "binary32 adder: ALU without multiplier (add, min, max)")

@@ -295,6 +295,27 @@ def test_switches_are_placed_unless_the_run_says_not(radix, monkeypatch):
     assert seen["pnr"] is False
 
 
+def test_each_radix_has_the_round_robin_of_its_outputs(monkeypatch):
+    """``hw_round_robin_<n>`` synthesises the arbiter of a radix-(n - 1) switch's local output:
+    a requester per input port."""
+    from innet.hw.arbiter import RoundRobin
+    from innet.sim.bench import hardware
+
+    seen = []
+
+    def synth_case(component, name, params, options):
+        component._MustUse__silence = True  # never elaborated here
+        seen.append((type(component), component.count, params))
+        return {}
+
+    monkeypatch.setattr(hardware, "synth_case", synth_case)
+    names = [c.name for c in bench.select(only=["hw_round_robin_"])]
+    assert names == [f"hw_round_robin_{r + 1}" for r in hardware.RADICES]
+    for c in bench.select(only=["hw_round_robin_"]):
+        c.func(bench.Options())
+    assert seen == [(RoundRobin, r + 1, {"count": r + 1}) for r in hardware.RADICES]
+
+
 def _hw(name, logic_cells, fmax, path=None):
     return {"name": name, "group": "hardware", "title": name, "status": "ok", "lut4": 1,
             "ccu2c": 0, "ff": 1, "lutram": 0, "bram": 0, "dsp": 0, "logic_cells": logic_cells,
