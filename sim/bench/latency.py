@@ -70,8 +70,7 @@ def _polarfly3(options: Options) -> dict[str, Any]:
     from innet.gen.topology import polarfly
     from innet.sim.network import Scenario, simulate
 
-    elements = LONG_ELEMENTS
-    runs = [Scenario("innet", 1, dtype="fp32"), Scenario("innet", elements, dtype="fp32")]
+    runs = [Scenario("innet", 1, dtype="fp32"), Scenario("innet", LONG_ELEMENTS, dtype="fp32")]
     short, long = simulate(polarfly(3), runs, seed=1, backpressure=0.0)
     out = measure(short, long)
     exact = "every result in the modelled cycle" if out["arrivals_exact"] else \
@@ -79,6 +78,6 @@ def _polarfly3(options: Options) -> dict[str, Any]:
     hop = "-" if out["hop_cycles"] is None else out["hop_cycles"]
     out["result"] = (f"1 element: {out['latency_cycles']} cycles, {out['bound_ratio']:.2f}x the "
                      f"tree's zero-load bound of {out['bound_cycles']} ({exact}), {hop} cycles "
-                     f"per hop; {elements:,} elements: {out['cycles']:,} cycles, "
+                     f"per hop; {out['elements']:,} elements: {out['cycles']:,} cycles, "
                      f"{out['elements_per_cycle']:.3f} elements/cycle")
     return out
