@@ -28,6 +28,7 @@ import numpy as np
 
 __all__ = [
     "CANONICAL_NAN",
+    "SUM_GUARD_BITS",
     "DType",
     "Op",
     "check_supported",
@@ -35,6 +36,7 @@ __all__ = [
     "fold",
     "from_bits",
     "is_supported",
+    "sum_fp32",
     "to_bits",
 ]
 
@@ -192,3 +194,83 @@ def fold(op: Op, dtype: DType, operands: Sequence) -> np.ndarray:
     for operand in operands[1:]:
         result = combine(op, dtype, result, operand)
     return result
+
+
+#: Bits below the last place of the largest operand that :func:`sum_fp32` keeps of every
+#: operand: enough that its error is below the pairwise tree's in every class of
+#: :mod:`innet.sim.bench.numerics` (``docs/measurements.md``).
+SUM_GUARD_BITS = 16
+
+
+def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
+    """The fp32 sum of ``k`` operands with one alignment and one rounding (the engine's).
+
+    Every finite operand's significand is aligned to the largest effective exponent ``emax``
+    and cut off (toward zero) ``guard`` bits below that exponent's last place; the cut
+    magnitudes are summed exactly with their signs, and the sum is rounded once to nearest,
+    ties to even, with subnormal results and overflow to infinity. So the result is exactly
+    rounded whenever no operand lies more than ``guard`` places below ``emax`` (a sum of
+    two operands always is), there is no intermediate overflow, and the order of the operands
+    does not matter.
+
+    Specials as in IEEE 754 addition: a NaN operand, or both infinities, give the canonical
+    NaN; otherwise an infinite operand gives that infinity. A zero sum is ``-0`` only when
+    every operand is ``-0``.
+
+    Parameters
+    ----------
+    operands : sequence of array_like of uint32
+        One bit-pattern vector (or scalar) per operand, at least one.
+    guard : int
+        Bits kept below ``emax``'s last place, 1 .. 33.
+
+    Returns
+    -------
+    numpy.ndarray of uint32
+
+    Raises
+    ------
+    ValueError
+        If there is no operand or ``guard`` is out of range.
+    """
+    if len(operands) == 0:
+        raise ValueError("A sum needs at least one operand")
+    if not 1 <= guard <= 33:
+        raise ValueError(f"Guard bits must be in 1 .. 33, not {guard}")
+    bits = np.stack(np.broadcast_arrays(*(np.asarray(x, dtype=np.uint32) for x in operands)),
+                    axis=-1)
+    sign = (bits >> 31).astype(bool)
+    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
+    fraction = (bits & 0x7F_FFFF).astype(np.int64)
+    finite = exponent != 0xFF
+    effective = np.where(finite, np.maximum(exponent, 1), 0)
+    emax = effective.max(axis=-1)
+    distance = np.minimum(emax[..., None] - effective, 24 + guard)
+    significand = np.where(exponent != 0, fraction | (1 << 23), fraction)
+    magnitude = np.where(finite, (significand << guard) >> distance, 0)
+    total = np.where(sign, -magnitude, magnitude).sum(axis=-1)
+    # |total| < 17 * 2**(24 + guard) <= 2**62 for up to 17 operands: exact in int64 and in the
+    # float64 whose exponent gives its bit length.
+    mag = np.abs(total)
+    length = np.frexp(mag.astype(np.float64))[1]
+    # The value is mag * 2**(emax - guard - 150): biased exponent emax - guard - 24 + length.
+    biased = emax - guard - 24 + length
+    shift = np.where(biased >= 1, length - 24, 1 - (emax - guard))
+    right = np.maximum(shift, 0)
+    kept = (mag >> right) << np.maximum(-shift, 0)
+    rest = mag & ((np.int64(1) << right) - 1)
+    half = np.where(right > 0, np.int64(1) << np.maximum(right - 1, 0), 0)
+    kept = kept + ((right > 0) & ((rest > half) | ((rest == half) & (kept & 1 == 1))))
+    # Exponent field (biased - 1) above a significand with its hidden bit, so that a carry of
+    # the rounding into bit 24, or a subnormal's into bit 23, increments the exponent field.
+    packed = ((np.maximum(biased, 1) - 1) << 23) + kept
+    packed = np.where(packed >= 0x7F80_0000, 0x7F80_0000, packed)
+    result = (packed | (total < 0).astype(np.int64) << 31).astype(np.uint32)
+    result = np.where(mag == 0, np.where(np.all(bits == 0x8000_0000, axis=-1), 0x8000_0000, 0),
+                      result)
+    inf = ~finite & ((bits & 0x7F_FFFF) == 0)
+    pos_inf = np.any(inf & ~sign, axis=-1)
+    neg_inf = np.any(inf & sign, axis=-1)
+    nan = np.any(~finite & ~inf, axis=-1) | (pos_inf & neg_inf)
+    result = np.where(pos_inf, 0x7F80_0000, np.where(neg_inf, 0xFF80_0000, result))
+    return np.where(nan, CANONICAL_NAN, result).astype(np.uint32)

@@ -1,7 +1,9 @@
 """Reduction operators of the collective engine: :class:`ALU`, bit-exact to :mod:`innet.gen.ops`.
 
-Modules: :mod:`~innet.hw.alu.unit` (the pipelined unit), :mod:`~innet.hw.alu.fp32` (binary32
-fields), :mod:`~innet.hw.alu.logic` (leading-zero count, masks, carry-save add).
+Modules: :mod:`~innet.hw.alu.unit` (the pipelined two-operand unit), :mod:`~innet.hw.alu.multi`
+(the multi-operand unit the engine reduces with: one alignment and one rounding for an fp32
+sum), :mod:`~innet.hw.alu.fp32` (binary32 fields), :mod:`~innet.hw.alu.logic` (leading-zero
+count, masks, carry-save add).
 """
 
 from innet.hw.alu.unit import ALU, LATENCY

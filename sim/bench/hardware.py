@@ -191,6 +191,35 @@ def _register_arbiters() -> None:
 _register_arbiters()
 
 
+def _register_reductions() -> None:
+    """The engine's reduction datapath of each radix alone: the multi-operand unit and, for
+    comparison, the tree of pairwise ALUs it replaced (``innet synth reduction``)."""
+    for radix in (4, 8, 16):
+        leaves = radix + 1
+        for datapath in ("multi", "tree"):
+            def run(options: Options, leaves: int = leaves, datapath: str = datapath
+                    ) -> dict[str, Any]:
+                if datapath == "multi":
+                    from innet.hw.alu.multi import MultiOperandUnit
+
+                    unit = MultiOperandUnit(leaves)
+                else:
+                    from innet.hw.ceng.tree import ReductionTree
+
+                    unit = ReductionTree(leaves, mul=False)
+                return synth_case(unit, "innet_reduction",
+                                  {"leaves": leaves, "datapath": datapath, "mul": False},
+                                  options)
+
+            what = ("multi-operand unit" if datapath == "multi"
+                    else f"tree of {radix} pairwise ALUs")
+            case(f"hw_reduction_{datapath}_{leaves}", "hardware",
+                 f"Reduction datapath of the radix-{radix} engine: {what}, {leaves} operands")(run)
+
+
+_register_reductions()
+
+
 @case("hw_alu_add", "hardware", "binary32 adder: ALU without multiplier (add, min, max)")
 def _alu_add(options: Options) -> dict[str, Any]:
     from innet.hw.alu import ALU

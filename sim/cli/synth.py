@@ -296,6 +296,32 @@ def alu(mul: bool, tag_width: int, flow: dict[str, Any]) -> None:
         {"component": "alu", "mul": mul, "tag_width": tag_width}, **flow)
 
 
+@command.command("reduction")
+@click.option("--leaves", type=int, default=9, show_default=True,
+              help="Operand positions (a switch's engine has radix + 1).")
+@click.option("--datapath", type=click.Choice(["multi", "tree"]), default="multi",
+              show_default=True,
+              help="One multi-operand unit (one alignment, one rounding: innet.hw.alu.multi) "
+                   "or a tree of leaves - 1 pairwise ALUs (innet.hw.ceng.tree).")
+@mul_option(default=False)
+@flow_options
+def reduction(leaves: int, datapath: str, mul: bool, flow: dict[str, Any]) -> None:
+    """A collective engine's reduction datapath alone, 32-bit operands."""
+    if datapath == "multi":
+        from innet.hw.alu.multi import MultiOperandUnit
+
+        if mul:
+            raise ValueError("--mul needs --datapath tree: the multi-operand unit has no "
+                             "multiplier")
+        unit = MultiOperandUnit(leaves)
+    else:
+        from innet.hw.ceng.tree import ReductionTree
+
+        unit = ReductionTree(leaves, mul=mul)
+    run(unit, "innet_reduction", {"component": "reduction", "leaves": leaves,
+                                  "datapath": datapath, "mul": mul}, **flow)
+
+
 @command.command("muladd")
 @click.option("--width", type=int, default=8, show_default=True, help="Operand width.")
 @flow_options

@@ -146,7 +146,8 @@ def test_mul_is_one_flag_pair_everywhere():
     uses = _by_name()
     assert "no_mul" not in uses
     builds = {"alu": ALU.__init__, "endpoint": Endpoint.__init__,
-              "switch": CollectiveEngine.__init__, "ceng": CollectiveEngine.__init__}
+              "switch": CollectiveEngine.__init__, "ceng": CollectiveEngine.__init__,
+              "reduction": CollectiveEngine.__init__}
     assert len({option.help for option in uses["mul"].values()}) == 1
     for path, option in uses["mul"].items():
         want = inspect.signature(builds[path[-1]]).parameters["mul"].default
