@@ -48,10 +48,11 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
     Cycles a switch's collective engine adds to every request crossing before its reduction
     tree: the write into its request buffer and its front end (issue, operand read, index
     check; ``innet.hw.ceng.engine_latency(1)``).
-``reduce_latency = 9``
-    Cycles per level of a switch's reduction tree: the ALU pipeline, ``innet.hw.alu.LATENCY``.
-    A switch with ``k`` contributing ports has ``ceil(log2 k)`` levels (its collective engine
-    reduces them in a pipelined tree, ``hw/ceng/tree.py``).
+``reduce_latency = None``
+    Cycles a switch's collective engine takes to reduce ``k >= 2`` contributing ports after
+    its front end, the same for every ``k``: its multi-operand reduction unit
+    (``hw/alu/multi.py``) has ``radix + 1`` leaves, and ``None`` takes that unit's latency at
+    the topology's radix, :func:`reduce_cycles` (17 cycles at radix 8).
 ``step_overhead = 10``
     Host-style only: cycles an endpoint's step engine needs between the last element of one
     step and the first of the next (reduce the last element, 9 cycles, then advance the step
@@ -79,7 +80,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Cost", "CostModel", "envelope"]
+__all__ = ["Cost", "CostModel", "envelope", "reduce_cycles"]
+
+
+def reduce_cycles(radix: int) -> int:
+    """Cycles of the collective engine's reduction unit in a switch of ``radix`` network ports:
+    ``9 + ceil(log2(radix + 1)) + ceil(log2(radix + 2))``, as
+    ``innet.hw.alu.multi.multi_latency(radix + 1)`` builds it (15, 17 and 19 cycles at radix
+    4, 8 and 16)."""
+    if isinstance(radix, bool) or not isinstance(radix, numbers.Integral) or radix < 1:
+        raise ValueError(f"Radix must be a positive integer, not {radix!r}")
+    return 9 + int(radix).bit_length() + (int(radix) + 1).bit_length()
 
 
 def _number(name: str, value: Any, *, allow_none: bool = False, allow_zero: bool = True,
@@ -129,8 +140,9 @@ class CostModel:
         together; ``None`` (default): never the bottleneck.
     front_latency : float
         Cycles a switch's collective engine adds to a request before its tree (default 4).
-    reduce_latency : float
-        Cycles per level of a switch's reduction tree (default 9).
+    reduce_latency : float, optional
+        Cycles a switch's collective engine takes to reduce two or more ports after its front
+        end; ``None`` (default): :func:`reduce_cycles` at the topology's radix.
     step_overhead : float
         Host-style algorithms: cycles between the steps of an endpoint's step engine
         (default 8).
@@ -155,7 +167,7 @@ class CostModel:
     local_bandwidth: float | None = 1.0
     engine_bandwidth: float | None = None
     front_latency: float = 4.0
-    reduce_latency: float = 9.0
+    reduce_latency: float | None = None
     step_overhead: float = 10.0
     clock_hz: float | None = None
 
@@ -164,9 +176,10 @@ class CostModel:
                             ("switch_latency", "Switch latency"),
                             ("local_latency", "Local latency"),
                             ("front_latency", "Front latency"),
-                            ("reduce_latency", "Reduce latency"),
                             ("step_overhead", "Step overhead")):
             object.__setattr__(self, name, _number(label, getattr(self, name)))
+        object.__setattr__(self, "reduce_latency", _number(
+            "Reduce latency", self.reduce_latency, allow_none=True))
         if isinstance(self.element_bytes, bool) or not isinstance(self.element_bytes,
                                                                   numbers.Integral):
             raise TypeError(f"Element bytes must be an integer, not {self.element_bytes!r:.60}")
@@ -225,6 +238,12 @@ class CostModel:
                    front_latency=0.0, reduce_latency=0.0, step_overhead=alpha * clock_hz,
                    element_bytes=element_bytes, link_bandwidth=bandwidth,
                    local_bandwidth=None, clock_hz=clock_hz)
+
+    def reduction(self, radix: int) -> float:
+        """Cycles a switch of ``radix`` network ports takes to reduce two or more ports after
+        its engine's front end: :attr:`reduce_latency`, or :func:`reduce_cycles` if that is
+        ``None``."""
+        return reduce_cycles(radix) if self.reduce_latency is None else self.reduce_latency
 
     def latency(self, hops: int, link_cycles: float | None = None) -> float:
         """One-way latency of a point-to-point message over ``hops`` links, endpoint to

@@ -1,17 +1,19 @@
 """Golden models of in-network reductions: one switch's order, and a whole embedding's.
 
 Floating-point addition is not associative, so an in-network result is checkable bit for bit
-only against a model that combines the same operands in the same order and tree shape as the
-hardware (PIUMA, "Collective Engine": "reductions are computed in a fixed port order [...] This
-ensures repeatability of results for a given embedding, even for non-associative operators").
-These models are plain numpy on top of :func:`innet.gen.ops.combine` and do not look at the
-RTL; they state the order the collective engine (:mod:`innet.hw.ceng`) promises:
+only against a model that reduces the same operands the way the hardware does (PIUMA,
+"Collective Engine": "reductions are computed in a fixed port order [...] This ensures
+repeatability of results for a given embedding, even for non-associative operators").
+These models are plain numpy on top of :func:`innet.gen.ops.sum_fp32` and
+:func:`innet.gen.ops.combine` and do not look at the RTL; they state what the collective engine
+(:mod:`innet.hw.ceng`) promises:
 
-- **one switch** (:func:`reduce_switch`): the contributing ports in port order, network ports
-  ascending and the local port last, combined in adjacent pairs level by level, an odd last
-  operand moving up unchanged (:func:`innet.hw.ceng.tree_shape`): ``((x0 x1) (x2 x3)) x4``
-  for five ports. One contributing port is forwarded unchanged (no step, so even a NaN payload
-  keeps its bits).
+- **one switch** (:func:`reduce_switch`): an fp32 add of the contributing ports is one sum,
+  aligned once and rounded once (:func:`innet.gen.ops.sum_fp32`), which no order changes; every
+  other operation takes the contributing ports in port order, network ports ascending and the
+  local port last, combined in adjacent pairs level by level, an odd last operand moving up
+  unchanged (:func:`innet.hw.ceng.tree_shape`): ``((x0 x1) (x2 x3)) x4`` for five ports. One
+  contributing port is forwarded unchanged (no step, so even a NaN payload keeps its bits).
 - **an embedding** (:func:`embedding_results`): every switch reduces what its ``req_in`` ports
   bring (its endpoint's vector on ``LOCAL``, a child switch's partial result on a network
   port) and sends it up ``req_out``; the root's result is delivered unchanged by the response
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.ops import DType, Op, check_supported, combine
+from innet.gen.ops import DType, Op, check_supported, combine, sum_fp32
 from innet.gen.topology import LOCAL
 
 __all__ = [
@@ -76,8 +78,9 @@ def reduce_switch(op: Op | str, dtype: DType | str, operands: Sequence) -> np.nd
     Returns
     -------
     numpy.ndarray of uint32
-        Adjacent pairs combined level by level (operand ``a`` the lower position), an odd last
-        operand moved up unchanged; a single operand returned unchanged.
+        fp32 ``add``: :func:`innet.gen.ops.sum_fp32` of the operands. Otherwise adjacent pairs
+        combined level by level (operand ``a`` the lower position), an odd last operand moved
+        up unchanged. A single operand is returned unchanged.
 
     Raises
     ------
@@ -89,6 +92,8 @@ def reduce_switch(op: Op | str, dtype: DType | str, operands: Sequence) -> np.nd
     level = [np.asarray(x, dtype=np.uint32) for x in operands]
     if not level:
         raise ValueError("A reduction needs at least one operand")
+    if len(level) > 1 and op == Op.ADD and dtype == DType.FP32:
+        return sum_fp32(level)
     while len(level) > 1:
         level = [combine(op, dtype, level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]
@@ -241,21 +246,25 @@ def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndar
     return {node: value.copy() for node, value in _down(embedding, result, lambda v, *_: v).items()}
 
 
-def idle_latency(embedding, *, link_latency: int | Mapping[tuple[int, int], int] = 0
-                 ) -> dict[int, int]:
+def idle_latency(embedding, *, radix: int,
+                 link_latency: int | Mapping[tuple[int, int], int] = 0) -> dict[int, int]:
     """Cycles from the contributing endpoints' injection to each delivered result, idle network.
 
     The model of the RTL (:mod:`innet.hw.switch`, :mod:`innet.hw.ceng`): every endpoint puts
     its element on its local link in cycle 0; a switch puts a flit on an output link
     ``HOP_CYCLES`` (:data:`innet.hw.switch.HOP_CYCLES`) cycles after it arrived on an input link
     (buffer write, allocation, crossbar into the output register), and a switch that reduces
-    ``k >= 2`` ports sends its result ``HOP_CYCLES + engine_latency(k)`` cycles after the last
-    operand arrived; a link between switches adds its latency (pipeline stages). The result
-    travels down the response tree unchanged, ``HOP_CYCLES`` per switch plus the links'.
+    ``k >= 2`` ports sends its result ``HOP_CYCLES + engine_latency(k, radix, op)`` cycles
+    after the last operand arrived; a link between switches adds its latency (pipeline
+    stages). The result travels down the response tree unchanged, ``HOP_CYCLES`` per switch
+    plus the links'.
 
     Parameters
     ----------
     embedding : innet.gen.embed.Embedding
+    radix : int
+        Network ports of the switches (the topology's ``radix``): the engine's reduction unit
+        has ``radix + 1`` leaves, and its latency depends on them.
     link_latency : int or mapping of (int, int) to int
         Cycles of every switch-to-switch link, or per link keyed by its two nodes in either
         order (links not named take 0), as :class:`innet.hw.network.Network` takes its
@@ -277,10 +286,11 @@ def idle_latency(embedding, *, link_latency: int | Mapping[tuple[int, int], int]
     from innet.hw.switch import HOP_CYCLES
 
     latency = _link_latencies(link_latency)
+    op = Op.parse(embedding.op)
     parent = {child: up for child, _, up, _ in embedding.links}
 
     def crossing(node: int, arrivals: list[int]) -> int:
-        out = max(arrivals) + HOP_CYCLES + engine_latency(len(arrivals))
+        out = max(arrivals) + HOP_CYCLES + engine_latency(len(arrivals), radix, op)
         return out + latency(node, parent[node]) if node in parent else out
 
     def down(t: int, node: int, child: int) -> int:

@@ -329,7 +329,8 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
         image_args["embeddings"] = embeddings
         predictions = [float(embedding_cost(e, topology, model).time(s.elements))
                        for e, s in zip(embeddings, group, strict=True)]
-        arrivals = [idle_latency(e, link_latency=stages) for e in embeddings]
+        arrivals = [idle_latency(e, radix=topology.radix, link_latency=stages)
+                    for e in embeddings]
     image = build_image(topology, routes=routes, **sizes, **image_args)
     spec["image"] = encode(image, "hex")
     return spec, predictions, arrivals

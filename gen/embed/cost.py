@@ -9,16 +9,16 @@ are :class:`innet.gen.cost.CostModel`'s, shared with the host-style algorithms):
   Eq. 1 bounds it by twice the longest leaf-root path latency. Here it is computed exactly on
   the embedding: every participant's path crosses its local port, the links of its path and
   ``hops + 1`` switches; on the way up each switch also runs its collective engine: its front
-  end (``front_latency``) and ``ceil(log2 k)`` levels of ``reduce_latency`` for ``k``
-  contributing ports. The root's result
+  end (``front_latency``) and, for ``k >= 2`` contributing ports, its reduction
+  (``reduce_latency``, by default the reduction unit's latency at the topology's radix:
+  :meth:`CostModel.reduction`). The root's result
   is ready when the slowest input has arrived (the largest up-path latency), and the last
   participant has it after the slowest down path: alpha is the sum of the two for an
   allreduce or barrier, the up path plus one local port for a reduce (result at the root's
   endpoint), one local port plus the down path for a broadcast. With ``reduce_latency = 0``
   and ``front_latency = 0`` the two paths are equal and alpha is exactly twice the longest
   leaf-root path, PIUMA's bound met with equality; in general alpha <= 2 x the longest path
-  counting each switch at its worst (``switch_latency + front_latency +
-  reduce_latency·ceil(log2(radix + 1))``).
+  counting each switch at its worst (``switch_latency + front_latency + reduce_latency``).
 - beta is the time per element at the slowest stage of the pipeline (Eq. 2): a network channel,
   the local (endpoint) port, and optionally the collective engine of a switch. Requests and
   responses use the two directions of each link, so they do not compete.
@@ -41,11 +41,6 @@ from innet.gen.topology import Topology
 
 __all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies",
            "response_latencies"]
-
-
-def _levels(ports: int) -> int:
-    """Levels of a reduction tree over ``ports`` inputs: ``ceil(log2 ports)``."""
-    return (ports - 1).bit_length() if ports > 1 else 0
 
 
 def _climb(embedding: Embedding, topo: Topology, root_cost: float,
@@ -73,14 +68,15 @@ def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None
                    ) -> dict[int, float]:
     """Latency of each participant's input up the reduction tree to the root's result:
     ``local_latency + sum(link latencies) + sum over the hops + 1 switches of
-    (switch_latency + front_latency + reduce_latency · ceil(log2 k))``, ``k`` the switch's
-    contributing ports (PIUMA, "Analysis: Latency")."""
+    (switch_latency + front_latency + the reduction if k >= 2)``, ``k`` the switch's
+    contributing ports and the reduction :meth:`CostModel.reduction` at the topology's radix
+    (PIUMA, "Analysis: Latency")."""
     model = model if model is not None else CostModel()
-    levels = {s.node: _levels(len(s.req_in)) for s in embedding.switches}
+    reduces = {s.node for s in embedding.switches if len(s.req_in) >= 2}
+    reduction = model.reduction(topo.radix)
 
     def switch(u: int) -> float:
-        return (model.switch_latency + model.front_latency
-                + model.reduce_latency * levels.get(u, 0))
+        return model.switch_latency + model.front_latency + reduction * (u in reduces)
 
     up = _climb(embedding, topo, switch(embedding.root),
                 lambda w, v: model.link_latency_of(w, v) + switch(w))

@@ -63,22 +63,24 @@ class MultiOperandUnit(wiring.Component):
       (a leading-zero count bounded so that small sums come out subnormal) and rounded to
       nearest, ties to even.
     - ``int32``/``uint32 add``: the sum modulo 2**32, from the same adder tree.
-    - ``min``, ``max`` and the bitwise operations: a tree of ``count - 1`` two-operand cells in
-      the shape of :func:`innet.hw.ceng.tree.tree_shape`, one level per cycle beside the
-      exponents' maximum. ``min``/``max`` compare order keys (fp32 as IEEE 754-2019
+    - ``min``, ``max`` and the bitwise operations: a tree of two-operand cells in the shape of
+      :func:`innet.hw.ceng.tree.tree_shape`, two cycles per level (compare, then choose), beside
+      the sum. ``min``/``max`` compare order keys (fp32 as IEEE 754-2019
       ``minimum``/``maximum``: -0 < +0, NaN if any operand is NaN).
     - ``mul`` and ``fp32`` bitwise operations are unsupported: ``o_unsupported``, result 0.
 
-    Stages (``L = ceil(log2 leaves)``, ``A = ceil(log2(leaves + 1))``): (1) decode: effective
-    exponents (0 for an integer, a non-finite or a missing operand), significands moved up by
-    the guard bits (or the integer words), order keys, classes; (2 .. L + 1) the largest
-    exponent, one tree level per cycle, beside the min/max/bitwise tree, the classes' OR and
-    the count of negative operands; (L + 2) every operand's alignment distance; (L + 3) the
-    alignment by a multiple of 8; (L + 4) the rest of it, and the negative ones complemented;
-    (L + 5 .. L + A + 4) the adder tree, one level per cycle; then the magnitude and the
-    marker that bounds normalisation, the leading-zero count, the normalising shift by a
-    multiple of 8, the rest of it with the round decision, and the increment with the result
-    select. Data registers have no reset; only the valid bits do.
+    Stages of the sum (``L = ceil(log2 leaves)``, ``A = ceil(log2(leaves + 1))``): (1) decode:
+    effective exponents (0 for an integer, a non-finite or a missing operand), significands
+    moved up by the guard bits (or the integer words), the words kept for the order keys;
+    (2 .. L + 1) the largest exponent, one tree level per cycle, beside the order keys and the
+    operand classes (stage 2), their OR (stage 3) and the count of negative operands;
+    (L + 2) every operand's alignment distance and the marker that will bound normalisation;
+    (L + 3) the alignment by a multiple of 8; (L + 4) the rest of it, and the negative ones
+    complemented; (L + 5 .. L + A + 4) the adder tree, one level per cycle; then the
+    magnitude, the leading-zero count, the normalising shift by a multiple of 8, the rest of
+    it with the round decision, and the increment with the result select. The min/max/bitwise
+    tree (stages 3 .. 2L + 2) waits for it in registers. Data registers have no reset; only
+    the valid bits do.
 
     Parameters
     ----------

@@ -1,8 +1,10 @@
-"""The collective engine (CENG) of a switch: :class:`CollectiveEngine`, its reduction tree
-:class:`ReductionTree`, and the tree's shape and latency as plain Python.
+"""The collective engine (CENG) of a switch: :class:`CollectiveEngine` (it reduces with
+:class:`innet.hw.alu.multi.MultiOperandUnit`), the tree of pairwise ALUs :class:`ReductionTree`
+it multiplies with when built with multipliers, and the tree's shape and latency as plain
+Python.
 
 PIUMA, "Collective Engine": each switch reduces in-flight request packets of several input
-ports in a pipelined tree of units, in a fixed port order, at line rate.
+ports in a pipelined unit, in a fixed port order, at line rate.
 """
 
 from innet.hw.ceng.engine import FRONT_CYCLES, CollectiveEngine, engine_latency

@@ -1,4 +1,4 @@
-"""The collective engine: the switch's collective path with a pipelined reduction tree.
+"""The collective engine: the switch's collective path with a pipelined reduction unit.
 
 PIUMA, "Switch Architecture for In-network Computing": the Collective Engine reduces in-flight
 request packets of several input ports "in a fixed port order when all required inputs are
@@ -15,7 +15,9 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 
 from innet.gen.checks import check_int
+from innet.gen.ops import Op
 from innet.hw.alu import LATENCY
+from innet.hw.alu.multi import MultiOperandUnit, multi_latency
 from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer, Bypass
 from innet.hw.ceng.tree import ReductionTree, levels_for
@@ -30,24 +32,34 @@ __all__ = ["ENGINE_PROPERTIES", "FRONT_CYCLES", "CollectiveEngine", "engine_late
 FRONT_CYCLES = 3
 
 
-def engine_latency(count: int) -> int:
-    """Cycles the engine adds to a switch crossing for a reduction of ``count`` ports: from the
-    last operand on ``req`` to the result on ``result``.
+def engine_latency(count: int, radix: int, op: Op | int = Op.ADD) -> int:
+    """Cycles the engine of a switch of ``radix`` network ports adds to a switch crossing for a
+    reduction of ``count`` ports with ``op``: from the last operand on ``req`` to the result
+    on ``result``.
 
     One cycle for the write into the request buffer, :data:`FRONT_CYCLES` = 3 (issue, operand
-    read, index check and compaction) and :data:`innet.hw.alu.LATENCY` = 9 per level of the
-    tree, ``ceil(log2(count))`` levels: 4 when ``count`` is 1 (the flit is forwarded without
-    the tree). The result stream then crosses the switch like a flit arriving on an input link,
-    so a switch is crossed in ``HOP_CYCLES + engine_latency(count)`` cycles
-    (:data:`innet.hw.switch.HOP_CYCLES` = 3), counted from the last operand's arrival: 7, 16,
-    25, 34 and 43 cycles for 1, 2, 3-4, 5-8 and 9-16 ports.
+    read, index check and compaction) and the reduction unit's
+    :func:`~innet.hw.alu.multi.multi_latency` of ``radix + 1`` leaves, whatever ``count``
+    (15, 17 and 19 cycles at radix 4, 8 and 16): 4 when ``count`` is 1 (the flit is forwarded
+    without a reduction). ``mul`` (an engine built with multipliers) goes through the pairwise
+    tree instead: :data:`innet.hw.alu.LATENCY` = 9 per level, ``ceil(log2(count))`` levels.
+    The result stream then crosses the switch like a flit arriving on an input link, so a
+    switch is crossed in ``HOP_CYCLES + engine_latency(count, radix)`` cycles
+    (:data:`innet.hw.switch.HOP_CYCLES` = 3), counted from the last operand's arrival: 7 for
+    one port, 22, 24 and 26 for more at radix 4, 8 and 16.
 
     Raises
     ------
     TypeError, ValueError
-        If ``count`` is not a positive integer.
+        If ``count`` or ``radix`` is not a positive integer.
     """
-    return 1 + FRONT_CYCLES + LATENCY * levels_for(count)
+    check_int("Operand count", count, low=1)
+    check_int("Radix", radix, low=1)
+    if count == 1:
+        return 1 + FRONT_CYCLES
+    if op == Op.MUL:
+        return 1 + FRONT_CYCLES + LATENCY * levels_for(count)
+    return 1 + FRONT_CYCLES + multi_latency(radix + 1)
 
 
 def _popcount(bits) -> object:
@@ -68,9 +80,13 @@ class CollectiveEngine(wiring.Component):
     - ``k >= 2``: once every port of ``req_in`` holds a request flit of ``c``, the engine
       consumes one flit of each and reduces their payloads with ``config[c].op`` on
       ``config[c].dtype`` in port order (network ports ascending, the local port ``radix``
-      last), compacted onto the first ``k`` leaves of a :class:`ReductionTree` of
-      :class:`~innet.hw.alu.ALU` s, so the result takes ``ceil(log2 k)`` ALU latencies (shape:
-      :func:`~innet.hw.ceng.tree.tree_shape`). The result is offered as one flit (its element
+      last), compacted onto the first ``k`` leaves of a
+      :class:`~innet.hw.alu.multi.MultiOperandUnit` (an fp32 sum aligned once and rounded
+      once, :func:`innet.gen.ops.sum_fp32`; the other operations in the shape of
+      :func:`~innet.hw.ceng.tree.tree_shape`), so every reduction takes the unit's latency;
+      ``mul``, in an engine built with multipliers, goes through a :class:`ReductionTree` of
+      :class:`~innet.hw.alu.ALU` s instead (``ceil(log2 k)`` ALU latencies). The result is
+      offered as one flit (its element
       index, ``cid = c``) on ``result``: a request to ``req_out``, or at the root a response
       to ``resp_out``, which the switch forks. If the flits' element indices differ (a flit
       was lost or sent twice), nothing is reduced: the flits holding the oldest index are
@@ -78,7 +94,7 @@ class CollectiveEngine(wiring.Component):
       streams are back in step (:meth:`_resync`); an operation the ALUs do not implement on
       the data type discards the element and pulses ``unsupported``. Never a wrong result.
     - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
-      at the root), through the front end but not the tree.
+      at the root), through the front end but not the reduction unit.
     - requests on ports outside ``req_in`` (or of a disabled id) are discarded and ``dropped``
       pulses.
 
@@ -97,7 +113,7 @@ class CollectiveEngine(wiring.Component):
        register (its read register), and whether the contributing flits' indices agree into
        a register beside them;
     3. check: the contributing flits' indices agree: the flits are consumed and the operands
-       are compacted onto the first leaves in a register, the tree's input (or the forwarded
+       are compacted onto the first leaves in a register, the reduction's input (or the forwarded
        flit). If they disagree, the id's flits in flight are issued again later and the
        resynchronisation unit takes the element.
 
@@ -119,14 +135,14 @@ class CollectiveEngine(wiring.Component):
     element). The ids with a result that can leave share the result stream round-robin, one
     flit per cycle.
 
-    The tree never stalls. Instead every id owns an output queue of ``queue_depth`` results,
-    and an element is issued only when its id has room in it for everything the front end
-    and the tree may hold. A result is offered on ``result`` only when each of its targets
+    The reduction unit never stalls. Instead every id owns an output queue of ``queue_depth``
+    results, and an element is issued only when its id has room in it for everything the front
+    end and the unit may hold. A result is offered on ``result`` only when each of its targets
     holds a credit for it (``credit_req``, ``credit_resp``): a result that cannot leave for
     lack of credits waits in its own id's queue and never holds up another id, so ids cannot
-    deadlock each other through the engine. ``queue_depth`` of at least
-    ``LATENCY * ceil(log2 k) + FRONT_CYCLES + 1`` keeps one id at one element per cycle; the
-    default covers ``k = radix + 1``.
+    deadlock each other through the engine. ``queue_depth`` of at least the unit's latency
+    ``+ FRONT_CYCLES + 1`` keeps one id at one element per cycle (the default; with
+    multipliers, the tree's latency at ``k = radix + 1`` if that is longer).
 
     A watchdog per reducing id (``timeout``, :meth:`_watchdog`) names the contributors missing
     when the id has waited too long; ``abort`` drains an id (its request flits and queued
@@ -147,12 +163,12 @@ class CollectiveEngine(wiring.Component):
         Request flits per (id, input port): the credits of the request VCs (default
         :data:`~innet.hw.credit.CREDIT_ROUND_TRIP`).
     mul : bool
-        Build the ALUs with their multiplier (``mul`` of every data type). Off by default: the
-        multipliers are about half the tree, and in-network reductions are sums, minima,
-        maxima and bitwise operations; without them ``mul`` is unsupported (``coll_op``).
+        Also build a tree of ``radix`` pairwise ALUs with multipliers for ``mul`` (of every
+        data type). Off by default: in-network reductions are sums, minima, maxima and
+        bitwise operations; without it ``mul`` is unsupported (``coll_op``).
     queue_depth : int, optional
-        Results per id the output queue holds, at least ``FRONT_CYCLES`` (default
-        ``LATENCY * ceil(log2(radix + 1)) + FRONT_CYCLES + 1``).
+        Results per id the output queue holds, at least ``FRONT_CYCLES`` (default: the
+        reduction's longest latency ``+ FRONT_CYCLES + 1``, see :attr:`reduce_cycles`).
 
     Members
     -------
@@ -178,9 +194,11 @@ class CollectiveEngine(wiring.Component):
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         check_int("Request buffer depth", depth, low=1)
-        levels = levels_for(radix + 1)
         if queue_depth is None:
-            queue_depth = LATENCY * levels + FRONT_CYCLES + 1
+            reduce_cycles = multi_latency(radix + 1)
+            if mul:
+                reduce_cycles = max(reduce_cycles, LATENCY * levels_for(radix + 1))
+            queue_depth = reduce_cycles + FRONT_CYCLES + 1
         check_int("Queue depth", queue_depth, low=FRONT_CYCLES)
         self._params = params
         self._radix = radix
@@ -210,9 +228,13 @@ class CollectiveEngine(wiring.Component):
         return self._queue_depth
 
     @property
-    def levels(self) -> int:
-        """Levels of the reduction tree: ``ceil(log2(radix + 1))``."""
-        return levels_for(self._radix + 1)
+    def reduce_cycles(self) -> int:
+        """Cycles of the longest reduction: the unit's latency, or with multipliers the tree's
+        at ``radix + 1`` operands if that is longer."""
+        cycles = multi_latency(self._radix + 1)
+        if self._mul:
+            cycles = max(cycles, LATENCY * levels_for(self._radix + 1))
+        return cycles
 
     def elaborate(self, platform):
         m = Module()
@@ -462,20 +484,34 @@ class CollectiveEngine(wiring.Component):
                          full[c].eq(present[c] == cfg[c].contrib)]
         self._watchdog(m, cfg, present, full)
 
-        # ---- The tree -----------------------------------------------------------------------
-        tree = ReductionTree(ports, tag_width=p.cid_width + iw, mul=self._mul)
-        m.submodules.tree = tree
-        m.d.comb += [
-            tree.i_valid.eq(issued.tree),
-            tree.i_count.eq(issued.count),
-            tree.i_op.eq(issued.op),
-            tree.i_dtype.eq(issued.dtype),
-            tree.i_tag.eq(Cat(issued.cid, issued.index)),
-        ]
-        for j in range(ports):
-            m.d.comb += tree.i_leaf[j].eq(leaves[j])
+        # ---- The reduction unit (and with multipliers the tree that multiplies) -------------
+        tag_width = p.cid_width + iw
+        unit = MultiOperandUnit(ports, tag_width=tag_width)
+        m.submodules.unit = unit
+        # Each exit: (valid, tag, result, unsupported).
+        exits = [(unit.o_valid, unit.o_tag, unit.o_result, unit.o_unsupported)]
+        blocks = [unit]
+        multiplies = Const(0, 1)
+        if self._mul:
+            tree = ReductionTree(ports, tag_width=tag_width, mul=True)
+            m.submodules.tree = tree
+            multiplies = issued.op == Op.MUL
+            exits += [(o.valid, o.tag, o.result, o.unsupported) for o in tree.o]
+            blocks.append(tree)
+        for block in blocks:
+            m.d.comb += [
+                block.i_count.eq(issued.count),
+                block.i_op.eq(issued.op),
+                block.i_dtype.eq(issued.dtype),
+                block.i_tag.eq(Cat(issued.cid, issued.index)),
+            ]
+            for j in range(ports):
+                m.d.comb += block.i_leaf[j].eq(leaves[j])
+        m.d.comb += unit.i_valid.eq(issued.tree & ~multiplies)
+        if self._mul:
+            m.d.comb += tree.i_valid.eq(issued.tree & multiplies)
 
-        # ---- Results: per id, the tree's exit (or the forwarded flit) or the id's queue -----
+        # ---- Results: per id, the reduction's exit (or the forwarded flit) or its queue ----
         result = data.StructLayout({"payload": 32, "index": iw})
         unsupported = []
         src_valid = [Signal(name=f"src{c}_valid") for c in range(ids)]
@@ -487,15 +523,15 @@ class CollectiveEngine(wiring.Component):
         for c in range(ids):
             # k == 1: the one contributing flit, forwarded from the check stage's register.
             forwarded = issued.forward & (issued.cid == c)
-            hits = [o.valid & (o.tag[:p.cid_width] == c) for o in tree.o] + [forwarded]
+            hits = [valid & (tag[:p.cid_width] == c) for valid, tag, _, _ in exits] + [forwarded]
             hit = Signal(name=f"exit{c}")
             bad = Signal(name=f"exit{c}_unsupported")
             out = Signal(result, name=f"exit{c}_result")
             m.d.comb += [
                 hit.eq(any_of(hits)),
-                bad.eq(any_of(h & o.unsupported for h, o in zip(hits, tree.o, strict=False))),
-                out.payload.eq(onehot_mux(hits, [o.result for o in tree.o] + [leaves[0]])),
-                out.index.eq(onehot_mux(hits, [o.tag[p.cid_width:] for o in tree.o]
+                bad.eq(any_of(h & e[3] for h, e in zip(hits, exits, strict=False))),
+                out.payload.eq(onehot_mux(hits, [e[2] for e in exits] + [leaves[0]])),
+                out.index.eq(onehot_mux(hits, [e[1][p.cid_width:] for e in exits]
                                         + [issued.index])),
             ]
             unsupported.append(bad)
@@ -520,7 +556,7 @@ class CollectiveEngine(wiring.Component):
             ]
 
             # Output slots in use: elements consumed from the buffers and not yet sent (in the
-            # tree, the forward register or the queue). Under abort the id's results are
+            # reduction, the forward register or the queue). Under abort the id's results are
             # discarded.
             enter = consumed & b_cid[c]
             m.d.sync += reserved[c].eq(reserved[c] + enter - src_pop[c] - bad
@@ -788,12 +824,12 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
         m.d.sync += waited.eq(0)
     with m.Elif(waited != 63):
         m.d.sync += waited.eq(waited + 1)
-    # The bound follows the watched id's port count: engine_latency(k) + 2.
+    # The bound follows the watched id's port count: engine_latency(k, radix) + 2.
     k = _popcount(watched.req_in[q] for q in range(ports))
     bound = Signal(range(64), name="bound")
-    m.d.comb += bound.eq(engine_latency(ports) + 2)
+    m.d.comb += bound.eq(engine_latency(ports, radix) + 2)
     for count in range(1, ports):
         with m.If(k == count):
-            m.d.comb += bound.eq(engine_latency(count) + 2)
+            m.d.comb += bound.eq(engine_latency(count, radix) + 2)
     m.d.comb += [Assert(waited <= bound), Cover(sent & dut.timed_out[1])]
     return m, free

@@ -194,7 +194,7 @@ _register_arbiters()
 def _register_reductions() -> None:
     """The engine's reduction datapath of each radix alone: the multi-operand unit and, for
     comparison, the tree of pairwise ALUs it replaced (``innet synth reduction``)."""
-    for radix in (4, 8, 16):
+    for radix in RADICES:
         leaves = radix + 1
         for datapath in ("multi", "tree"):
             def run(options: Options, leaves: int = leaves, datapath: str = datapath

@@ -103,8 +103,10 @@ def _options(func):
                      help="Cost model: cycles a switch's collective engine adds to a request "
                           "before its reduction tree."),
         click.option("--reduce-latency", type=click.FloatRange(min=0),
-                     default=_DEFAULT.reduce_latency, show_default=True,
-                     help="Cost model: cycles per level of a switch's reduction tree."),
+                     default=_DEFAULT.reduce_latency,
+                     help="Cost model: cycles a switch's collective engine takes to reduce two "
+                          "or more ports [default: its reduction unit's at the topology's "
+                          "radix]."),
         click.option("--step-overhead", type=click.FloatRange(min=0),
                      default=_DEFAULT.step_overhead, show_default=True,
                      help="Cost model: cycles between two steps of a host-style schedule."),
@@ -220,7 +222,7 @@ def _run(topo, description: str, opts: dict[str, Any],
         return
     _print(description, topo, trees, data, striping, opts)
     if comparison is not None:
-        _print_compare(comparison)
+        _print_compare(comparison, topo.radix)
 
 
 def _check_compare(opts: dict[str, Any]) -> None:
@@ -249,7 +251,7 @@ def _size(value: float) -> str:
     return format_count(value) if value == int(value) else f"{value:.3g}"
 
 
-def _print_compare(comparison) -> None:
+def _print_compare(comparison, radix: int) -> None:
     echo = click.echo
     model = comparison.model
     local = "unlimited" if model.local_bandwidth is None else f"{model.local_bandwidth:g}"
@@ -262,7 +264,7 @@ def _print_compare(comparison) -> None:
         links = f"link {low:g}-{high:g} (per link)"
     echo(f"  model: {links}, switch {model.switch_latency:g}, endpoint "
          f"port {model.local_latency:g} cycles; engine front end {model.front_latency:g}, "
-         f"reduction {model.reduce_latency:g} cycles per tree level;")
+         f"reduction {model.reduction(radix):g} cycles;")
     echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
          f" element/cycle per link, {local} per endpoint port")
     names = list(comparison.predictions)

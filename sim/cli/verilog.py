@@ -121,8 +121,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
     out = console()
     fields = ", ".join(f"{f} {w}" for f, w in p.widths.items())
     aw = top.regmap.address_width
-    path = {"engine": "engine, " + (f"{radix} ALUs with multipliers" if mul else
-                                    f"{radix} ALUs without multipliers"),
+    path = {"engine": f"engine, a {radix + 1}-operand reduction unit"
+                      + (f" and {radix} ALUs with multipliers" if mul else ""),
             "pass": "pass-through (no reduction)",
             "none": "none (p2p switch: flits of the collective VCs are discarded)"}[collective]
     wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
@@ -146,7 +146,7 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
 @mul_option(default=False)
 @buffer_depth_option
 @click.option("--queue-depth", type=int, default=None,
-              help="Results per id the output queue holds [default: ALU latency * tree levels "
+              help="Results per id the output queue holds [default: the reduction's latency "
                    "+ 4].")
 @click.option("--registered", is_flag=True,
               help="Register every port (a timing harness for out-of-context synthesis).")
@@ -158,6 +158,7 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
          tag_width: int, mul: bool, buffer_depth: int, queue_depth: int | None,
          registered: bool, name: str, output: Path | None, as_json: bool) -> None:
     """The collective engine alone (plain ports, clk and rst), e.g. to synthesize it."""
+    from innet.hw.alu.multi import multi_latency
     from innet.hw.ceng import CollectiveEngine, engine_latency
     from innet.hw.ceng.top import EngineTop
     from innet.hw.flit import FlitParams
@@ -173,15 +174,14 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
         design = emit(top, name)
     files = write_design(design, output)
     ports = radix + 1
-    latency = {k: engine_latency(k) for k in range(1, ports + 1)}
+    latency = {k: engine_latency(k, radix) for k in range(1, ports + 1)}
     facts = {
         "params": {"radix": radix, "collective_ids": collective_ids,
                    "routing_depth": routing_depth, "p2p_vcs": p2p_vcs,
                    "index_width": index_width, "tag_width": tag_width, "mul": mul,
                    "buffer_depth": engine.depth, "queue_depth": engine.queue_depth,
                    "registered": registered},
-        "alus": ports - 1,
-        "levels": engine.levels,
+        "reduce_cycles": engine.reduce_cycles,
         "latency_by_ports": {str(k): v for k, v in latency.items()},
         "flit_width": params.width,
     }
@@ -194,8 +194,9 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
     for line in (
         (f"wrote {report['verilog']} ({report['lines']} lines, module {name}) and "
         f"{report['metadata']}"),
-        (f"tree:    {ports - 1} ALUs {'with' if mul else 'without'} multipliers, "
-         f"{engine.levels} levels; {collective_ids} ids x {engine.queue_depth} queued results"),
+        (f"reduce:  one {ports}-operand unit of {multi_latency(ports)} cycles"
+         + (f" and a tree of {ports - 1} ALUs with multipliers for mul" if mul else "")
+         + f"; {collective_ids} ids x {engine.queue_depth} queued results"),
         f"latency: cycles added by contributing ports {{{by_ports}}}",
         f"ports:   {'every port registered (timing harness)' if registered else 'plain'}",
     ):

@@ -263,7 +263,8 @@ async def test_latency_throughput(dut):
             base += 1
         assert len(set(probes)) == 1, f"k={k}: latencies {probes}"
         latency[k] = probes[0]
-        assert latency[k] == HOP_CYCLES + engine_latency(k), f"k={k}: latency {latency[k]}"
+        want = HOP_CYCLES + engine_latency(k, radix, P["op"])
+        assert latency[k] == want, f"k={k}: latency {latency[k]}, model {want}"
         # Full stream.
         tb.rate = [1.0] * len(tb.external)
         count = P.get("stream", 400)

@@ -7,7 +7,7 @@ import re
 import pytest
 from amaranth.sim import Simulator
 
-from innet.hw.alu import LATENCY
+from innet.hw.alu.multi import multi_latency
 from innet.hw.ceng import FRONT_CYCLES, CollectiveEngine, engine_latency
 from innet.hw.ceng.top import EngineTop
 from innet.hw.flit import Flit, FlitParams
@@ -22,12 +22,11 @@ def test_ceng_writes_verilog_metadata_and_facts(innet, tmp_path):
     text = out.read_text()
     assert "module ce2(" in text
     assert report["lines"] == len(text.splitlines())
-    assert report["alus"] == 2
-    assert report["levels"] == 2
-    assert report["params"]["queue_depth"] == LATENCY * 2 + FRONT_CYCLES + 1  # two tree levels
+    assert report["reduce_cycles"] == multi_latency(3) == 13
+    assert report["params"]["queue_depth"] == 13 + FRONT_CYCLES + 1
     assert report["params"]["buffer_depth"] == 5
     assert report["params"]["mul"] is False
-    assert report["latency_by_ports"] == {str(k): engine_latency(k) for k in (1, 2, 3)}
+    assert report["latency_by_ports"] == {str(k): engine_latency(k, 2) for k in (1, 2, 3)}
     ports = json.loads(out.with_suffix(".json").read_text())["interface"]["members"]
     assert sorted(ports) == sorted(CollectiveEngine(FlitParams(collective_ids=1), 2)
                                    .signature.members.keys())
@@ -42,9 +41,8 @@ def test_ceng_readable_summary(innet, tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("wrote innet_ceng.v (")
-    depth, by_ports = LATENCY * 2 + FRONT_CYCLES + 1, {k: engine_latency(k) for k in (1, 2, 3)}
-    assert lines[1] == (f"tree:    2 ALUs without multipliers, 2 levels; 1 ids x {depth} queued "
-                        f"results")
+    depth, by_ports = 13 + FRONT_CYCLES + 1, {k: engine_latency(k, 2) for k in (1, 2, 3)}
+    assert lines[1] == f"reduce:  one 3-operand unit of 13 cycles; 1 ids x {depth} queued results"
     assert lines[2] == f"latency: cycles added by contributing ports {by_ports}"
     assert lines[3] == "ports:   every port registered (timing harness)"
 

@@ -145,6 +145,42 @@ def test_ceng_synthesises_the_engine_alone(innet, tmp_path, env):
     assert report["ff"] > 0
 
 
+def test_reduction_builds_either_datapath(monkeypatch):
+    """innet synth reduction hands the flow the multi-operand unit or the tree of pairwise ALUs
+    of that many leaves."""
+    from click.testing import CliRunner
+
+    from innet.hw.alu.multi import MultiOperandUnit
+    from innet.hw.ceng.tree import ReductionTree
+    from innet.hw.verilog import emit
+    from innet.sim.cli import main
+
+    seen = {}
+
+    def synthesize_seeds(design, target, seeds, **kwargs):
+        seen["design"] = design
+        raise synth.SynthError("stop here")
+
+    monkeypatch.setattr(synth, "synthesize_seeds", synthesize_seeds)
+    for datapath, unit in (("multi", MultiOperandUnit(3)), ("tree", ReductionTree(3, mul=False))):
+        done = CliRunner().invoke(main, ["synth", "reduction", "--leaves", "3", "--datapath",
+                                         datapath, "--no-pnr"])
+        assert done.exit_code == 1
+        assert seen["design"].digest == emit(unit, "innet_reduction").digest
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--mul"], "--mul needs --datapath tree: the multi-operand unit has no multiplier"),
+    (["--leaves", "1"], "Leaves must be at least 2, not 1"),
+    (["--leaves", "1", "--datapath", "tree"], "Leaves must be at least 2, not 1"),
+])
+def test_reduction_errors_are_one_line(args, message, innet, tmp_path, env):
+    done = innet("synth", "reduction", *args, cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert done.stderr == f"innet: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_switch_collective_choice(monkeypatch):
     """--collective hands the flow the switch with that collective path (the engine without
     multipliers with --no-mul), and the report names the choice."""

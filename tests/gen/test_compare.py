@@ -1,6 +1,7 @@
 """Which allreduce wins at which size: the host-style prices against closed forms and networkx
 distances, the crossover's direction, and `innet embed --compare`."""
 
+import dataclasses
 import itertools
 import json
 import math
@@ -194,10 +195,11 @@ def test_striped_in_network_and_failed_links():
     assert detour.predictions["ring"].max_hops == 7
     assert detour.cycles("ring", 16) > plain.cycles("ring", 16)
     grid = torus((4, 4))  # the default embedding avoids the failed links too
-    tree = compare(grid, [1], MODEL, algorithms=["innet"], failed_links=[(7, 11)])
+    slow = dataclasses.replace(MODEL, link_latencies={(7, 11): 20})  # the tree's link (7, 11)
+    tree = compare(grid, [1], slow, algorithms=["innet"], failed_links=[(7, 11)])
     assert tree.predictions["innet"].cost == embedding_cost(
-        embed(grid, failed_links=[(7, 11)]), grid, MODEL)
-    assert tree.predictions["innet"].cost != embedding_cost(embed(grid), grid, MODEL)
+        embed(grid, failed_links=[(7, 11)]), grid, slow)
+    assert tree.predictions["innet"].cost != embedding_cost(embed(grid), grid, slow)
 
 
 def test_skipped_algorithms_are_reported(monkeypatch):

@@ -7,8 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from innet.gen.cost import Cost, CostModel, envelope
+from innet.gen.cost import Cost, CostModel, envelope, reduce_cycles
 from innet.hw.alu import LATENCY
+from innet.hw.alu.multi import multi_latency
 from innet.hw.ceng import engine_latency
 from innet.hw.switch import HOP_CYCLES
 
@@ -16,8 +17,13 @@ from innet.hw.switch import HOP_CYCLES
 def test_defaults_describe_the_project_network():
     model = CostModel()
     assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
-    assert (model.reduce_latency, model.step_overhead) == (LATENCY, LATENCY + 1)
-    assert model.front_latency == engine_latency(1)
+    assert (model.reduce_latency, model.step_overhead) == (None, LATENCY + 1)
+    assert model.front_latency == engine_latency(1, 8)
+    # The reduction: the engine's unit at the switch's radix, whatever the operand count.
+    for radix in (1, 2, 3, 4, 7, 8, 16, 31):
+        assert model.reduction(radix) == reduce_cycles(radix) == multi_latency(radix + 1)
+        assert engine_latency(2, radix) == model.front_latency + model.reduction(radix)
+    assert CostModel(reduce_latency=5).reduction(8) == 5
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None
@@ -135,6 +141,8 @@ def test_from_seconds_errors():
         CostModel.from_seconds(0, 0, 0, clock_hz=0)
 
 
-def test_reduce_latency_default_is_the_alu_pipeline():
-    """The default per-level reduction latency is the ALU's pipeline depth (``hw.alu``)."""
-    assert CostModel().reduce_latency == LATENCY
+def test_reduce_cycles_refuses_a_radix_that_is_not_positive():
+    for radix in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match=rf"^Radix must be a positive integer, not "
+                                             rf"{radix!r}$"):
+            reduce_cycles(radix)

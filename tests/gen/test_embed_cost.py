@@ -1,7 +1,6 @@
 """The in-network alpha-beta cost (PIUMA, Analysis, Eq. 1 and 2), against independent models:
 networkx distances and trees, and PIUMA's bound."""
 
-import math
 import random
 
 import networkx as nx
@@ -18,6 +17,7 @@ from innet.gen.embed import (
     response_latencies,
 )
 from innet.gen.topology import hyperx, polarfly, torus
+from innet.hw.alu.multi import multi_latency
 
 
 @pytest.mark.parametrize("topo", [polarfly(7), hyperx((4, 4, 4)), torus((5, 6))],
@@ -84,12 +84,14 @@ def _tree(e):
 
 @pytest.mark.parametrize("topo", [polarfly(5), hyperx((3, 4)), torus((4, 6)), torus(7)],
                          ids=["pf5", "hx3x4", "t4x6", "ring7"])
-def test_reduction_tree_levels_on_the_way_up(topo):
+@pytest.mark.parametrize("reduce_latency", [7, None])
+def test_reductions_on_the_way_up(topo, reduce_latency):
     """With reduction latency, alpha = slowest input up (each switch adds its engine's front end
-    and its tree levels, ceil(log2 k) for k contributing ports) + slowest path down; computed
-    on the tree alone."""
-    model = CostModel(link_latency=3, switch_latency=2, local_latency=1, reduce_latency=7,
-                      front_latency=4)
+    and, where k >= 2 ports contribute, its reduction: 7 cycles, or by default the reduction
+    unit's at the topology's radix) + slowest path down; computed on the tree alone."""
+    model = CostModel(link_latency=3, switch_latency=2, local_latency=1,
+                      reduce_latency=reduce_latency, front_latency=4)
+    reduction = 7 if reduce_latency else multi_latency(topo.radix + 1)
     rng = random.Random(topo.nodes)
     for participants in (None, sorted(rng.sample(range(topo.nodes), topo.nodes // 2))):
         e = embed(topo, participants)
@@ -100,7 +102,7 @@ def test_reduction_tree_levels_on_the_way_up(topo):
         for p in e.participants:
             route = nx.shortest_path(tree, p, e.root)
             hops = len(route) - 1
-            up[p] = 1 + 3 * hops + sum(2 + 4 + 7 * math.ceil(math.log2(k[u])) for u in route)
+            up[p] = 1 + 3 * hops + sum(2 + 4 + reduction * (k[u] >= 2) for u in route)
             down[p] = 3 * hops + 2 * (hops + 1) + 1
         assert path_latencies(e, topo, model) == pytest.approx(up)
         assert response_latencies(e, topo, model) == pytest.approx(down)
@@ -127,8 +129,7 @@ def test_piuma_bound(topo):
         hops = nx.single_source_shortest_path_length(topo.to_networkx(), e.root)
         depth = max(hops[p] for p in e.participants)
         assert depth == e.depth
-        worst = (model.switch_latency + model.front_latency
-                 + model.reduce_latency * math.ceil(math.log2(topo.radix + 1)))
+        worst = model.switch_latency + model.front_latency + model.reduce_latency
         bound = 2 * (model.local_latency + depth * model.link_latency + (depth + 1) * worst)
         alpha = embedding_cost(e, topo, model).alpha
         assert alpha <= bound

@@ -21,6 +21,7 @@ from amaranth.sim import Simulator
 
 from innet.gen.ops import DType, Op
 from innet.hw.alu import LATENCY
+from innet.hw.alu.multi import multi_latency
 from innet.hw.ceng import FRONT_CYCLES, CollectiveEngine, engine_latency
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.golden import reduce_switch
@@ -218,10 +219,13 @@ async def settle(h, ctx, limit=400):
 
 
 @pytest.mark.rtl
-def test_latency_per_port_count():
-    """Idle engine: a reduction of k ports is on ``result`` engine_latency(k) cycles after its
-    last operand arrived on ``req`` (4 cycles for one port)."""
-    dut = engine()
+@pytest.mark.parametrize(("mul", "op", "dtype"), [(False, Op.ADD, DType.FP32),
+                                                  (True, Op.MUL, DType.INT32)])
+def test_latency_per_port_count(mul, op, dtype):
+    """Idle engine: a reduction of k ports is on ``result`` engine_latency(k, radix, op) cycles
+    after its last operand arrived on ``req`` (4 cycles for one port): the multi-operand
+    unit's latency for every k, or with multipliers the tree's levels for mul."""
+    dut = engine(mul=mul)
     rng = random.Random(1)
     latencies = {}
 
@@ -229,17 +233,21 @@ def test_latency_per_port_count():
         h = Harness(dut, rng)
         for k in range(1, PORTS + 1):
             ports = sorted(rng.sample(range(PORTS), k))
-            h.configure(0, req_in=ports, req_out=1, op=Op.ADD, dtype=DType.FP32)
+            h.configure(0, req_in=ports, req_out=1, op=op, dtype=dtype)
             await h.apply(ctx)
             h.element(0, k)
             await settle(h, ctx)
             latencies[k] = h.out_cycle[(0, k)] - h.arrived[(0, k)]
 
     run(dut, bench)
-    assert latencies == {k: engine_latency(k) for k in range(1, PORTS + 1)}
-    # The write into the request buffer, the front end, the tree's levels.
-    assert latencies == {k: 1 + FRONT_CYCLES + LATENCY * levels
-                         for k, levels in ((1, 0), (2, 1), (3, 2), (4, 2))}
+    assert latencies == {k: engine_latency(k, RADIX, op) for k in range(1, PORTS + 1)}
+    # The write into the request buffer, the front end, the reduction.
+    if op == Op.MUL:
+        want = {k: 1 + FRONT_CYCLES + LATENCY * levels
+                for k, levels in ((1, 0), (2, 1), (3, 2), (4, 2))}
+    else:
+        want = {k: 1 + FRONT_CYCLES + (k > 1) * multi_latency(PORTS) for k in range(1, 5)}
+    assert latencies == want
 
 
 @pytest.mark.rtl
@@ -294,7 +302,7 @@ def test_random_skew_and_backpressure(seed):
 def test_blocked_id_does_not_hold_up_another():
     """Id 0's output returns no credits: its results wait in its own queue, and id 1 keeps
     reducing at one element per cycle; id 0 resumes when credits come back."""
-    depth = LATENCY + FRONT_CYCLES + 1  # id 1's tree level at one element per cycle
+    depth = multi_latency(PORTS) + FRONT_CYCLES + 1  # id 1 at one element per cycle
     dut = engine(queue_depth=depth)
     rng = random.Random(5)
 
@@ -482,7 +490,10 @@ def test_parameter_errors(kwargs, error, message):
 
 def test_defaults():
     e = CollectiveEngine(FlitParams(), 8)
-    assert (e.levels, e.queue_depth, e.depth, e.mul) == (4, 4 * LATENCY + FRONT_CYCLES + 1, 5,
-                                                         False)
-    assert [engine_latency(k) for k in (1, 2, 3, 4, 5, 8, 9)] == [
+    assert (e.reduce_cycles, e.queue_depth, e.depth, e.mul) == (17, 17 + FRONT_CYCLES + 1, 5,
+                                                                False)
+    # With multipliers the tree of 9 operands (4 levels) is the longer reduction.
+    assert CollectiveEngine(FlitParams(), 8, mul=True).queue_depth == 4 * LATENCY + 4
+    assert [engine_latency(k, 8) for k in (1, 2, 3, 4, 5, 8, 9)] == [4] + [4 + 17] * 6
+    assert [engine_latency(k, 8, Op.MUL) for k in (1, 2, 3, 4, 5, 8, 9)] == [
         1 + FRONT_CYCLES + LATENCY * levels for levels in (0, 1, 2, 2, 3, 3, 4)]

@@ -790,7 +790,7 @@ def test_a_busy_collective_id_refuses_reconfiguration():
         errors = dut.regmap["errors"]
         assert errors.decode(await read(ctx, dut, "errors"))["coll_config"] == 1
         links.src[1].push(Flit.request(0, index=3, payload=9))
-        for _ in range(20):
+        for _ in range(30):
             await links.step(ctx)
         assert [(q, f) for _, q, f in links.arrivals] == [
             (LOCAL, Flit.response(0, index=3, payload=9))]  # MAX, as it started

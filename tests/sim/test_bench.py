@@ -316,6 +316,32 @@ def test_each_radix_has_the_round_robin_of_its_outputs(monkeypatch):
     assert seen == [(RoundRobin, r + 1, {"count": r + 1}) for r in hardware.RADICES]
 
 
+def test_each_radix_has_its_reduction_datapaths(monkeypatch):
+    """``hw_reduction_<datapath>_<n>`` synthesises the engine's reduction of a radix-(n - 1)
+    switch, the multi-operand unit or the tree of pairwise ALUs, n operands."""
+    from innet.hw.alu.multi import MultiOperandUnit
+    from innet.hw.ceng.tree import ReductionTree
+    from innet.sim.bench import hardware
+
+    seen = []
+
+    def synth_case(component, name, params, options):
+        component._MustUse__silence = True  # never elaborated here
+        seen.append((type(component), component.leaves, name, params))
+        return {}
+
+    monkeypatch.setattr(hardware, "synth_case", synth_case)
+    cases = bench.select(only=["hw_reduction_"])
+    assert [c.name for c in cases] == [f"hw_reduction_{d}_{r + 1}" for r in hardware.RADICES
+                                       for d in ("multi", "tree")]
+    for c in cases:
+        c.func(bench.Options())
+    assert seen == [(kind, r + 1, "innet_reduction",
+                     {"leaves": r + 1, "datapath": d, "mul": False})
+                    for r in hardware.RADICES
+                    for kind, d in ((MultiOperandUnit, "multi"), (ReductionTree, "tree"))]
+
+
 def _hw(name, logic_cells, fmax, path=None):
     return {"name": name, "group": "hardware", "title": name, "status": "ok", "lut4": 1,
             "ccu2c": 0, "ff": 1, "lutram": 0, "bram": 0, "dsp": 0, "logic_cells": logic_cells,
@@ -632,7 +658,7 @@ def test_latency_case_reads_the_hop_off_the_modelled_tree():
     from innet.sim.golden import idle_latency
 
     model = idle_latency(embed(polarfly(3), None, root="auto", kind="allreduce", op="add",
-                               dtype="fp32"))
+                               dtype="fp32"), radix=polarfly(3).radix)
     bound = max(model.values())
     got = measure(_outcome(1, bound + 7, dict(model), model), _outcome(4096, 4200))
     assert got == {"latency_cycles": bound + 7, "bound_cycles": bound,

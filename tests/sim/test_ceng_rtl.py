@@ -125,7 +125,7 @@ def test_single_switch_latency_and_throughput():
     throughput = {int(k): v for k, v in out["throughput"].items()}
     print(f"radix-8 switch, fp32 add: cycles through the switch by contributing ports "
           f"{latency}; elements per cycle {throughput}")
-    assert latency == {k: HOP_CYCLES + engine_latency(k) for k in ks}
+    assert latency == {k: HOP_CYCLES + engine_latency(k, 8) for k in ks}
     assert throughput == dict.fromkeys(ks, 1.0)
 
 
@@ -158,7 +158,7 @@ def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
 
 def test_network_idle_latency_matches_the_model():
     """One element per embedding on the idle ring: every endpoint's result arrives exactly
-    when innet.sim.golden.idle_latency says (HOP_CYCLES per switch, plus engine_latency(k)
+    when innet.sim.golden.idle_latency says (HOP_CYCLES per switch, plus engine_latency(k, 2)
     where a switch reduces k ports)."""
     _, _, topo = network_bench()
     embeddings = [embed(topo, op="add", dtype="fp32", collective_id=0),
@@ -166,7 +166,7 @@ def test_network_idle_latency_matches_the_model():
     out = network_run("test_network_latency", 35, embeddings)
     print(f"idle ring of 4, cycles from injection to each endpoint's result: {out['latency']}")
     for emb in embeddings:
-        want = {str(u): v for u, v in idle_latency(emb).items()}
+        want = {str(u): v for u, v in idle_latency(emb, radix=topo.radix).items()}
         assert out["latency"][str(emb.collective_id)] == want
 
 

@@ -48,20 +48,27 @@ def test_nor_follows_the_tree_shape():
     assert not np.array_equal(got, left_fold)
 
 
-@pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7, 8, 9])
-def test_fp32_add_is_pairwise_in_float32(count):
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7, 8, 9, 17])
+def test_fp32_add_is_one_exactly_rounded_sum_in_any_order(count):
+    """Operands within 2**-5 .. 2**10 of each other: no operand lies more than 16 places below
+    the largest, so the sum is exactly rounded: float64 holds it exactly (at most 24 + 15 + 5
+    bits) and rounds it once to float32. A permutation of the ports changes nothing."""
     rng = np.random.default_rng(count)
-    x = (rng.standard_normal((count, 200)) * 10.0 ** rng.integers(-3, 4, (count, 200)))
+    x = (rng.standard_normal((count, 400)) * 2.0 ** rng.integers(-5, 10, (count, 400)))
     x = x.astype(np.float32)
-
+    want = x.astype(np.float64).sum(axis=0).astype(np.float32)
+    got = reduce_switch(Op.ADD, DType.FP32, list(f32(x)))
+    np.testing.assert_array_equal(got, f32(want))
+    shuffled = reduce_switch(Op.ADD, DType.FP32, list(f32(x[rng.permutation(count)])))
+    np.testing.assert_array_equal(shuffled, got)
+    # The pairwise tree in float32 rounds every level and differs somewhere.
     def evaluate(node):
         if isinstance(node, int):
             return x[node]
         return (evaluate(node[0]) + evaluate(node[1])).astype(np.float32)
 
-    want = evaluate(tree_shape(count))
-    got = reduce_switch(Op.ADD, DType.FP32, list(f32(x)))
-    np.testing.assert_array_equal(got, f32(want))
+    if count > 2:
+        assert not np.array_equal(f32(evaluate(tree_shape(count))), got)
 
 
 def test_one_operand_is_forwarded_unchanged():
@@ -85,14 +92,15 @@ def test_switch_errors():
 
 def test_ring_allreduce_by_hand():
     """A ring of 4, root 1: node 0 reduces node 3 and itself, the root reduces node 0's
-    partial, node 2 and itself; written out in float32 by hand."""
+    partial, node 2 and itself; written out by hand, each switch's sum exact in float64 (the
+    operands are within a few binades of each other) and rounded once to float32."""
     topo = torus((4,))
     emb = embed(topo, op="add", dtype="fp32")
     assert emb.root == 1
     rng = np.random.default_rng(7)
     x = {u: rng.standard_normal(50).astype(np.float32) * 1e3 for u in range(4)}
     partial0 = (x[3] + x[0]).astype(np.float32)  # node 0: port 0 (node 3), then LOCAL
-    result = ((partial0 + x[2]).astype(np.float32) + x[1]).astype(np.float32)
+    result = (partial0.astype(np.float64) + x[2] + x[1]).astype(np.float32)
     inputs = {u: f32(v) for u, v in x.items()}
     partials = embedding_partials(emb, inputs)
     np.testing.assert_array_equal(partials[0], f32(partial0))
@@ -193,29 +201,34 @@ def test_broken_tree_errors():
 
 
 def test_idle_latency_by_hand():
-    """Ring of 4, root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 + engine_latency(1) = 7;
-    node 0 reduces node 3 and itself: max(7, 0) + 3 + engine_latency(2) = 23; node 2 forwards
-    (7); the root reduces three ports: max(23, 7, 0) + 3 + engine_latency(3) = 48; then 3 cycles
-    per switch down."""
+    """Ring of 4 (radix 2), root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 +
+    engine_latency(1) = 7; node 0 reduces node 3 and itself: max(7, 0) + 3 + engine_latency(2)
+    = 27; node 2 forwards (7); the root reduces three ports: max(27, 7, 0) + 3 +
+    engine_latency(3) = 47; then 3 cycles per switch down. A reduction takes the 13 cycles of
+    the 3-leaf unit and 4 more, however many ports reduce; a product, the tree's 9 per level."""
     assert HOP_CYCLES == 3
-    assert [engine_latency(k) for k in (1, 2, 3)] == [4, 13, 22]
+    assert [engine_latency(k, 2) for k in (1, 2, 3)] == [4, 17, 17]
+    assert [engine_latency(k, 2, Op.MUL) for k in (1, 2, 3)] == [4, 13, 22]
     emb = embed(torus((4,)), op="add", dtype="fp32")
-    assert idle_latency(emb) == {0: 51, 1: 48, 2: 51, 3: 54}
+    assert idle_latency(emb, radix=2) == {0: 50, 1: 47, 2: 50, 3: 53}
+    product = embed(torus((4,)), op="mul", dtype="fp32")
+    assert idle_latency(product, radix=2) == {0: 51, 1: 48, 2: 51, 3: 54}
     # One pipeline stage per link: node 3's request crosses two links, every response one or
     # two more.
-    assert idle_latency(emb, link_latency=1) == {0: 54, 1: 50, 2: 54, 3: 58}
+    assert idle_latency(emb, radix=2, link_latency=1) == {0: 53, 1: 49, 2: 53, 3: 57}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -1$"):
-        idle_latency(emb, link_latency=-1)
+        idle_latency(emb, radix=2, link_latency=-1)
     # Per link: the same count on every link is the uniform model. Five stages on (3, 0) only:
-    # node 3's partial reaches node 0 at 7 + 5 = 12, node 0 sends at 12 + 3 + 13 = 28, the root
-    # at max(28, 7, 0) + 3 + 22 = 53; down, 3 cycles per switch and 5 more to node 3.
+    # node 3's partial reaches node 0 at 7 + 5 = 12, node 0 sends at 12 + 3 + 17 = 32, the root
+    # at max(32, 7, 0) + 3 + 17 = 52; down, 3 cycles per switch and 5 more to node 3.
     every = {(u, v): 1 for u, _, v, _ in emb.links}
-    assert idle_latency(emb, link_latency=every) == idle_latency(emb, link_latency=1)
-    assert idle_latency(emb, link_latency={(3, 0): 5}) == {0: 56, 1: 53, 2: 56, 3: 64}
+    assert (idle_latency(emb, radix=2, link_latency=every)
+            == idle_latency(emb, radix=2, link_latency=1))
+    assert idle_latency(emb, radix=2, link_latency={(3, 0): 5}) == {0: 55, 1: 52, 2: 55, 3: 63}
     with pytest.raises(ValueError, match=r"^Link latency must be a non-negative integer, "
                                          r"not -2$"):
-        idle_latency(emb, link_latency={(0, 3): -2})
+        idle_latency(emb, radix=2, link_latency={(0, 3): -2})
     with pytest.raises(ValueError, match=r"^The request tree has a cycle through switch 0$"):
         idle_latency(_edit(dataclasses.replace(emb, links=(*emb.links, (1, 0, 0, 1))), 0,
-                           req_in=frozenset({0, 1, LOCAL})))
+                           req_in=frozenset({0, 1, LOCAL})), radix=2)

@@ -58,7 +58,7 @@ def test_sixteen_switches_exact_and_on_time(network):
     for o in idle:
         e = embed(topo, o.scenario.participants, op=o.scenario.op, dtype=o.scenario.dtype)
         verify(e, topo)
-        assert o.predicted_arrivals == idle_latency(e, link_latency=stages)
+        assert o.predicted_arrivals == idle_latency(e, radix=topo.radix, link_latency=stages)
         assert o.arrivals == o.predicted_arrivals  # tolerance: 0 cycles
     # The paper's alpha, in cycles of the embedding's own tree, is the analysis' alpha.
     e = embed(topo, op="add", dtype="int32")
@@ -68,7 +68,8 @@ def test_sixteen_switches_exact_and_on_time(network):
     assert alpha == point.alpha / CYCLE_NS
     assert point.alpha <= point.bound  # Eq. 1
     last = max(idle[0].arrivals.values())
-    assert alpha <= last <= alpha + max(idle_latency(e).values())  # instant links: switches only
+    # Instant links: the switches only.
+    assert alpha <= last <= alpha + max(idle_latency(e, radix=topo.radix).values())
 
 
 @pytest.mark.rtl
