@@ -111,11 +111,12 @@ def _properties() -> tuple[Property, ...]:
          6),
         ("switch", {"multicast-delivery": SWITCH_PROPERTIES["multicast-delivery"]},
          switch_properties, switch, 11, 8),
-        # The engine's induction does not close either (the tree's pipeline would need one).
-        # Its first reduced result leaves in step 15: 17 steps check forwarding ids' results
-        # from step 6 on, reductions' first two; isolation (cheaper) goes to 24 steps, past
-        # the bound of a reducing id (15 cycles of waiting).
-        ("engine", {"in-order": ENGINE_PROPERTIES["in-order"]}, engine_properties, engine, 17, 20),
+        # The engine's induction does not close either (the reduction unit's pipeline would
+        # need one). Its first reduced result leaves in step 18: 18 steps check forwarding
+        # ids' results from step 6 on and a reduction's first (20 steps take three times as
+        # long); isolation (cheaper) goes to 24 steps, past the bound of a reducing id (18
+        # cycles of waiting).
+        ("engine", {"in-order": ENGINE_PROPERTIES["in-order"]}, engine_properties, engine, 18, 20),
         ("engine", {"isolation": ENGINE_PROPERTIES["isolation"]}, engine_properties, engine, 24,
          16),
     ]
