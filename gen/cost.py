@@ -45,9 +45,9 @@ builds it; the network simulation (:mod:`innet.sim.network`) measures them:
     Endpoint to switch and switch to endpoint, each: the endpoint's link sender and receiver
     register the flit once (``hw/link.py``).
 ``front_latency = 4``
-    Cycles a switch's collective engine adds to every request crossing before its reduction
-    tree: the write into its request buffer and its front end (issue, operand read, index
-    check; ``innet.hw.ceng.engine_latency(1)``).
+    Cycles a switch's collective engine adds to every request crossing before its reduction:
+    the write into its request buffer and its front end (issue, operand read, index check;
+    ``innet.hw.ceng.engine_latency(1, radix)``).
 ``reduce_latency = None``
     Cycles a switch's collective engine takes to reduce ``k >= 2`` contributing ports after
     its front end, the same for every ``k``: its multi-operand reduction unit
@@ -139,7 +139,7 @@ class CostModel:
         Elements per cycle a switch's collective engine reduces over all collective ids
         together; ``None`` (default): never the bottleneck.
     front_latency : float
-        Cycles a switch's collective engine adds to a request before its tree (default 4).
+        Cycles a switch's collective engine adds to a request before its reduction (default 4).
     reduce_latency : float, optional
         Cycles a switch's collective engine takes to reduce two or more ports after its front
         end; ``None`` (default): :func:`reduce_cycles` at the topology's radix.

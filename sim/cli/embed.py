@@ -101,7 +101,7 @@ def _options(func):
         click.option("--front-latency", type=click.FloatRange(min=0),
                      default=_DEFAULT.front_latency, show_default=True,
                      help="Cost model: cycles a switch's collective engine adds to a request "
-                          "before its reduction tree."),
+                          "before its reduction."),
         click.option("--reduce-latency", type=click.FloatRange(min=0),
                      default=_DEFAULT.reduce_latency,
                      help="Cost model: cycles a switch's collective engine takes to reduce two "
