@@ -80,6 +80,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from innet.gen.checks import check_int
+
 __all__ = ["Cost", "CostModel", "envelope", "reduce_cycles"]
 
 
@@ -88,9 +90,8 @@ def reduce_cycles(radix: int) -> int:
     ``9 + ceil(log2(radix + 1)) + ceil(log2(radix + 2))``, as
     ``innet.hw.alu.multi.multi_latency(radix + 1)`` builds it (15, 17 and 19 cycles at radix
     4, 8 and 16)."""
-    if isinstance(radix, bool) or not isinstance(radix, numbers.Integral) or radix < 1:
-        raise ValueError(f"Radix must be a positive integer, not {radix!r}")
-    return 9 + int(radix).bit_length() + (int(radix) + 1).bit_length()
+    radix = check_int("Radix", radix, low=1)
+    return 9 + radix.bit_length() + (radix + 1).bit_length()
 
 
 def _number(name: str, value: Any, *, allow_none: bool = False, allow_zero: bool = True,

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from innet.gen.checks import check_int
+
 __all__ = [
     "CANONICAL_NAN",
     "SUM_GUARD_BITS",
@@ -197,7 +199,7 @@ def fold(op: Op, dtype: DType, operands: Sequence) -> np.ndarray:
 
 
 #: Bits below the last place of the largest operand that :func:`sum_fp32` keeps of every
-#: operand: enough that its error is below the pairwise tree's in every class of
+#: operand: enough that its error is no worse than the pairwise tree's in every class of
 #: :mod:`innet.sim.bench.numerics` (``docs/measurements.md``).
 SUM_GUARD_BITS = 16
 
@@ -206,12 +208,13 @@ def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
     """The fp32 sum of ``k`` operands with one alignment and one rounding (the engine's).
 
     Every finite operand's significand is aligned to the largest effective exponent ``emax``
-    and cut off (toward zero) ``guard`` bits below that exponent's last place; the cut
-    magnitudes are summed exactly with their signs, and the sum is rounded once to nearest,
-    ties to even, with subnormal results and overflow to infinity. So the result is exactly
-    rounded whenever no operand lies more than ``guard`` places below ``emax`` (a sum of
-    two operands always is), there is no intermediate overflow, and the order of the operands
-    does not matter.
+    and cut off ``guard`` bits below that exponent's last place, the bits cut off leaving a
+    sticky bit in the lowest place kept (as a two-operand adder keeps one); these magnitudes
+    are summed exactly with their signs, and the sum is rounded once to nearest, ties to even,
+    with subnormal results and overflow to infinity. So the result is exactly rounded whenever
+    no operand lies more than ``guard`` places below ``emax`` (nothing is cut), and always for
+    two operands (the sticky bit tells a tie from a value beside it); no intermediate sum
+    overflows, and the order of the operands does not matter.
 
     Specials as in IEEE 754 addition: a NaN operand, or both infinities, give the canonical
     NaN; otherwise an infinite operand gives that infinity. A zero sum is ``-0`` only when
@@ -222,7 +225,7 @@ def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
     operands : sequence of array_like of uint32
         One bit-pattern vector (or scalar) per operand, at least one.
     guard : int
-        Bits kept below ``emax``'s last place, 1 .. 33.
+        Bits kept below ``emax``'s last place, 3 .. 33.
 
     Returns
     -------
@@ -230,13 +233,14 @@ def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``guard`` is not an integer.
     ValueError
         If there is no operand or ``guard`` is out of range.
     """
     if len(operands) == 0:
         raise ValueError("A sum needs at least one operand")
-    if not 1 <= guard <= 33:
-        raise ValueError(f"Guard bits must be in 1 .. 33, not {guard}")
+    check_int("Guard bits", guard, low=3, high=33)
     bits = np.stack(np.broadcast_arrays(*(np.asarray(x, dtype=np.uint32) for x in operands)),
                     axis=-1)
     sign = (bits >> 31).astype(bool)
@@ -247,7 +251,10 @@ def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
     emax = effective.max(axis=-1)
     distance = np.minimum(emax[..., None] - effective, 24 + guard)
     significand = np.where(exponent != 0, fraction | (1 << 23), fraction)
-    magnitude = np.where(finite, (significand << guard) >> distance, 0)
+    moved = np.where(finite, significand << guard, 0)
+    # The bits cut off leave a sticky bit in the lowest place kept.
+    cut = (moved & ((np.int64(1) << distance) - 1)) != 0
+    magnitude = (moved >> distance) | cut
     total = np.where(sign, -magnitude, magnitude).sum(axis=-1)
     # |total| < 17 * 2**(24 + guard) <= 2**62 for up to 17 operands: exact in int64 and in the
     # float64 whose exponent gives its bit length.

@@ -176,7 +176,7 @@ def error_layout() -> data.StructLayout:
 def default_collective(params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP):
     """The collective path a switch gets by default: the collective engine
     (:class:`innet.hw.ceng.CollectiveEngine`, in-network reduction) for 32-bit payloads, the
-    pass-through (:class:`~innet.hw.collective.CollectivePath`) otherwise (the ALUs reduce
+    pass-through (:class:`~innet.hw.collective.CollectivePath`) otherwise (the engine reduces
     32-bit elements only); ``depth`` request flits per (id, input port)."""
     if params.payload_width == 32:
         from innet.hw.ceng import CollectiveEngine

@@ -13,7 +13,7 @@ __all__ = ["make_switch", "switch_collective"]
 
 def switch_collective(name: str, mul: bool = False, payload_width: int = 32):
     """The ``collective=`` builder of ``--collective NAME``: ``"engine"`` (the collective
-    engine, its ALUs with multipliers if ``mul``), ``"pass"`` (the pass-through) or ``"none"``
+    engine, with a tree of multipliers if ``mul``), ``"pass"`` (the pass-through) or ``"none"``
     (``None``: the p2p switch, without collective support).
 
     Raises

@@ -18,7 +18,7 @@ are :class:`innet.gen.cost.CostModel`'s, shared with the host-style algorithms):
   endpoint), one local port plus the down path for a broadcast. With ``reduce_latency = 0``
   and ``front_latency = 0`` the two paths are equal and alpha is exactly twice the longest
   leaf-root path, PIUMA's bound met with equality; in general alpha <= 2 x the longest path
-  counting each switch at its worst (``switch_latency + front_latency + reduce_latency``).
+  counting each switch at its worst (``switch_latency + front_latency`` and its reduction).
 - beta is the time per element at the slowest stage of the pipeline (Eq. 2): a network channel,
   the local (endpoint) port, and optionally the collective engine of a switch. Requests and
   responses use the two directions of each link, so they do not compete.

@@ -59,7 +59,7 @@ ERROR_FLAGS = {
     "coll_index": "request flits reduced together carried different element indices; the "
                   "element was discarded",
     "coll_op": "a collective id's operation is not defined on its data type (or is mul on "
-               "ALUs built without the multiplier); the element was discarded",
+               "a switch built without multipliers); the element was discarded",
     "coll_timeout": "a reducing collective id waited coll_timeout cycles for a contributor; "
                     "coll[c].status.timed_out names the id and coll[c].missing the ports",
     "coll_config": "a write to a collective id's registers was refused: the id was enabled and "

@@ -1,4 +1,5 @@
-"""Reduction operators of the collective engine: :class:`ALU`, bit-exact to :mod:`innet.gen.ops`.
+"""Reduction operators: :class:`ALU`, bit-exact to :mod:`innet.gen.ops`, and the engine's
+multi-operand unit.
 
 Modules: :mod:`~innet.hw.alu.unit` (the pipelined two-operand unit), :mod:`~innet.hw.alu.multi`
 (the multi-operand unit the engine reduces with: one alignment and one rounding for an fp32

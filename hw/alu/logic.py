@@ -2,7 +2,7 @@
 
 Each helper adds combinational logic to a module ``m`` and returns the resulting value. They are
 written for shallow logic on an FPGA (log-depth trees, no long priority chains), because the
-reduction tree runs at line rate.
+reduction runs at line rate.
 """
 
 from __future__ import annotations

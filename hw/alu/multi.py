@@ -7,8 +7,8 @@ ensures repeatability of results". Here the fp32 add of ``k`` operands does not 
 order at all (:func:`innet.gen.ops.sum_fp32`): the operands are aligned once to the largest
 exponent, summed exactly in a carry-propagate adder tree and rounded once, so no intermediate
 sum is rounded and none overflows. The other operations are associative, or (``nor``) keep the
-pairwise shape of :func:`innet.hw.ceng.tree.tree_shape`; their results are those of
-:func:`innet.sim.golden.reduce_switch`.
+pairwise shape of :func:`innet.hw.ceng.tree.tree_shape`; for two operands or more their
+results are those of :func:`innet.sim.golden.reduce_switch`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 from innet.gen.ops import SUM_GUARD_BITS, DType, Op
 from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
-from innet.hw.alu.logic import leading_zeros
+from innet.hw.alu.logic import leading_zeros, low_mask
+from innet.hw.arbiter import any_of
 
 __all__ = ["MultiOperandUnit", "multi_latency"]
 
@@ -30,6 +31,8 @@ __all__ = ["MultiOperandUnit", "multi_latency"]
 _FIXED_STAGES = 9
 #: Bits of an aligned significand: 24 and the guard bits below the largest exponent's last place.
 _LANE = 24 + SUM_GUARD_BITS
+#: The lane's 8-bit groups (the alignment's coarse shift moves whole groups).
+_GROUPS = (_LANE + 7) // 8
 
 
 def _levels(count: int) -> int:
@@ -58,10 +61,10 @@ class MultiOperandUnit(wiring.Component):
 
     - ``fp32 add``: :func:`innet.gen.ops.sum_fp32`, bit for bit. The significands are aligned
       to the largest exponent and cut :data:`~innet.gen.ops.SUM_GUARD_BITS` bits below its last
-      place, summed in ``24 + 16 + ceil(log2(leaves + 1)) + 1`` bits (the one's complements of
-      the negative ones and their count), and the magnitude of the sum is normalised once
-      (a leading-zero count bounded so that small sums come out subnormal) and rounded to
-      nearest, ties to even.
+      place (the bits cut off leaving a sticky bit in the lowest place kept), summed in
+      ``24 + 16 + ceil(log2(leaves + 1)) + 1`` bits (the one's complements of the negative ones
+      and their count), and the magnitude of the sum is normalised once (a leading-zero count
+      bounded so that small sums come out subnormal) and rounded to nearest, ties to even.
     - ``int32``/``uint32 add``: the sum modulo 2**32, from the same adder tree.
     - ``min``, ``max`` and the bitwise operations: a tree of two-operand cells in the shape of
       :func:`innet.hw.ceng.tree.tree_shape`, two cycles per level (compare, then choose), beside
@@ -266,7 +269,7 @@ class MultiOperandUnit(wiring.Component):
             ones = [ones[i] + ones[i + 1] if i + 1 < len(ones) else ones[i]
                     for i in range(0, len(ones), 2)]
         neg_count = reg(ones[0], "s2_neg_count")
-        # Both reach the alignment's last stage (levels + 3) in step with the shifted lanes.
+        # Both reach the alignment's last stage (levels + 4) in step with the shifted lanes.
         neg_count = delay(neg_count, levels + 1, "neg_count")
         negs_now = delay(negs_now, levels + 2, "negs")
         nans, pos_inf, neg_inf = (classes[k].any() for k in ("nans", "pos_infs", "neg_infs"))
@@ -280,6 +283,9 @@ class MultiOperandUnit(wiring.Component):
 
         # ---- Stage levels + 2: alignment distances -------------------------------------------
         distances = [reg((emax - e)[:8], f"s{at + 1}_d{i}") for i, e in enumerate(exps)]
+        # Which 8-bit groups of each lane hold a one: the sticky bit of the coarse shift.
+        groups = [reg(Cat(lane[8 * j:8 * j + 8].any() for j in range(_GROUPS)),
+                      f"s{at + 1}_groups{i}") for i, lane in enumerate(lanes)]
         lanes = [reg(lane, f"s{at + 1}_lane{i}") for i, lane in enumerate(lanes)]
         # Bit b of the sum's magnitude weighs 2**(emax - 150 - guard + b); with lz leading zeros
         # its exponent field would be emax + add_levels - lz, so normalisation may shift by at
@@ -289,17 +295,26 @@ class MultiOperandUnit(wiring.Component):
         emax = reg(emax, f"s{at + 1}_emax")
 
         # ---- Stage levels + 3: shift by the multiple of 8; nothing left from _LANE on ------
-        coarse = []
-        for i, (lane, d) in enumerate(zip(lanes, distances, strict=True)):
-            gone = d >= _LANE
+        # The groups shifted out (every group from _LANE on) leave a sticky bit.
+        coarse, coarse_sticky = [], []
+        for i, (lane, d, held) in enumerate(zip(lanes, distances, groups, strict=True)):
+            steps = [d[3:] == k for k in range(_GROUPS)]  # a shift by 8 * k, k < _GROUPS
+            gone = ~any_of(steps)
             coarse.append(reg(Mux(gone, 0, lane >> Cat(Const(0, 3), d[3:6])), f"s{at + 2}_c{i}"))
+            coarse_sticky.append(reg(Mux(gone, held.any(),
+                                         any_of(steps[k] & held[:k].any()
+                                                for k in range(1, _GROUPS))),
+                                     f"s{at + 2}_sticky{i}"))
         fine_d = [reg(d[:3], f"s{at + 2}_f{i}") for i, d in enumerate(distances)]
         emax = reg(emax, f"s{at + 2}_emax")
 
         # ---- Stage levels + 4: the rest of the shift; negative operands complemented -------
         addends = []
-        for i, (c, d) in enumerate(zip(coarse, fine_d, strict=True)):
-            aligned = Cat(c >> d, Const(0, sum_width - _LANE))
+        for i, (c, d, cut) in enumerate(zip(coarse, fine_d, coarse_sticky, strict=True)):
+            # The bits cut off leave a sticky bit in the lowest place kept.
+            sticky = cut | (c[:7] & low_mask(d, 7)).any()
+            shifted = c >> d
+            aligned = Cat(shifted[0] | sticky, shifted[1:], Const(0, sum_width - _LANE))
             addends.append(reg(aligned ^ negs_now[i].replicate(sum_width), f"s{at + 3}_v{i}"))
         # The complements are one short each: their count enters as one more addend.
         addends.append(reg(Cat(neg_count, Const(0, sum_width - len(neg_count))),

@@ -1,4 +1,5 @@
-"""The pipelined two-operand reduction unit of the collective engine."""
+"""The pipelined two-operand reduction unit: the endpoints' step engines and the collective
+engine's tree of multipliers reduce with it."""
 
 from __future__ import annotations
 

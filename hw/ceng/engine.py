@@ -57,7 +57,7 @@ def engine_latency(count: int, radix: int, op: Op | int = Op.ADD) -> int:
     check_int("Radix", radix, low=1)
     if count == 1:
         return 1 + FRONT_CYCLES
-    if op == Op.MUL:
+    if (Op(op) if isinstance(op, int) else Op.parse(op)) == Op.MUL:
         return 1 + FRONT_CYCLES + LATENCY * levels_for(count)
     return 1 + FRONT_CYCLES + multi_latency(radix + 1)
 
@@ -91,7 +91,7 @@ class CollectiveEngine(wiring.Component):
       to ``resp_out``, which the switch forks. If the flits' element indices differ (a flit
       was lost or sent twice), nothing is reduced: the flits holding the oldest index are
       discarded and ``mismatch`` pulses, so that a lost flit costs one element and the
-      streams are back in step (:meth:`_resync`); an operation the ALUs do not implement on
+      streams are back in step (:meth:`_resync`); an operation the engine does not implement on
       the data type discards the element and pulses ``unsupported``. Never a wrong result.
     - ``k == 1``: no reduction: the flit is forwarded like the pass-through does (a response
       at the root), through the front end but not the reduction unit.
@@ -156,7 +156,7 @@ class CollectiveEngine(wiring.Component):
     Parameters
     ----------
     params : FlitParams
-        The flit format; ``payload_width`` must be 32 (the ALUs' width).
+        The flit format; ``payload_width`` must be 32 (the reduction's width).
     radix : int
         Network ports (the local port is ``radix``).
     depth : int
@@ -682,7 +682,7 @@ ENGINE_PROPERTIES = {
                 "each to the id's targets, whatever the other id, the credits, the switch's "
                 "readiness and the configuration do",
     "isolation": "an id whose contributors all hold their next element, and whose targets "
-                 "hold credits, offers a result within engine_latency(k) + 2 cycles (k its "
+                 "hold credits, offers a result within engine_latency(k, radix) + 2 cycles (k its "
                  "contributing ports) while the switch takes what is offered, whatever the "
                  "other id does (a contributor missing for ever, garbage, out of step)",
 }
@@ -698,7 +698,7 @@ def engine_properties(name: str, radix: int = 1, *, block: type = CollectiveEngi
     while id 1's watchdog has fired).
 
     Id 0 is the watched id: its configuration is a free constant that reduces or forwards
-    (``req_in`` not empty, an operation the ALUs implement on the data type, a target), and
+    (``req_in`` not empty, an operation the engine implements on the data type, a target), and
     each of its contributing ports receives its elements in index order (the element arriving
     on port ``q`` is the number of id 0's flits that arrived there), from the third cycle on
     (the engine applies its configuration two cycles after a write). Payloads are free. Id 1

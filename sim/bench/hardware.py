@@ -5,8 +5,8 @@ Switch variants, at radix 4, 8 and 16 (32-bit payload, 4 collective ids, the oth
 at their defaults):
 
 - ``ceng``: the switch as ``innet verilog switch`` emits it by default, with the collective
-  engine (:class:`innet.hw.ceng.CollectiveEngine`, ``radix`` ALUs without multipliers: in-network
-  reduction of every operation of :mod:`innet.gen.ops` but ``mul``);
+  engine (:class:`innet.hw.ceng.CollectiveEngine`, its multi-operand reduction unit without
+  multipliers: in-network reduction of every operation of :mod:`innet.gen.ops` but ``mul``);
 - ``passthrough`` (radix 4 and 8): with the pass-through collective path
   (:class:`innet.hw.collective.CollectivePath`: forwarding, no reduction);
 - ``p2p``: the p2p switch (``Switch(collective=None)``): no collective path, no response
@@ -193,7 +193,7 @@ _register_arbiters()
 
 def _register_reductions() -> None:
     """The engine's reduction datapath of each radix alone: the multi-operand unit and, for
-    comparison, the tree of pairwise ALUs it replaced (``innet synth reduction``)."""
+    comparison, a tree of pairwise ALUs (``innet synth reduction``)."""
     for radix in RADICES:
         leaves = radix + 1
         for datapath in ("multi", "tree"):

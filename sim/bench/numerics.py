@@ -4,10 +4,9 @@ The engine adds the ``k`` contributing ports of a switch (``k`` = 2 .. 17 up to 
 one multi-operand unit: aligned once, summed exactly, rounded once
 (:func:`innet.gen.ops.sum_fp32`, the same for every element and any port order; its bit-exact
 model is :func:`innet.sim.golden.reduce_switch`). This module measures how far that result is
-from the exactly rounded sum, beside the two orders of pairwise float32 adds it replaces or
-that a host runs: a fixed pairwise tree of two-operand units in port order (PIUMA,
-"Collective Engine": "reductions are computed in a fixed port order [...]"; the engine's
-datapath before the multi-operand unit) and a left-to-right sequential fold
+from the exactly rounded sum, beside two orders of pairwise float32 adds: a fixed pairwise
+tree of two-operand units in port order (PIUMA, "Collective Engine": "reductions are computed
+in a fixed port order [...]"), and a left-to-right sequential fold
 (:func:`innet.gen.ops.fold`, what a host loop does), per fan-in and per class of input vector
 (:data:`CLASSES`).
 
@@ -424,10 +423,10 @@ def table_markdown(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _no_worse(rows: list[dict[str, Any]], stat: str, than: str = "tree") -> int:
-    """How many rows have the engine's ``stat`` at most that of the order ``than``."""
-    return sum(r["engine"][stat] is None or r[than][stat] is None
-               or r["engine"][stat] <= r[than][stat] for r in rows)
+def _no_worse(rows: list[dict[str, Any]], stat: str) -> int:
+    """How many rows have the engine's ``stat`` at most the pairwise tree's."""
+    return sum(r["engine"][stat] is None or r["tree"][stat] is None
+               or r["engine"][stat] <= r["tree"][stat] for r in rows)
 
 
 @case("numerics_fp32_add", "simulation",

@@ -194,11 +194,11 @@ def dtype_option(func: Callable) -> Callable:
 
 
 def mul_option(*, default: bool) -> Callable[[Callable], Callable]:
-    """``--mul/--no-mul``: build the ALUs with their multiplier. On by default for an ALU and
-    an endpoint, off for a collective engine (in-network reductions need no multiplier)."""
+    """``--mul/--no-mul``: build the multipliers. On by default for an ALU and an endpoint, off
+    for a collective engine (in-network reductions need no multiplier)."""
     return click.option("--mul/--no-mul", default=default, show_default=True,
-                        help="Build the ALUs with multipliers (the mul operation; four DSP "
-                             "blocks each on ECP5).")
+                        help="Build the multipliers (the mul operation; four DSP blocks per "
+                             "ALU on ECP5).")
 
 
 # -- hardware sizes -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from innet.gen.ops import (
     fold,
     from_bits,
     is_supported,
+    sum_fp32,
     to_bits,
 )
 
@@ -116,3 +117,78 @@ def test_parse_names():
     with pytest.raises(ValueError, match=r"^Data type must be one of int32, uint32, fp32, "
                        r"not 'f64'$"):
         DType.parse("f64")
+
+
+# The one-rounding sum ---------------------------------------------------------------------------
+
+
+def _fields(rng, n, exponents):
+    """``n`` fp32 patterns: random signs and significands, biased exponents from ``exponents``."""
+    sign = rng.integers(0, 2, n).astype(np.uint32)
+    fraction = rng.integers(0, 1 << 23, n).astype(np.uint32)
+    return (sign << 31) | (exponents.astype(np.uint32) << 23) | fraction
+
+
+def test_sum_of_two_is_the_ieee_sum():
+    """Two operands at every distance, the smaller's low bits set to patterns that put the sum
+    on, or just beside, a rounding tie: every sum is float32's own addition (and the exactly
+    rounded sum of innet.sim.bench.numerics), so the sticky bit of the bits cut off decides
+    each tie. One such pair, by hand: 1 + 4 ulp minus 2**-24 - 2**-47."""
+    from innet.sim.bench.numerics import exact_sum
+
+    rng = np.random.default_rng(3)
+    n = 100_000
+    big = rng.integers(1, 255, n)
+    a = _fields(rng, n, big)
+    b = _fields(rng, n, np.clip(big - rng.integers(0, 60, n), 0, 254))
+    near_tie = rng.random(n) < 0.5
+    b = np.where(near_tie, (b & ~np.uint32(0xFFFF))
+                 | rng.choice(np.array([0, 1, 0x7FFF, 0x8000, 0xFFFF], np.uint32), n), b)
+    got = sum_fp32([a, b])
+    np.testing.assert_array_equal(got, combine("add", "fp32", a, b))
+    np.testing.assert_array_equal(got, exact_sum(np.stack([a, b], axis=1)))
+    assert sum_fp32([np.uint32(0x3F80_0004), np.uint32(0xB380_0001)]) == 0x3F80_0003
+
+
+@pytest.mark.parametrize("count", [3, 5, 9, 17])
+def test_sum_within_the_guard_bits_is_exactly_rounded_in_any_order(count):
+    """When no operand lies more than 16 places below the largest one's last place nothing is
+    cut: the sum is the exactly rounded one (innet.sim.bench.numerics' nine-limb sum), with
+    subnormal and overflowing results, and a permutation changes nothing."""
+    from innet.sim.bench.numerics import exact_sum
+
+    rng = np.random.default_rng(count)
+    n = 20_000
+    top = rng.choice(np.array([1, 2, 3, 100, 127, 200, 253, 254]), n)
+    bits = np.stack([_fields(rng, n, np.clip(top - rng.integers(0, 16, n), 0, 254))
+                     for _ in range(count)], axis=1)
+    got = sum_fp32(list(bits.T))
+    np.testing.assert_array_equal(got, exact_sum(bits))
+    shuffled = bits[:, rng.permutation(count)]
+    np.testing.assert_array_equal(sum_fp32(list(shuffled.T)), got)
+
+
+def test_sum_specials_and_signed_zeros():
+    nan, inf = np.uint32(CANONICAL_NAN), np.uint32(0x7F80_0000)
+    minus_inf, one = np.uint32(0xFF80_0000), np.uint32(0x3F80_0000)
+    minus_zero, zero = np.uint32(0x8000_0000), np.uint32(0)
+    assert sum_fp32([one, np.uint32(0x7F80_0001)]) == nan  # any NaN
+    assert sum_fp32([inf, minus_inf, one]) == nan
+    assert sum_fp32([one, minus_inf, one]) == minus_inf
+    assert sum_fp32([minus_zero, minus_zero, minus_zero]) == minus_zero
+    assert sum_fp32([minus_zero, zero]) == zero
+    assert sum_fp32([one, one ^ np.uint32(1 << 31)]) == zero  # x - x is +0
+    big = np.uint32(0x7F7F_FFFF)  # no intermediate overflow: max + max - max is max
+    assert sum_fp32([big, big, big ^ np.uint32(1 << 31)]) == big
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: sum_fp32([]), ValueError, r"^A sum needs at least one operand$"),
+    (lambda: sum_fp32([1, 2], guard=2), ValueError, r"^Guard bits must be at least 3, not 2$"),
+    (lambda: sum_fp32([1, 2], guard=34), ValueError, r"^Guard bits must be at most 33, not 34$"),
+    (lambda: sum_fp32([1, 2], guard=2.5), TypeError,
+     r"^Guard bits must be an integer, not 2.5$"),
+])
+def test_sum_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -37,6 +37,14 @@ def operands_for(rng: random.Random, op: int, dtype: DType, count: int, leaves: 
         kind = rng.choice(list(CLASSES))
         row = vectors(kind, count, 1, seed=rng.getrandbits(16))[0]
         chosen = [int(x) for x in row]
+    elif op == Op.ADD and dtype == DType.FP32 and draw < 0.65:
+        # Operands far below the largest, their low bits on or beside a rounding tie: the
+        # sticky bit of the bits the alignment cuts off decides.
+        top = rng.randint(30, 254)
+        chosen = [(rng.getrandbits(1) << 31) | (top << 23) | rng.getrandbits(23)]
+        chosen += [(rng.getrandbits(1) << 31) | (max(top - rng.randint(1, 45), 0) << 23)
+                   | (rng.getrandbits(7) << 16) | rng.choice([0, 1, 0x7FFF, 0x8000, 0xFFFF])
+                   for _ in range(count - 1)]
     elif op == Op.ADD and dtype == DType.FP32 and draw < 0.8:
         # One end of the range: sums that are subnormal or cross into the normal range, or
         # that overflow (or nearly) after the largest exponent.

@@ -50,11 +50,12 @@ def test_nor_follows_the_tree_shape():
 
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7, 8, 9, 17])
 def test_fp32_add_is_one_exactly_rounded_sum_in_any_order(count):
-    """Operands within 2**-5 .. 2**10 of each other: no operand lies more than 16 places below
+    """Magnitudes in 2**-5 .. 2**10, random signs: no operand lies more than 16 places below
     the largest, so the sum is exactly rounded: float64 holds it exactly (at most 24 + 15 + 5
     bits) and rounds it once to float32. A permutation of the ports changes nothing."""
     rng = np.random.default_rng(count)
-    x = (rng.standard_normal((count, 400)) * 2.0 ** rng.integers(-5, 10, (count, 400)))
+    sign = np.where(rng.integers(0, 2, (count, 400)), -1.0, 1.0)
+    x = sign * rng.uniform(1.0, 2.0, (count, 400)) * 2.0 ** rng.integers(-5, 10, (count, 400))
     x = x.astype(np.float32)
     want = x.astype(np.float64).sum(axis=0).astype(np.float32)
     got = reduce_switch(Op.ADD, DType.FP32, list(f32(x)))
@@ -202,10 +203,11 @@ def test_broken_tree_errors():
 
 def test_idle_latency_by_hand():
     """Ring of 4 (radix 2), root 1, 3 cycles per switch. Node 3 forwards: 0 + 3 +
-    engine_latency(1) = 7; node 0 reduces node 3 and itself: max(7, 0) + 3 + engine_latency(2)
-    = 27; node 2 forwards (7); the root reduces three ports: max(27, 7, 0) + 3 +
-    engine_latency(3) = 47; then 3 cycles per switch down. A reduction takes the 13 cycles of
-    the 3-leaf unit and 4 more, however many ports reduce; a product, the tree's 9 per level."""
+    engine_latency(1, 2) = 7; node 0 reduces node 3 and itself: max(7, 0) + 3 +
+    engine_latency(2, 2) = 27; node 2 forwards (7); the root reduces three ports: max(27, 7, 0)
+    + 3 + engine_latency(3, 2) = 47; then 3 cycles per switch down. A reduction takes the 13
+    cycles of the 3-leaf unit and 4 more, however many ports reduce; a product, the tree's 9
+    per level."""
     assert HOP_CYCLES == 3
     assert [engine_latency(k, 2) for k in (1, 2, 3)] == [4, 17, 17]
     assert [engine_latency(k, 2, Op.MUL) for k in (1, 2, 3)] == [4, 13, 22]
