@@ -194,16 +194,13 @@ class CollectiveEngine(wiring.Component):
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         check_int("Request buffer depth", depth, low=1)
-        if queue_depth is None:
-            reduce_cycles = multi_latency(radix + 1)
-            if mul:
-                reduce_cycles = max(reduce_cycles, LATENCY * levels_for(radix + 1))
-            queue_depth = reduce_cycles + FRONT_CYCLES + 1
-        check_int("Queue depth", queue_depth, low=FRONT_CYCLES)
         self._params = params
         self._radix = radix
         self._depth = depth
         self._mul = mul
+        if queue_depth is None:
+            queue_depth = self.reduce_cycles + FRONT_CYCLES + 1
+        check_int("Queue depth", queue_depth, low=FRONT_CYCLES)
         self._queue_depth = queue_depth
         super().__init__(path_members(params, radix))
 
