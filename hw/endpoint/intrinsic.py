@@ -38,6 +38,10 @@ class Intrinsic(wiring.Component):
     0, payload 0) and waits for one response, without touching the memory. ``done`` rises when
     everything was sent and received.
 
+    Timing: a start that is taken reads element 0 in its own cycle, so the first request is
+    offered in the next cycle; ``done`` (and ``busy`` falls) in the cycle after the last request
+    is taken or the last response written, whichever is later.
+
     Parameters
     ----------
     params : FlitParams
@@ -75,7 +79,10 @@ class Intrinsic(wiring.Component):
         another command may still arrive.
     rd_addr, rd_en, rd_data
         A synchronous read port of the vector memory (data one cycle after an enabled address;
-        held while ``rd_en`` is low). Used only while ``busy``.
+        held while ``rd_en`` is low). Used only while ``reading``.
+    reading : Out(1)
+        The read port is in use: while ``busy``, and in the cycle of a start that is taken
+        (the first element is read then, so its flit is offered in the next cycle).
     wr_addr, wr_data, wr_en
         A write port of the vector memory. Used only while ``busy``.
     """
@@ -92,6 +99,7 @@ class Intrinsic(wiring.Component):
             "status": Out(status_layout()), "sent": Out(iw), "received": Out(iw),
             "tx": Out(stream_signature(params)), "rx": In(stream_signature(params)),
             "rd_addr": Out(aw), "rd_en": Out(1), "rd_data": In(params.payload_width),
+            "reading": Out(1),
             "wr_addr": Out(aw), "wr_data": Out(params.payload_width), "wr_en": Out(1),
         })
 
@@ -111,7 +119,15 @@ class Intrinsic(wiring.Component):
             recvs.eq(mode != CollectiveMode.SEND),
         ]
 
-        # Start, refusal and completion.
+        # Start and refusal. A start that is taken reads the first element in its own cycle
+        # (``launch``), so that its flit is offered in the next.
+        accepted = self.start & ~self.blocked & ~st.busy
+        launch = Signal()
+        first_total = Mux(self.mode == CollectiveMode.BARRIER, 1, self.count)
+        m.d.comb += [
+            launch.eq(accepted & (self.mode != CollectiveMode.RECV) & (first_total != 0)),
+            self.reading.eq(st.busy | launch),
+        ]
         with m.If(self.start):
             with m.If(self.blocked | st.busy):
                 m.d.sync += [st.error.eq(1), st.done.eq(0)]
@@ -119,12 +135,8 @@ class Intrinsic(wiring.Component):
                 m.d.sync += [
                     st.busy.eq(1), st.done.eq(0), st.error.eq(0),
                     cid.eq(self.cid), mode.eq(self.mode), base.eq(self.base),
-                    total.eq(Mux(self.mode == CollectiveMode.BARRIER, 1, self.count)),
-                    self.sent.eq(0), self.received.eq(0),
+                    total.eq(first_total), self.sent.eq(0), self.received.eq(0),
                 ]
-        finished = ((~sends | (self.sent == total)) & (~recvs | (self.received == total)))
-        with m.If(st.busy & finished):
-            m.d.sync += [st.busy.eq(0), st.done.eq(1)]
 
         # Send: a read-ahead of one element, stalled with the read port's enable.
         following = Signal(iw)
@@ -132,20 +144,22 @@ class Intrinsic(wiring.Component):
         out_index = Signal(iw)
         advance = ~out_valid | self.tx.ready
         issue = st.busy & sends & (following < total) & advance
-        m.d.comb += [self.rd_en.eq(advance), self.rd_addr.eq(base + following)]
+        m.d.comb += [self.rd_en.eq(advance | launch),
+                     self.rd_addr.eq(Mux(launch, self.base, base + following))]
         with m.If(advance):
             m.d.sync += [out_valid.eq(issue), out_index.eq(following)]
         with m.If(issue):
             m.d.sync += following.eq(following + 1)
-        with m.If(self.start & ~self.blocked & ~st.busy):
-            m.d.sync += [following.eq(0), out_valid.eq(0)]
+        with m.If(accepted):
+            m.d.sync += [following.eq(launch), out_valid.eq(launch), out_index.eq(0)]
         flit = self.tx.payload
+        took = self.tx.valid & self.tx.ready
         m.d.comb += [
             self.tx.valid.eq(out_valid),
             flit.kind.eq(Kind.REQ), flit.cid.eq(cid), flit.index.eq(out_index),
             flit.payload.eq(Mux(barrier, Const(0), self.rd_data)),
         ]
-        with m.If(self.tx.valid & self.tx.ready):
+        with m.If(took):
             m.d.sync += self.sent.eq(self.sent + 1)
 
         # Receive: write each response to its element; while no command runs, responses wait
@@ -154,6 +168,7 @@ class Intrinsic(wiring.Component):
         m.d.comb += self.rx.ready.eq(st.busy)
         fits = (st.busy & recvs & (resp.kind == Kind.RESP) & (resp.cid == cid)
                 & (resp.index < total) & (self.received < total))
+        written = self.rx.valid & fits
         with m.If(self.rx.valid & st.busy):
             with m.If(fits):
                 m.d.sync += self.received.eq(self.received + 1)
@@ -161,4 +176,10 @@ class Intrinsic(wiring.Component):
                              self.wr_data.eq(resp.payload)]
             with m.Else():
                 m.d.sync += st.error.eq(1)
+
+        # Completion: in the cycle the last flit is taken or the last response written.
+        sent_all = (self.sent == total) | (took & (self.sent == total - 1))
+        received_all = (self.received == total) | (written & (self.received == total - 1))
+        with m.If(st.busy & (~sends | sent_all) & (~recvs | received_all)):
+            m.d.sync += [st.busy.eq(0), st.done.eq(1)]
         return m

@@ -317,19 +317,23 @@ class Endpoint(wiring.Component):
                      regs.bus.w_en.eq(bus.w_en & in_regs)]
         m.d.comb += [r2.addr.eq(eng.rd2_addr), r2.en.eq(1), eng.rd2_data.eq(r2.data),
                      intr.rd_data.eq(r1.data), eng.rd_data.eq(r1.data)]
-        with m.If(ibusy):
-            m.d.comb += [r1.addr.eq(intr.rd_addr), r1.en.eq(intr.rd_en),
-                         w.addr.eq(intr.wr_addr), w.data.eq(intr.wr_data), w.en.eq(intr.wr_en)]
+        # The intrinsic reads its first element in the cycle it starts, before it is busy.
+        with m.If(intr.reading):
+            m.d.comb += [r1.addr.eq(intr.rd_addr), r1.en.eq(intr.rd_en)]
         with m.Elif(ebusy):
-            m.d.comb += [r1.addr.eq(eng.rd_addr), r1.en.eq(eng.rd_en),
-                         w.addr.eq(eng.wr_addr), w.data.eq(eng.wr_data), w.en.eq(eng.wr_en)]
+            m.d.comb += [r1.addr.eq(eng.rd_addr), r1.en.eq(eng.rd_en)]
         with m.Else():
-            m.d.comb += [r1.addr.eq(element), r1.en.eq(1),
-                         w.addr.eq(element), w.data.eq(bus.w_data),
+            m.d.comb += [r1.addr.eq(element), r1.en.eq(1)]
+        with m.If(ibusy):
+            m.d.comb += [w.addr.eq(intr.wr_addr), w.data.eq(intr.wr_data), w.en.eq(intr.wr_en)]
+        with m.Elif(ebusy):
+            m.d.comb += [w.addr.eq(eng.wr_addr), w.data.eq(eng.wr_data), w.en.eq(eng.wr_en)]
+        with m.Else():
+            m.d.comb += [w.addr.eq(element), w.data.eq(bus.w_data),
                          w.en.eq(bus.w_en & in_memory)]
         read_memory = Signal()
         read_regs = Signal()
-        m.d.sync += [read_memory.eq(in_memory & idle), read_regs.eq(in_regs)]
+        m.d.sync += [read_memory.eq(in_memory & idle & ~intr.reading), read_regs.eq(in_regs)]
         m.d.comb += bus.r_data.eq(Mux(read_memory, r1.data,
                                       Mux(read_regs, regs.bus.r_data, 0)))
 

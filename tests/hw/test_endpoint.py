@@ -15,6 +15,7 @@ import re
 import numpy as np
 import pytest
 from amaranth import Module, Value
+from amaranth.lib.memory import Memory
 from amaranth.sim import Simulator
 from endpoint_net import ModelNet
 
@@ -24,7 +25,8 @@ from innet.gen.image.build import endpoint_registers
 from innet.gen.regmap import CollectiveMode
 from innet.gen.swing import build_schedule, golden
 from innet.hw.endpoint import Endpoint, Message, cts_flit, data_flit, message_of
-from innet.hw.flit import Flit, FlitParams
+from innet.hw.endpoint.intrinsic import Intrinsic
+from innet.hw.flit import Flit, FlitParams, Kind
 from innet.sim.tb.bus import sim_read, sim_write
 
 PARAMS = FlitParams(routing_depth=4, collective_ids=2, p2p_vcs=1, index_width=8, tag_width=4)
@@ -221,6 +223,58 @@ def test_intrinsic_allreduce(op, dtype, seed):
         net.check_empty()
 
     sim.add_testbench(net.run, background=True)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("mode", [CollectiveMode.BOTH, CollectiveMode.RECV])
+def test_intrinsic_cycles(mode):
+    """A start that is taken reads the first element in its own cycle, so its request is
+    offered in the next cycle and the rest follow one a cycle; ``done`` rises in the cycle
+    after the last response is written (and not before)."""
+    n, base = 3, 2
+    intr = Intrinsic(PARAMS, 8)
+    m = Module()
+    m.submodules.intr = intr
+    m.submodules.memory = memory = Memory(shape=32, depth=8, init=[100 + e for e in range(8)])
+    read = memory.read_port()
+    m.d.comb += [read.addr.eq(intr.rd_addr), read.en.eq(intr.rd_en),
+                 intr.rd_data.eq(read.data)]
+    sim = Simulator(m)
+    sim.add_clock(1e-9)
+
+    async def bench(ctx):
+        ctx.set(intr.tx.ready, 1)
+        for name, value in (("cid", 1), ("mode", mode), ("count", n), ("base", base)):
+            ctx.set(getattr(intr, name), value)
+        await ctx.tick()
+        ctx.set(intr.start, 1)
+        assert ctx.get(intr.reading) == (mode == CollectiveMode.BOTH)
+        await ctx.tick()
+        ctx.set(intr.start, 0)
+        sent = []
+        for _ in range(n + 2):
+            if ctx.get(intr.tx.valid):
+                flit = ctx.get(intr.tx.payload)
+                sent.append((flit.index, flit.payload))
+            else:
+                sent.append(None)
+            await ctx.tick()
+        if mode == CollectiveMode.BOTH:
+            assert sent == [(e, 100 + base + e) for e in range(n)] + [None, None]
+        else:
+            assert sent == [None] * (n + 2)
+        for e in range(n):
+            assert ctx.get(intr.status.done) == 0
+            ctx.set(intr.rx.valid, 1)
+            ctx.set(intr.rx.payload, {"kind": Kind.RESP, "cid": 1, "index": e,
+                                      "payload": 7 * e})
+            assert ctx.get(intr.wr_en) == 1
+            await ctx.tick()
+        ctx.set(intr.rx.valid, 0)
+        assert ctx.get(intr.status) == {"busy": 0, "done": 1, "error": 0}
+
     sim.add_testbench(bench)
     sim.run()
 
