@@ -9,11 +9,15 @@ These models are plain numpy on top of :func:`innet.gen.ops.sum_fp32` and
 (:mod:`innet.hw.ceng`) promises:
 
 - **one switch** (:func:`reduce_switch`): an fp32 add of the contributing ports is one sum,
-  aligned once and rounded once (:func:`innet.gen.ops.sum_fp32`), which no order changes; every
-  other operation takes the contributing ports in port order, network ports ascending and the
-  local port last, combined in adjacent pairs level by level, an odd last operand moving up
-  unchanged (:func:`innet.hw.ceng.tree_shape`): ``((x0 x1) (x2 x3)) x4`` for five ports. One
-  contributing port is forwarded unchanged (no step, so even a NaN payload keeps its bits).
+  aligned once and rounded once (:func:`innet.gen.ops.sum_fp32`), which no order changes;
+  ``nor`` is the complement of the OR of all of them (a nor gate of as many inputs), which no
+  order changes either, nor does any of the associative and commutative operations (integer
+  add, ``min``, ``max``, ``and``, ``or``, ``xor``). Only ``mul`` (an engine built with
+  multipliers) depends on the order: the contributing ports in port order, network ports
+  ascending and the local port last, combined in adjacent pairs level by level, an odd last
+  operand moving up unchanged (:func:`innet.hw.ceng.tree_shape`): ``((x0 x1) (x2 x3)) x4`` for
+  five ports. One contributing port is forwarded unchanged (no step, so even a NaN payload
+  keeps its bits).
 - **an embedding** (:func:`embedding_results`): every switch reduces what its ``req_in`` ports
   bring (its endpoint's vector on ``LOCAL``, a child switch's partial result on a network
   port) and sends it up ``req_out``; the root's result is delivered unchanged by the response
@@ -30,6 +34,7 @@ participant; every element is reduced independently, so vectors reduce element-w
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -78,9 +83,10 @@ def reduce_switch(op: Op | str, dtype: DType | str, operands: Sequence) -> np.nd
     Returns
     -------
     numpy.ndarray of uint32
-        fp32 ``add``: :func:`innet.gen.ops.sum_fp32` of the operands. Otherwise adjacent pairs
-        combined level by level (operand ``a`` the lower position), an odd last operand moved
-        up unchanged. A single operand is returned unchanged.
+        fp32 ``add``: :func:`innet.gen.ops.sum_fp32` of the operands; ``nor``: the complement
+        of their OR. Otherwise adjacent pairs combined level by level (operand ``a`` the lower
+        position), an odd last operand moved up unchanged (for every operation but ``mul`` the
+        shape does not change the result). A single operand is returned unchanged.
 
     Raises
     ------
@@ -94,6 +100,8 @@ def reduce_switch(op: Op | str, dtype: DType | str, operands: Sequence) -> np.nd
         raise ValueError("A reduction needs at least one operand")
     if len(level) > 1 and op == Op.ADD and dtype == DType.FP32:
         return sum_fp32(level)
+    if len(level) > 1 and op == Op.NOR:
+        return ~functools.reduce(np.bitwise_or, level)
     while len(level) > 1:
         level = [combine(op, dtype, level[i], level[i + 1]) if i + 1 < len(level) else level[i]
                  for i in range(0, len(level), 2)]

@@ -6,9 +6,10 @@ rate with logarithmic latency", "reductions are computed in a fixed port order [
 ensures repeatability of results". Here the fp32 add of ``k`` operands does not depend on any
 order at all (:func:`innet.gen.ops.sum_fp32`): the operands are aligned once to the largest
 exponent, summed exactly in a carry-propagate adder tree and rounded once, so no intermediate
-sum is rounded and none overflows. The other operations are associative, or (``nor``) keep the
-pairwise shape of :func:`innet.hw.ceng.tree.tree_shape`; for two operands or more their
-results are those of :func:`innet.sim.golden.reduce_switch`.
+sum is rounded and none overflows. The other operations are associative and commutative, or
+(``nor``) one gate over every operand, so the unit takes its operands where they are (a leaf per
+port, with a mask of those that hold one) and nothing is gathered in front of it; for two
+operands or more its results are those of :func:`innet.sim.golden.reduce_switch`.
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ def multi_latency(leaves: int) -> int:
 
 
 class MultiOperandUnit(wiring.Component):
-    """Reduces the operands on its first ``count`` leaves with one operation, pipelined.
+    """Reduces the operands on the leaves of its mask with one operation, pipelined.
 
     Every cycle the unit takes one reduction and :func:`multi_latency` cycles later hands out
-    its result; it never stalls. Results, for ``count`` operands ``x0 .. x(count-1)``:
+    its result; it never stalls. Results, for the operands ``x0 .. xk`` on the leaves whose
+    bit of ``i_mask`` is set (at least one), in any places:
 
     - ``fp32 add``: :func:`innet.gen.ops.sum_fp32`, bit for bit. The significands are aligned
       to the largest exponent and cut :data:`~innet.gen.ops.SUM_GUARD_BITS` bits below its last
@@ -66,14 +68,16 @@ class MultiOperandUnit(wiring.Component):
       and their count), and the magnitude of the sum is normalised once (a leading-zero count
       bounded so that small sums come out subnormal) and rounded to nearest, ties to even.
     - ``int32``/``uint32 add``: the sum modulo 2**32, from the same adder tree.
-    - ``min``, ``max`` and the bitwise operations: a tree of two-operand cells in the shape of
-      :func:`innet.hw.ceng.tree.tree_shape`, two cycles per level (compare, then choose), beside
-      the sum. ``min``/``max`` compare order keys (fp32 as IEEE 754-2019
-      ``minimum``/``maximum``: -0 < +0, NaN if any operand is NaN).
+    - ``min``, ``max``, ``and``, ``or``, ``xor``: a tree of two-operand cells over the leaves,
+      two cycles per level (compare, then choose), beside the sum; a cell with one operand
+      passes it on, and the order of the leaves does not change the result. ``min``/``max``
+      compare order keys (fp32 as IEEE 754-2019 ``minimum``/``maximum``: -0 < +0, NaN if any
+      operand is NaN).
+    - ``nor``: the complement of the OR of the operands (the tree computes the OR).
     - ``mul`` and ``fp32`` bitwise operations are unsupported: ``o_unsupported``, result 0.
 
     Stages of the sum (``L = ceil(log2 leaves)``, ``A = ceil(log2(leaves + 1))``): (1) decode:
-    effective exponents (0 for an integer, a non-finite or a missing operand), significands
+    effective exponents (0 for an integer, a non-finite or a masked-out operand), significands
     moved up by the guard bits (or the integer words), the words kept for the order keys;
     (2 .. L + 1) the largest exponent, one tree level per cycle, beside the order keys and the
     operand classes (stage 2), their OR (stage 3) and the count of negative operands;
@@ -96,9 +100,8 @@ class MultiOperandUnit(wiring.Component):
     -------
     i_valid : In(1)
         A reduction enters this cycle.
-    i_count : In(range(leaves + 1))
-        Its operands, 1 .. ``leaves``, on the first ``count`` leaves; the other leaves are
-        ignored.
+    i_mask : In(leaves)
+        The leaves that hold an operand (at least one); the other leaves are ignored.
     i_op, i_dtype : In(4), In(2)
         :class:`innet.gen.ops.Op` and :class:`innet.gen.ops.DType` codes.
     i_leaf : In(32).array(leaves)
@@ -121,7 +124,7 @@ class MultiOperandUnit(wiring.Component):
         self._leaves = check_int("Leaves", leaves, low=2)
         self._tag_width = check_int("Tag width", tag_width, low=0)
         members = {
-            "i_valid": In(1), "i_count": In(range(leaves + 1)), "i_op": In(4), "i_dtype": In(2),
+            "i_valid": In(1), "i_mask": In(leaves), "i_op": In(4), "i_dtype": In(2),
             "i_leaf": In(32).array(leaves),
             "o_valid": Out(1), "o_result": Out(32), "o_unsupported": Out(1),
         }
@@ -167,10 +170,11 @@ class MultiOperandUnit(wiring.Component):
         is_fp = dtype == DType.FP32
         is_min, is_max = op == Op.MIN, op == Op.MAX
         bitwise = (op == Op.AND) | (op == Op.OR) | (op == Op.XOR) | (op == Op.NOR)
+        # The cells' two-operand function; nor's tree computes the OR, complemented at the end.
         truth = Signal(4)
         with m.Switch(op):
             for code, table in ((Op.AND, 0b1000), (Op.OR, 0b1110), (Op.XOR, 0b0110),
-                                (Op.NOR, 0b0001)):
+                                (Op.NOR, 0b1110)):
                 with m.Case(code):
                     m.d.comb += truth.eq(table)
         is_int = (dtype == DType.INT32) | (dtype == DType.UINT32)
@@ -179,7 +183,7 @@ class MultiOperandUnit(wiring.Component):
         exps, lanes, negs, words, flips, presents = ([] for _ in range(6))
         for i, leaf in enumerate(self.i_leaf):
             f = unpack(m, leaf, f"x{i}")
-            present = self.i_count > i
+            present = self.i_mask[i]
             summed = present & is_fp & ~(f.inf | f.nan)
             exps.append(reg(Mux(summed, f.exponent, 0), f"s1_exp{i}"))
             lanes.append(reg(Mux(summed, Cat(Const(0, guard), f.significand),
@@ -191,12 +195,12 @@ class MultiOperandUnit(wiring.Component):
             presents.append(present)
         s1 = {
             "valid": reg(self.i_valid, "s1_valid", keep=True),
-            "count": reg(self.i_count, "s1_count"),
             "present": reg(Cat(*presents), "s1_present"),
             "is_fp": reg(is_fp, "s1_is_fp"),
             "is_add": reg(op == Op.ADD, "s1_is_add"),
             "is_max": reg(is_max, "s1_is_max"),
             "bitwise": reg(bitwise, "s1_bitwise"),
+            "nor": reg(op == Op.NOR, "s1_nor"),
             "signed": reg(dtype == DType.INT32, "s1_signed"),
             "truth": reg(truth, "s1_truth"),
             "supported": reg(supported, "s1_supported"),
@@ -234,31 +238,34 @@ class MultiOperandUnit(wiring.Component):
         at = levels + 1  # the stage whose registers hold emax
 
         # The min/max/bitwise tree, from the keys of stage 2: two cycles per level, the keys'
-        # comparison (and the bitwise operation) in the first, the choice in the second. Its
-        # cells need their reduction's operation and count, `2 * lv - 1` cycles behind stage 1.
-        level_meta = {k: reg(s1[k], f"s2_{k}") for k in ("count", "is_max", "bitwise", "truth")}
+        # comparison (and the bitwise operation) in the first, the choice in the second. A key
+        # goes with whether it holds an operand: a cell with one passes it on. The cells need
+        # their reduction's operation, `2 * lv - 1` cycles behind stage 1.
+        level_meta = {k: reg(s1[k], f"s2_{k}") for k in ("is_max", "bitwise", "truth")}
         nodes = keys
+        held = [reg(s1["present"][i], f"s2_held{i}") for i in range(n)]
         for lv in range(1, levels + 1):
-            span = 1 << (lv - 1)
             if lv > 1:
                 level_meta = {k: delay(v, 2, f"l{lv}_{k}") for k, v in level_meta.items()}
             is_max, bitwise = (reg(level_meta[k], f"l{lv}_{k}_b") for k in ("is_max", "bitwise"))
-            chosen = []
+            chosen, chosen_held = [], []
             for i in range(0, len(nodes), 2):
                 name = f"l{lv}_n{i // 2}"
                 if i + 1 == len(nodes):
                     chosen.append(delay(nodes[i], 2, f"{name}_key"))
+                    chosen_held.append(delay(held[i], 2, f"{name}_held"))
                     continue
                 ka, kb = nodes[i], nodes[i + 1]
                 a_less = reg(ka < kb, f"{name}_less")
                 combined = reg(Cat(level_meta["truth"].bit_select(Cat(kb[j], ka[j]), 1)
                                    for j in range(32)), f"{name}_bitwise")
-                has_b = reg(level_meta["count"] > (i + 1) * span, f"{name}_has_b")
+                has_a, has_b = reg(held[i], f"{name}_has_a"), reg(held[i + 1], f"{name}_has_b")
                 ka, kb = reg(ka, f"{name}_a"), reg(kb, f"{name}_b")
-                pick_a = ~has_b | Mux(is_max, ~a_less, a_less)
-                chosen.append(reg(Mux(bitwise & has_b, combined, Mux(pick_a, ka, kb)),
+                pick_a = ~has_b | has_a & Mux(is_max, ~a_less, a_less)
+                chosen.append(reg(Mux(bitwise & has_a & has_b, combined, Mux(pick_a, ka, kb)),
                                   f"{name}_key"))
-            nodes = chosen
+                chosen_held.append(reg(has_a | has_b, f"{name}_held"))
+            nodes, held = chosen, chosen_held
         tree_key = nodes[0]
         tree_at = 2 * levels + 2  # the stage whose registers hold tree_key
         lanes = [delay(lane, levels, f"lane{i}") for i, lane in enumerate(lanes)]
@@ -377,12 +384,13 @@ class MultiOperandUnit(wiring.Component):
         fp_sum = Cat(Mux(overflow, INFINITY, rounded), sign)
         meta = {k: delay(v, latency - 2, f"meta_{k}", keep=k == "valid")
                 for k, v in s1.items() if k in ("valid", "is_fp", "is_add", "signed", "bitwise",
-                                                 "supported", "tag")}
+                                                 "nor", "supported", "tag")}
         late = {k: delay(v, latency - 4, f"late_{k}") for k, v in specials.items()}
         key = delay(tree_key, latency - 1 - tree_at, "tree_key")
         # The order key back to the value it came from.
         word = Mux(meta["is_fp"] & ~meta["bitwise"], Mux(key[31], key & 0x7FFF_FFFF, ~key),
-                   Mux(meta["signed"] & ~meta["bitwise"], key ^ (1 << 31), key))
+                   Mux(meta["signed"] & ~meta["bitwise"], key ^ (1 << 31),
+                       Mux(meta["nor"], ~key, key)))
         fp_add = meta["is_fp"] & meta["is_add"]
         special = Mux(late["nan"], CANONICAL_NAN, Cat(Const(INFINITY, 31), late["inf_sign"]))
         fp_result = Mux(late["nan"] | late["inf"], special,

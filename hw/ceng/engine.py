@@ -38,7 +38,7 @@ def engine_latency(count: int, radix: int, op: Op | int = Op.ADD) -> int:
     on ``result``.
 
     One cycle for the write into the request buffer, :data:`FRONT_CYCLES` = 3 (issue, operand
-    read, index check and compaction) and the reduction unit's
+    read, index check) and the reduction unit's
     :func:`~innet.hw.alu.multi.multi_latency` of ``radix + 1`` leaves, whatever ``count``
     (15, 17 and 19 cycles at radix 4, 8 and 16): 4 when ``count`` is 1 (the flit is forwarded
     without a reduction). ``mul`` (an engine built with multipliers) goes through the pairwise
@@ -79,14 +79,15 @@ class CollectiveEngine(wiring.Component):
 
     - ``k >= 2``: once every port of ``req_in`` holds a request flit of ``c``, the engine
       consumes one flit of each and reduces their payloads with ``config[c].op`` on
-      ``config[c].dtype`` in port order (network ports ascending, the local port ``radix``
-      last), compacted onto the first ``k`` leaves of a
-      :class:`~innet.hw.alu.multi.MultiOperandUnit` (an fp32 sum aligned once and rounded
-      once, :func:`innet.gen.ops.sum_fp32`; the other operations in the shape of
-      :func:`~innet.hw.ceng.tree.tree_shape`), so every reduction takes the unit's latency;
-      ``mul``, in an engine built with multipliers, goes through a :class:`ReductionTree` of
-      :class:`~innet.hw.alu.ALU` s instead (``ceil(log2 k)`` ALU latencies). The result is
-      offered as one flit (its element
+      ``config[c].dtype`` in a :class:`~innet.hw.alu.multi.MultiOperandUnit` with a leaf per
+      port (network ports ascending, the local port ``radix`` last), each payload on its
+      port's leaf and the id's ``req_in`` as the mask, so no operand is moved on its way (an
+      fp32 sum aligned once and rounded once, :func:`innet.gen.ops.sum_fp32`; ``nor`` the
+      complement of the OR of all; the other operations associative and commutative: no
+      order changes a result) and every reduction takes the unit's latency. ``mul``, in an
+      engine built with multipliers, goes through a :class:`ReductionTree` of
+      :class:`~innet.hw.alu.ALU` s instead, its operands in port order on its first ``k``
+      leaves (``ceil(log2 k)`` ALU latencies). The result is offered as one flit (its element
       index, ``cid = c``) on ``result``: a request to ``req_out``, or at the root a response
       to ``resp_out``, which the switch forks. If the flits' element indices differ (a flit
       was lost or sent twice), nothing is reduced: the flits holding the oldest index are
@@ -112,9 +113,9 @@ class CollectiveEngine(wiring.Component):
     2. operand read: every port's payload memory is read at its address into an operand
        register (its read register), and whether the contributing flits' indices agree into
        a register beside them;
-    3. check: the contributing flits' indices agree: the flits are consumed and the operands
-       are compacted onto the first leaves in a register, the reduction's input (or the forwarded
-       flit). If they disagree, the id's flits in flight are issued again later and the
+    3. check: the contributing flits' indices agree: the flits are consumed and the payloads
+       registered on their ports' leaves, the reduction's input (or the forwarded flit's
+       payload). If they disagree, the id's flits in flight are issued again later and the
        resynchronisation unit takes the element.
 
     A flit is consumed only in the check stage, so an element issued speculatively behind one
@@ -251,8 +252,11 @@ class CollectiveEngine(wiring.Component):
             "dtype": 2,
         })
         cfg = [Signal(decoded, name=f"cfg{c}") for c in range(ids)]
-        # sel[c][j]: one-hot port of the j-th contributing port (bits below j are always 0).
-        sel = [[Signal(ports, name=f"cfg{c}_sel{j}") for j in range(ports)] for c in range(ids)]
+        # sel[c][j]: one-hot port of the j-th contributing port (bits below j are always 0),
+        # for the tree of ALUs of an engine with multipliers, which takes its operands on its
+        # first leaves; the reduction unit takes them where they are.
+        sel = [[Signal(ports, name=f"cfg{c}_sel{j}") for j in range(ports)]
+               for c in range(ids)] if self._mul else []
         for c in range(ids):
             reg = self.config[c]
             contrib = Mux(reg.enable, reg.req_in, 0)
@@ -268,6 +272,8 @@ class CollectiveEngine(wiring.Component):
                 cfg[c].op.eq(reg.op),
                 cfg[c].dtype.eq(reg.dtype),
             ]
+            if not self._mul:
+                continue
             rank = [_popcount(contrib[r] for r in range(q)) for q in range(ports)]
             for j in range(ports):
                 m.d.sync += sel[c][j].eq(Cat(*(
@@ -380,7 +386,7 @@ class CollectiveEngine(wiring.Component):
         b_index = [Signal(iw, name=f"b_index{q}") for q in range(ports)]
         b_contrib = Signal(ports, name="b_contrib")
         b_tree = Signal(name="b_tree")
-        b_sel = [Signal(ports, name=f"b_sel{j}") for j in range(ports)]
+        b_sel = [Signal(ports, name=f"b_sel{j}") for j in range(ports)] if self._mul else []
         b_info = Signal(data.StructLayout({"count": range(ports + 1), "op": 4, "dtype": 2}),
                         name="b_info")
         # Whether the contributing flits agree on the element index, computed as they are read
@@ -399,14 +405,16 @@ class CollectiveEngine(wiring.Component):
             b_info.dtype.eq(onehot_mux(a_cid, [cfg[c].dtype for c in range(ids)])),
         ]
         for q in range(ports):
-            m.d.sync += [b_index[q].eq(index_reads[q].data),
-                         b_sel[q].eq(onehot_mux(a_cid, [sel[c][q] for c in range(ids)]))]
+            m.d.sync += b_index[q].eq(index_reads[q].data)
+            if self._mul:
+                m.d.sync += b_sel[q].eq(onehot_mux(a_cid, [sel[c][q] for c in range(ids)]))
             m.d.comb += [b_flit[q].index.eq(b_index[q]),
                          b_flit[q].payload.eq(payload_reads[q].data)]
 
-        # Stage C (check): the contributing flits agree on the element index: consumed, and
-        # compacted onto the first leaves; else nothing is consumed, the id's flits in flight
-        # are discarded and the resynchronisation unit finds the oldest index (_resync).
+        # Stage C (check): the contributing flits agree on the element index: consumed, their
+        # payloads registered where they are (a leaf per port) as the reduction's operands;
+        # else nothing is consumed, the id's flits in flight are discarded and the
+        # resynchronisation unit finds the oldest index (_resync).
         index = [b_flit[q].index for q in range(ports)]
         agree = b_agree
         live = Signal(name="b_live")
@@ -416,10 +424,12 @@ class CollectiveEngine(wiring.Component):
         m.d.comb += mismatched.eq(Mux(live & ~agree, b_cid, 0))
 
         issued = Signal(data.StructLayout({
-            "tree": 1, "forward": 1, "cid": p.cid_width, "index": iw,
+            "tree": 1, "forward": 1, "cid": p.cid_width, "index": iw, "contrib": ports,
             "count": range(ports + 1), "op": 4, "dtype": 2,
         }), name="issue")
         leaves = [Signal(32, name=f"issue_leaf{j}", reset_less=True) for j in range(ports)]
+        # k == 1: the one contributing flit's payload, forwarded unchanged.
+        forward_payload = Signal(32, name="issue_forward", reset_less=True)
         m.d.sync += [
             issued.tree.eq(consumed & b_tree),
             issued.forward.eq(consumed & ~b_tree),
@@ -428,13 +438,22 @@ class CollectiveEngine(wiring.Component):
             issued.index.eq(_reduce(lambda a, b: a | b,
                                     [index[q] & b_contrib[q].replicate(iw)
                                      for q in range(ports)])),
+            issued.contrib.eq(b_contrib),
             issued.count.eq(b_info.count),
             issued.op.eq(b_info.op),
             issued.dtype.eq(b_info.dtype),
+            forward_payload.eq(_reduce(lambda a, b: a | b,
+                                       [b_flit[q].payload & b_contrib[q].replicate(32)
+                                        for q in range(ports)])),
         ]
-        for j in range(ports):
-            m.d.sync += leaves[j].eq(onehot_mux([b_sel[j][q] for q in range(j, ports)],
-                                                [b_flit[q].payload for q in range(j, ports)]))
+        for q in range(ports):
+            m.d.sync += leaves[q].eq(b_flit[q].payload)
+        # With multipliers: the tree's operands, in port order on its first leaves.
+        tree_leaves = [Signal(32, name=f"issue_tree_leaf{j}", reset_less=True)
+                       for j in range(ports)] if self._mul else []
+        for j, leaf in enumerate(tree_leaves):
+            m.d.sync += leaf.eq(onehot_mux([b_sel[j][q] for q in range(j, ports)],
+                                           [b_flit[q].payload for q in range(j, ports)]))
 
         done, resync_commit = self._resync(m, b_flit, b_contrib, b_cid, live & ~agree,
                                            resyncing)
@@ -497,16 +516,18 @@ class CollectiveEngine(wiring.Component):
             blocks.append(tree)
         for block in blocks:
             m.d.comb += [
-                block.i_count.eq(issued.count),
                 block.i_op.eq(issued.op),
                 block.i_dtype.eq(issued.dtype),
                 block.i_tag.eq(Cat(issued.cid, issued.index)),
             ]
-            for j in range(ports):
-                m.d.comb += block.i_leaf[j].eq(leaves[j])
-        m.d.comb += unit.i_valid.eq(issued.tree & ~multiplies)
+        m.d.comb += [unit.i_valid.eq(issued.tree & ~multiplies), unit.i_mask.eq(issued.contrib)]
+        for q in range(ports):
+            m.d.comb += unit.i_leaf[q].eq(leaves[q])
         if self._mul:
-            m.d.comb += tree.i_valid.eq(issued.tree & multiplies)
+            m.d.comb += [tree.i_valid.eq(issued.tree & multiplies),
+                         tree.i_count.eq(issued.count)]
+            for j in range(ports):
+                m.d.comb += tree.i_leaf[j].eq(tree_leaves[j])
 
         # ---- Results: per id, the reduction's exit (or the forwarded flit) or its queue ----
         result = data.StructLayout({"payload": 32, "index": iw})
@@ -527,7 +548,7 @@ class CollectiveEngine(wiring.Component):
             m.d.comb += [
                 hit.eq(any_of(hits)),
                 bad.eq(any_of(h & e[3] for h, e in zip(hits, exits, strict=False))),
-                out.payload.eq(onehot_mux(hits, [e[2] for e in exits] + [leaves[0]])),
+                out.payload.eq(onehot_mux(hits, [e[2] for e in exits] + [forward_payload])),
                 out.index.eq(onehot_mux(hits, [e[1][p.cid_width:] for e in exits]
                                         + [issued.index])),
             ]

@@ -1,8 +1,8 @@
 """A pipelined reduction tree of pairwise ALUs, and its shape as plain Python.
 
 The collective engine multiplies with it when built with multipliers (it reduces everything
-else with :class:`innet.hw.alu.multi.MultiOperandUnit`, whose min/max/bitwise cells take the
-same shape). PIUMA, "Collective Engine": "a pipelined tree of units to compute high radix
+else with :class:`innet.hw.alu.multi.MultiOperandUnit`, whose results do not depend on the
+order of the operands). PIUMA, "Collective Engine": "a pipelined tree of units to compute high radix
 reductions at line rate with logarithmic latency", "reductions are computed in a fixed port
 order". The tree reduces ``count`` operands that sit on its first ``count`` leaves (the engine
 compacts the contributing ports onto them, ascending port number, local port last) and hands
@@ -12,8 +12,8 @@ the result out at level ``levels_for(count)``, so a reduction of ``k`` operands 
 Shape (:func:`tree_shape`): level ``l`` combines the results of level ``l - 1`` in adjacent
 pairs ``(0, 1), (2, 3), ...``, the lower position as the ALU's ``a`` operand; an odd last
 result moves up unchanged. Five operands ``x0..x4`` give ``((x0 x1) (x2 x3)) x4``.
-:mod:`innet.sim.golden` folds every operation but the fp32 sum with
-:func:`innet.gen.ops.combine` in exactly this shape.
+:mod:`innet.sim.golden` folds ``mul`` with :func:`innet.gen.ops.combine` in exactly this
+shape.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""innet.hw.ceng.tree in amaranth.sim: shape, per-size latency, results against sim.golden."""
+"""innet.hw.ceng.tree in amaranth.sim: shape, per-size latency, results against the pairwise
+fold of innet.gen.ops.combine in the tree's shape."""
 
 import random
 
@@ -7,13 +8,22 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from innet.gen.ops import DType, Op, is_supported
+from innet.gen.ops import DType, Op, combine, is_supported
 from innet.hw.alu import LATENCY
 from innet.hw.ceng import ReductionTree, levels_for, tree_shape
-from innet.sim.golden import reduce_switch
 from innet.sim.tb.tb_alu import FP32_SPECIALS
 
 SUPPORTED = [(op, dtype) for op in Op for dtype in DType if is_supported(op, dtype)]
+
+
+def shaped(op: Op, dtype: DType, operands: list[int]) -> int:
+    """The operands combined pairwise in the shape of tree_shape."""
+    def evaluate(node):
+        if isinstance(node, int):
+            return np.uint32(operands[node])
+        return combine(op, dtype, evaluate(node[0]), evaluate(node[1]))
+
+    return int(evaluate(tree_shape(len(operands))))
 
 
 def random_operand(rng: random.Random, dtype: DType) -> int:
@@ -63,7 +73,8 @@ def test_level_errors(count):
 @pytest.mark.parametrize(("leaves", "mul", "seed"), [(5, False, 1), (4, True, 2)])
 def test_random_reductions_exit_at_their_level(leaves, mul, seed):
     """Back-to-back reductions of every size and a random operation each: every one comes out
-    once, after exactly LATENCY * levels_for(count) cycles, equal to the golden model."""
+    once, after exactly LATENCY * levels_for(count) cycles, equal to the pairwise fold in the
+    tree's shape."""
     rng = random.Random(seed)
     tree = ReductionTree(leaves, tag_width=12, mul=mul)
     issued = {}  # tag -> (cycle, count, op, dtype, operands)
@@ -106,5 +117,5 @@ def test_random_reductions_exit_at_their_level(leaves, mul, seed):
         if op > max(Op) or not is_supported(Op(op), dtype) or (op == Op.MUL and not mul):
             assert (unsupported, result) == (1, 0)
             continue
-        want = int(reduce_switch(op, dtype, [np.uint32(x) for x in operands]))
+        want = shaped(Op(op), DType(dtype), operands)
         assert (unsupported, result) == (0, want), (count, op, dtype, operands)

@@ -32,20 +32,32 @@ def test_port_order_puts_local_last():
         port_order({1, -2})
 
 
-def test_nor_follows_the_tree_shape():
-    """NOR is not associative: five operands must be ((x0 x1) (x2 x3)) x4 exactly."""
+def test_nor_is_one_gate_over_every_operand():
+    """NOR of five operands is ~(x0 | x1 | x2 | x3 | x4) in any order (not a tree of two-input
+    nors, which would depend on the order); of two, the two-operand nor."""
     rng = np.random.default_rng(1)
     x = rng.integers(0, 1 << 32, (5, 64), dtype=np.uint64).astype(np.uint32)
 
     def nor(a, b):
         return ~(a | b)
 
-    want = nor(nor(nor(x[0], x[1]), nor(x[2], x[3])), x[4])
     got = reduce_switch("nor", "uint32", list(x))
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, ~(x[0] | x[1] | x[2] | x[3] | x[4]))
+    np.testing.assert_array_equal(reduce_switch("nor", "uint32", list(x[::-1])), got)
+    np.testing.assert_array_equal(reduce_switch("nor", "int32", [x[0], x[1]]), nor(x[0], x[1]))
+    assert not np.array_equal(got, nor(nor(nor(x[0], x[1]), nor(x[2], x[3])), x[4]))
+
+
+def test_mul_follows_the_tree_shape():
+    """fp32 mul rounds every product: five operands are ((x0 x1) (x2 x3)) x4 exactly, in
+    float32, and a left fold differs somewhere."""
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0.5, 2.0, (5, 400)).astype(np.float32)
+    want = ((x[0] * x[1]) * (x[2] * x[3])) * x[4]
+    got = reduce_switch("mul", "fp32", list(f32(x)))
+    np.testing.assert_array_equal(got, f32(want))
     assert tree_shape(5) == (((0, 1), (2, 3)), 4)
-    left_fold = nor(nor(nor(nor(x[0], x[1]), x[2]), x[3]), x[4])
-    assert not np.array_equal(got, left_fold)
+    assert not np.array_equal(got, f32((((x[0] * x[1]) * x[2]) * x[3]) * x[4]))
 
 
 @pytest.mark.parametrize("count", [2, 3, 4, 5, 6, 7, 8, 9, 17])
@@ -80,8 +92,13 @@ def test_one_operand_is_forwarded_unchanged():
 
 
 def test_reduce_ports_orders_by_port():
-    got = reduce_ports("nor", "int32", {LOCAL: 1, 2: 6, 0: 8})
-    assert got == ~(~np.uint32(8 | 6) | np.uint32(1))
+    """Network ports ascending, LOCAL last: fp32 mul, which the order changes, of
+    {LOCAL: a, 2: b, 0: c} is (c * b) * a."""
+    rng = np.random.default_rng(3)
+    a, b, c = rng.uniform(1.0, 2.0, (3, 256)).astype(np.float32)
+    got = reduce_ports("mul", "fp32", {LOCAL: f32(a), 2: f32(b), 0: f32(c)})
+    np.testing.assert_array_equal(got, f32((c * b) * a))
+    assert not np.array_equal(got, f32((a * b) * c))
 
 
 def test_switch_errors():
