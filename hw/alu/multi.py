@@ -58,8 +58,8 @@ class MultiOperandUnit(wiring.Component):
     """Reduces the operands on the leaves of its mask with one operation, pipelined.
 
     Every cycle the unit takes one reduction and :func:`multi_latency` cycles later hands out
-    its result; it never stalls. Results, for the operands ``x0 .. xk`` on the leaves whose
-    bit of ``i_mask`` is set (at least one), in any places:
+    its result; it never stalls. Results, for the ``k`` operands on the leaves whose bit of
+    ``i_mask`` is set (at least one), wherever they are:
 
     - ``fp32 add``: :func:`innet.gen.ops.sum_fp32`, bit for bit. The significands are aligned
       to the largest exponent and cut :data:`~innet.gen.ops.SUM_GUARD_BITS` bits below its last
@@ -261,7 +261,7 @@ class MultiOperandUnit(wiring.Component):
                                    for j in range(32)), f"{name}_bitwise")
                 has_a, has_b = reg(held[i], f"{name}_has_a"), reg(held[i + 1], f"{name}_has_b")
                 ka, kb = reg(ka, f"{name}_a"), reg(kb, f"{name}_b")
-                pick_a = ~has_b | has_a & Mux(is_max, ~a_less, a_less)
+                pick_a = ~has_b | (has_a & Mux(is_max, ~a_less, a_less))
                 chosen.append(reg(Mux(bitwise & has_a & has_b, combined, Mux(pick_a, ka, kb)),
                                   f"{name}_key"))
                 chosen_held.append(reg(has_a | has_b, f"{name}_held"))

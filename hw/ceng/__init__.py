@@ -4,7 +4,8 @@ it multiplies with when built with multipliers, and the tree's shape and latency
 Python.
 
 PIUMA, "Collective Engine": each switch reduces in-flight request packets of several input
-ports in a pipelined unit, in a fixed port order, at line rate.
+ports in a pipelined unit, at line rate, with results that do not depend on the order in which
+the packets arrive.
 """
 
 from innet.hw.ceng.engine import FRONT_CYCLES, CollectiveEngine, engine_latency

@@ -2,12 +2,12 @@
 
 The collective engine multiplies with it when built with multipliers (it reduces everything
 else with :class:`innet.hw.alu.multi.MultiOperandUnit`, whose results do not depend on the
-order of the operands). PIUMA, "Collective Engine": "a pipelined tree of units to compute high radix
-reductions at line rate with logarithmic latency", "reductions are computed in a fixed port
-order". The tree reduces ``count`` operands that sit on its first ``count`` leaves (the engine
-compacts the contributing ports onto them, ascending port number, local port last) and hands
-the result out at level ``levels_for(count)``, so a reduction of ``k`` operands costs
-``ceil(log2 k)`` ALU latencies, not the depth of the whole tree.
+order of the operands). PIUMA, "Collective Engine": "a pipelined tree of units to compute
+high radix reductions at line rate with logarithmic latency", "reductions are computed in a
+fixed port order". The tree reduces ``count`` operands that sit on its first ``count`` leaves
+(an engine with multipliers compacts the contributing ports onto them, ascending port number,
+local port last) and hands the result out at level ``levels_for(count)``, so a reduction of
+``k`` operands costs ``ceil(log2 k)`` ALU latencies, not the depth of the whole tree.
 
 Shape (:func:`tree_shape`): level ``l`` combines the results of level ``l - 1`` in adjacent
 pairs ``(0, 1), (2, 3), ...``, the lower position as the ALU's ``a`` operand; an odd last

@@ -38,9 +38,10 @@ class Intrinsic(wiring.Component):
     0, payload 0) and waits for one response, without touching the memory. ``done`` rises when
     everything was sent and received.
 
-    Timing: a start that is taken reads element 0 in its own cycle, so the first request is
-    offered in the next cycle; ``done`` (and ``busy`` falls) in the cycle after the last request
-    is taken or the last response written, whichever is later.
+    Timing: a start that is taken in a mode that sends (with ``count`` at least 1) reads
+    element 0 in its own cycle, so the first request is offered in the next cycle; ``done``
+    rises (and ``busy`` falls) in the cycle after the last request is taken or the last
+    response written, whichever is later.
 
     Parameters
     ----------
@@ -81,8 +82,9 @@ class Intrinsic(wiring.Component):
         A synchronous read port of the vector memory (data one cycle after an enabled address;
         held while ``rd_en`` is low). Used only while ``reading``.
     reading : Out(1)
-        The read port is in use: while ``busy``, and in the cycle of a start that is taken
-        (the first element is read then, so its flit is offered in the next cycle).
+        The read port is in use: while ``busy``, and in the cycle of a start that is taken in
+        a mode that sends (the first element is read then, so its flit is offered in the next
+        cycle).
     wr_addr, wr_data, wr_en
         A write port of the vector memory. Used only while ``busy``.
     """

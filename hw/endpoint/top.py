@@ -58,8 +58,10 @@ class Endpoint(wiring.Component):
     :attr:`memory_base` on, address ``memory_base + e`` is element ``e`` of the vector memory
     (absolute, not relative to ``vec_base``), read and written like a register (read data one
     cycle later). The window is for loading inputs and reading results while both the intrinsic
-    and the step engine are idle: while either runs, window writes are ignored and reads give
-    0. Addresses between the registers and the window, and beyond ``vector_depth``, read 0.
+    and the step engine are idle: while either runs (from the cycle after the write of its
+    start, when the intrinsic reads its first element), window writes are ignored and reads
+    give 0. Addresses between the registers and the window, and beyond ``vector_depth``, read
+    0.
 
     Parameters
     ----------
@@ -306,7 +308,8 @@ class Endpoint(wiring.Component):
 
         # -- vector memory: intrinsic, engine or the bus window ------------------------------------
         ibusy, ebusy = intr.status.busy, eng.status.busy
-        idle = ~(ibusy | ebusy)
+        # The intrinsic owns the memory from the cycle its start is taken.
+        idle = ~(ibusy | ebusy | intr.reading)
         bus = self.cfg
         map_words = 1 << self._map.address_width
         in_window = bus.addr >= self.memory_base
@@ -330,10 +333,10 @@ class Endpoint(wiring.Component):
             m.d.comb += [w.addr.eq(eng.wr_addr), w.data.eq(eng.wr_data), w.en.eq(eng.wr_en)]
         with m.Else():
             m.d.comb += [w.addr.eq(element), w.data.eq(bus.w_data),
-                         w.en.eq(bus.w_en & in_memory)]
+                         w.en.eq(bus.w_en & in_memory & idle)]
         read_memory = Signal()
         read_regs = Signal()
-        m.d.sync += [read_memory.eq(in_memory & idle & ~intr.reading), read_regs.eq(in_regs)]
+        m.d.sync += [read_memory.eq(in_memory & idle), read_regs.eq(in_regs)]
         m.d.comb += bus.r_data.eq(Mux(read_memory, r1.data,
                                       Mux(read_regs, regs.bus.r_data, 0)))
 

@@ -5,7 +5,7 @@ One switch (every port external) or a network of switches whose local ports are 
 credits and random backpressure, configuration bus, p2p golden model, credit checks every
 cycle, scoreboard) with collective elements: it injects every contributing port's request
 flits with independent random timing (arrival skew), predicts each result with
-:mod:`innet.sim.golden` (the engine's fixed port order and tree shape, bit for bit), and
+:mod:`innet.sim.golden` (bit for bit, in the engine's port order where the order matters), and
 expects it as one flit per target output. Every test ends with an empty scoreboard, every
 credit back and no error flag.
 

@@ -59,8 +59,11 @@ def operands_for(rng: random.Random, op: int, dtype: DType, count: int, leaves: 
     else:
         chosen = [rng.choice([0, 1, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF])
                   if rng.random() < 0.2 else rng.getrandbits(32) for _ in range(count)]
-    # The leaves without an operand hold junk.
-    return chosen + [rng.getrandbits(32) for _ in range(leaves - count)]
+    # The leaves without an operand hold junk: for fp32 often a NaN, an infinity or a zero,
+    # which must not count.
+    junk = [rng.choice(FP32_SPECIALS) if dtype == DType.FP32 and rng.random() < 0.3
+            else rng.getrandbits(32) for _ in range(leaves - count)]
+    return chosen + junk
 
 
 def test_latency():

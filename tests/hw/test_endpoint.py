@@ -228,12 +228,18 @@ def test_intrinsic_allreduce(op, dtype, seed):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("mode", [CollectiveMode.BOTH, CollectiveMode.RECV])
-def test_intrinsic_cycles(mode):
-    """A start that is taken reads the first element in its own cycle, so its request is
-    offered in the next cycle and the rest follow one a cycle; ``done`` rises in the cycle
-    after the last response is written (and not before)."""
-    n, base = 3, 2
+@pytest.mark.parametrize(("mode", "count"), [
+    (CollectiveMode.BOTH, 3), (CollectiveMode.SEND, 3), (CollectiveMode.RECV, 3),
+    (CollectiveMode.BARRIER, 5), (CollectiveMode.BOTH, 0)])
+def test_intrinsic_cycles(mode, count):
+    """A start that is taken reads the first element in its own cycle (only if it sends), so
+    its request is offered in the next cycle, held while the link refuses it, and the rest
+    follow one a cycle; ``done`` rises in the cycle after the last request is taken or the
+    last response written, whichever is later (and not before). A refused start reads
+    nothing."""
+    base = 2
+    sends = mode != CollectiveMode.RECV
+    n = 1 if mode == CollectiveMode.BARRIER else count
     intr = Intrinsic(PARAMS, 8)
     m = Module()
     m.submodules.intr = intr
@@ -243,38 +249,82 @@ def test_intrinsic_cycles(mode):
                  intr.rd_data.eq(read.data)]
     sim = Simulator(m)
     sim.add_clock(1e-9)
+    payload = (lambda e: 0) if mode == CollectiveMode.BARRIER else (lambda e: 100 + base + e)
 
     async def bench(ctx):
-        ctx.set(intr.tx.ready, 1)
-        for name, value in (("cid", 1), ("mode", mode), ("count", n), ("base", base)):
+        for name, value in (("cid", 1), ("mode", mode), ("count", count), ("base", base)):
             ctx.set(getattr(intr, name), value)
-        await ctx.tick()
+        ctx.set(intr.blocked, 1)
         ctx.set(intr.start, 1)
-        assert ctx.get(intr.reading) == (mode == CollectiveMode.BOTH)
+        assert ctx.get(intr.reading) == 0  # refused: another user owns the memory
+        await ctx.tick()
+        ctx.set(intr.blocked, 0)
+        assert ctx.get(intr.status) == {"busy": 0, "done": 0, "error": 1}
+        assert ctx.get(intr.reading) == (sends and n > 0)
         await ctx.tick()
         ctx.set(intr.start, 0)
-        sent = []
-        for _ in range(n + 2):
+        sent, done_at = [], None
+        # The link refuses the first offer, then takes one a cycle.
+        for cycle in range(n + 4):
+            ctx.set(intr.tx.ready, cycle > 0)
             if ctx.get(intr.tx.valid):
                 flit = ctx.get(intr.tx.payload)
-                sent.append((flit.index, flit.payload))
-            else:
-                sent.append(None)
+                sent.append((cycle, flit.index, flit.payload))
+            if done_at is None and ctx.get(intr.status.done):
+                done_at = cycle
             await ctx.tick()
-        if mode == CollectiveMode.BOTH:
-            assert sent == [(e, 100 + base + e) for e in range(n)] + [None, None]
-        else:
-            assert sent == [None] * (n + 2)
+        want = [(0, 0, payload(0))] + [(e + 1, e, payload(e)) for e in range(n)]
+        assert sent == (want if sends and n else [])
+        if mode == CollectiveMode.SEND or n == 0:
+            # Nothing to receive: done the cycle after the last take.
+            assert done_at == n + 1
+            return
+        assert done_at is None
         for e in range(n):
             assert ctx.get(intr.status.done) == 0
             ctx.set(intr.rx.valid, 1)
             ctx.set(intr.rx.payload, {"kind": Kind.RESP, "cid": 1, "index": e,
                                       "payload": 7 * e})
-            assert ctx.get(intr.wr_en) == 1
+            assert ctx.get(intr.wr_en) == (mode != CollectiveMode.BARRIER)
             await ctx.tick()
         ctx.set(intr.rx.valid, 0)
         assert ctx.get(intr.status) == {"busy": 0, "done": 1, "error": 0}
 
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.rtl
+def test_the_window_is_the_intrinsics_from_the_cycle_after_its_start():
+    """The start's strobe comes the cycle after the write of coll.ctrl, and the intrinsic
+    reads its first element in it: a window write in that cycle is ignored (the request and
+    the result carry what the memory held) and a window read gives 0."""
+    eps, sim = make(1, vector_depth=8)
+    ep = eps[0]
+    net = ModelNet(eps, seed=7, stall=0.0, collective={1: (ops.Op.ADD, ops.DType.INT32, [0])})
+
+    async def bench(ctx):
+        await load_vector(ctx, ep, 0, [5, 6])
+        await write_reg(ctx, ep, "vec_base", index=0)
+        await write_reg(ctx, ep, "coll.cmd", cid=1, op=ops.Op.ADD, dtype=ops.DType.INT32)
+        await write_reg(ctx, ep, "coll.count", count=2)
+        await write_reg(ctx, ep, "coll.ctrl", start=1)
+        assert ctx.get(ep.coll_status.busy) == 0  # the strobe is on now
+        await sim_write(ctx, ep.cfg, ep.memory_base + 1, [99])  # in the start's cycle: ignored
+        assert ctx.get(ep.coll_status.busy) == 1
+        await wait_until(ctx, lambda: ctx.get(ep.coll_status.done), 200, "done")
+        await wait_until(ctx, lambda: ctx.get(ep.quiet), 100, "quiet")
+        assert net.sent[0] == [Flit.request(1, 0, 5), Flit.request(1, 1, 6)]
+        assert await read_vector(ctx, ep, 0, 2) == [5, 6]
+        # Again, with a window read in the start's cycle.
+        await write_reg(ctx, ep, "coll.ctrl", start=1)
+        assert await sim_read(ctx, ep.cfg, ep.memory_base + 1) == 0
+        await wait_until(ctx, lambda: ctx.get(ep.coll_status.done), 200, "done")
+        await wait_until(ctx, lambda: ctx.get(ep.quiet), 100, "quiet")
+        assert await sim_read(ctx, ep.cfg, ep.memory_base + 1) == 6
+        net.check_empty()
+
+    sim.add_testbench(net.run, background=True)
     sim.add_testbench(bench)
     sim.run()
 
