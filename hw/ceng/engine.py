@@ -442,9 +442,8 @@ class CollectiveEngine(wiring.Component):
             issued.count.eq(b_info.count),
             issued.op.eq(b_info.op),
             issued.dtype.eq(b_info.dtype),
-            forward_payload.eq(_reduce(lambda a, b: a | b,
-                                       [b_flit[q].payload & b_contrib[q].replicate(32)
-                                        for q in range(ports)])),
+            # (one-hot when forwarding; the register is not used otherwise)
+            forward_payload.eq(onehot_mux(b_contrib, [b_flit[q].payload for q in range(ports)])),
         ]
         for q in range(ports):
             m.d.sync += leaves[q].eq(b_flit[q].payload)
