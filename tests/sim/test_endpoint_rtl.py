@@ -96,18 +96,22 @@ def test_intrinsic_broadcast(nodes):
 def test_measurement_script_on_the_test_network():
     from innet.sim.bench.endpoint import measure, summarise
 
-    report = measure(2, 16, design=bench(2))
+    n = VECTOR_DEPTH
+    report = measure(2, n, design=bench(2))
     (intrinsic,) = report["intrinsic"]
-    assert intrinsic["requests"] == 16
-    # Node 0 streams its 16 requests in 16 cycles on an idle network (the throttles idle).
-    first, last, count = intrinsic["timeline"]["0:0:request"]
-    assert (count, last - first + 1) == (16, 16)
+    assert intrinsic["requests"] == n
+    # On an idle network (the throttles idle) node 0 streams its requests one a cycle, and its
+    # own results come back one a cycle: the root's local port holds a credit for every cycle
+    # of its loop.
+    for what in ("request", "response_in"):
+        first, last, count = intrinsic["timeline"][f"0:0:{what}"]
+        assert (count, last - first + 1) == (n, n), what
     runs = dict(zip(["swing-l", "recdoub-l", "swing-b", "recdoub-b", "ring"], report["runs"],
                     strict=True))
     # Bandwidth-optimal on two ranks: each rank sends half the vector twice.
     for name in ("swing-b", "recdoub-b", "ring"):
-        assert runs[name]["data"] == 2 * 2 * 8
+        assert runs[name]["data"] == 2 * 2 * (n // 2)
     lines = summarise(report)
-    assert lines[0] == "2 nodes (ring), 16 elements"
+    assert lines[0] == f"2 nodes (ring), {n} elements"
     assert lines[1].startswith("  intrinsic broadcast from node 0: ")
     assert sum(line.startswith("    entry ") for line in lines) == 4 + 2 + 4
