@@ -4,7 +4,9 @@
 map) into hardware: one register per ``RW`` field, one-cycle strobes for ``WO`` fields,
 constants for ``RO`` fields, inputs for ``volatile`` ``RO`` fields and sticky flags for
 ``RW1C`` fields (set by the hardware, cleared by writing 1), all behind the
-word-addressed configuration bus of :func:`bus_signature`. No address or field width is written
+word-addressed configuration bus of :func:`bus_signature`. An array of ``RW`` registers named a
+*table* (an endpoint's step table) is kept in memories instead, one per register of its element,
+and read by the hardware through a synchronous port. No address or field width is written
 here: every one comes from the map (PIUMA, "Configuration Registers": the registers that
 determine the connectivity of collective ports and the operation of the collective engine).
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 
 from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
@@ -77,11 +80,14 @@ def _segments(template: str) -> list[str]:
     return template.split(".")
 
 
-def _tree(regmap, keep) -> _Node:
-    """The map's scopes as a tree, with only the fields ``keep(field)`` selects."""
+def _tree(regmap, keep, tables: Collection[str] = ()) -> _Node:
+    """The map's scopes as a tree, with only the fields ``keep(field)`` selects, and without
+    the arrays named in ``tables``."""
     counts = {a.template: a.count for a in regmap.arrays}
     root = _Node("struct")
     for reg in regmap.templates:
+        if _segments(reg.template)[0].removesuffix("[]") in tables:
+            continue
         fields = tuple(f for f in reg.fields if keep(f))
         if not fields:
             continue
@@ -134,6 +140,13 @@ class RegisterFile(wiring.Component):
         Registers (``"coll[2].ctrl"``) whose bus writes the hardware may refuse: with any, the
         ``refuse`` member is added. Writes to every other register never wait on ``refuse``,
         so its decision stays off their write enables.
+    tables : collection of str
+        Top-level arrays of the map (``"step"``) kept in memories (block or LUT RAM, as the
+        synthesis tool chooses) instead of registers, one memory per register of the element:
+        every field of such an array must be ``RW`` and every register one word. A table's
+        entries are written and read back through the bus like registers (the read data one
+        cycle after the address, as for every word) and read by the hardware through the
+        ``<table>_*`` members; they are not reset.
 
     Members
     -------
@@ -157,9 +170,15 @@ class RegisterFile(wiring.Component):
         Every ``RW1C`` field, nested the same way: a 1 in a cycle sets that flag from the next
         cycle on, until the bus writes a 1 to it. A flag set and cleared in the same cycle
         stays set (no event is lost). Present only when the map has such fields.
+    <table>_addr : In(range(count)), <table>_en : In(1), <table>_data : Out(layout)
+        Per table (``step_addr``, ...), its synchronous read port: in a cycle after one with
+        ``en`` high, ``data`` holds the entry at that cycle's ``addr`` (its registers nested
+        like ``config``: ``step_data["flags"]["send"]``); it holds still while ``en`` is low.
+        A bus write and a read of the same entry in one cycle read the old entry.
     """
 
-    def __init__(self, regmap, *, refusable: Collection[str] = ()) -> None:
+    def __init__(self, regmap, *, refusable: Collection[str] = (),
+                 tables: Collection[str] = ()) -> None:
         from innet.gen.regmap import Map
 
         if not isinstance(regmap, Map):
@@ -171,13 +190,19 @@ class RegisterFile(wiring.Component):
         for name in refusable:
             if name not in names:
                 raise ValueError(f"Refusable register {name!r} is not in the map {regmap.name}")
+        if isinstance(tables, str) or not isinstance(tables, Collection):
+            raise TypeError(f"Tables must be a collection of array names, not {tables!r}")
         self._map = regmap
         self._refusable = frozenset(refusable)
+        self._tables = {name: _table(regmap, name) for name in tables}
         self._views = {}
-        config = _tree(regmap, _is_config)
-        status = _tree(regmap, _is_status)
-        events = _tree(regmap, _is_flag)
+        config = _tree(regmap, _is_config, self._tables)
+        status = _tree(regmap, _is_status, self._tables)
+        events = _tree(regmap, _is_flag, self._tables)
         members = {"bus": In(bus_signature(regmap.address_width))}
+        for name, table in self._tables.items():
+            members |= {f"{name}_addr": In(range(table.array.count)), f"{name}_en": In(1),
+                        f"{name}_data": Out(table.layout)}
         if config.members:
             members["config"] = Out(_layout(config), init=_init(config))
         if status.members:
@@ -203,6 +228,10 @@ class RegisterFile(wiring.Component):
         """
         reg = self._map[register]
         f = reg.field(name)
+        table = _segments(reg.template)[0].removesuffix("[]")
+        if table in self._tables:
+            raise KeyError(f"Field {register}.{name} is in the table {table!r}: the hardware "
+                           f"reads it through {table}_data")
         if _is_config(f):
             return self._view("config", reg)[name]
         if _is_status(f):
@@ -235,6 +264,8 @@ class RegisterFile(wiring.Component):
         refusing = bus.w_en & ~self.refuse if self._refusable else None
         words = []  # (address, value read, writes: (field bits, bus bits), refusable)
         for reg in self._map.registers:
+            if _segments(reg.template)[0].removesuffix("[]") in self._tables:
+                continue
             clears = {}
             for f in reg.fields:
                 if f.access.name == "WO":
@@ -262,13 +293,59 @@ class RegisterFile(wiring.Component):
                     with m.If(bus.addr == address):
                         m.d.sync += [target.eq(bus.w_data[bits]) for target, bits in writes]
         # One case statement for the read multiplexer; holes read 0.
+        held = Signal(WORD_BITS, name="r_held")
         with m.Switch(bus.addr):
             for address, value, _, _ in words:
                 with m.Case(address):
-                    m.d.sync += bus.r_data.eq(value)
+                    m.d.sync += held.eq(value)
             with m.Default():
-                m.d.sync += bus.r_data.eq(0)
+                m.d.sync += held.eq(0)
+        read = held
+        for name, table in self._tables.items():
+            read = self._table_port(m, name, table, read)
+        m.d.comb += bus.r_data.eq(read)
         return m
+
+    def _table_port(self, m: Module, name: str, table: _Table, read: Value) -> Value:
+        """The memories of table ``name``: written and read back through the bus, read by the
+        hardware through its port. Returns the bus's read data: a word of the table when the
+        address of the last cycle was one, else ``read``."""
+        bus, array = self.bus, table.array
+        shift = array.stride.bit_length() - 1
+        offset = Signal(range(array.stride * array.count), name=f"{name}_offset")
+        m.d.comb += offset.eq(bus.addr - array.base)
+        hit = (bus.addr >= array.base) & (bus.addr < array.base + array.stride * array.count)
+        index = offset[shift:]
+        port_data = getattr(self, f"{name}_data")
+        hit_reg = Signal(name=f"{name}_read_hit")
+        which = Signal(range(array.stride), name=f"{name}_read_reg")
+        m.d.sync += [hit_reg.eq(hit), which.eq(offset[:shift])]
+        words = {}
+        for at, (reg_name, fields) in enumerate(table.registers):
+            shape = data.StructLayout({f.name: f.width for f in fields})
+            memory = Memory(shape=shape, depth=array.count,
+                            init=[{f.name: f.reset for f in fields}] * array.count)
+            m.submodules[f"{name}_{reg_name}"] = memory
+            write = memory.write_port()
+            m.d.comb += [write.addr.eq(index),
+                         write.en.eq(bus.w_en & hit & (offset[:shift] == at))]
+            for f in fields:
+                m.d.comb += write.data[f.name].eq(bus.w_data[f.offset:f.offset + f.width])
+            hardware = memory.read_port()
+            m.d.comb += [hardware.addr.eq(getattr(self, f"{name}_addr")),
+                         hardware.en.eq(getattr(self, f"{name}_en")),
+                         port_data[reg_name].eq(hardware.data)]
+            back = memory.read_port()
+            m.d.comb += back.addr.eq(index)
+            word = Signal(WORD_BITS, name=f"{name}_{reg_name}_word")
+            m.d.comb += [word[f.offset:f.offset + f.width].eq(back.data[f.name]) for f in fields]
+            words[at] = word
+        table_word = Signal(WORD_BITS, name=f"{name}_word")
+        with m.Switch(which):
+            for at, word in words.items():
+                with m.Case(at):
+                    m.d.comb += table_word.eq(word)
+        return Mux(hit_reg, table_word, read)
 
     def _word(self, m: Module, reg, word: int, written, clears: dict
               ) -> tuple[Value, list[tuple[Value, slice]]]:
@@ -307,6 +384,43 @@ class RegisterFile(wiring.Component):
         if at < WORD_BITS:
             pieces.append(Const(0, WORD_BITS - at))
         return (Cat(*pieces) if pieces else read), writes
+
+
+@dataclass(frozen=True)
+class _Table:
+    """An array of the map kept in memories: its placement, and its element's registers with
+    their fields in order (each register's offset in the element is its position)."""
+
+    array: object  # innet.gen.regmap.addrmap.ArrayInfo
+    registers: tuple[tuple[str, tuple], ...]
+
+    @property
+    def layout(self) -> data.StructLayout:
+        return data.StructLayout({name: data.StructLayout({f.name: f.width for f in fields})
+                                  for name, fields in self.registers})
+
+
+def _table(regmap, name: str) -> _Table:
+    """Table ``name`` of ``regmap``, checked: a top-level array whose element's registers are
+    one word each, at consecutive offsets, with ``RW`` fields only."""
+    arrays = [a for a in regmap.arrays if a.name == name]
+    if not arrays:
+        raise ValueError(f"Table {name!r} is not a top-level array of the map {regmap.name}")
+    (array,) = arrays
+    element = [reg for reg in regmap.registers if reg.name.startswith(f"{name}[0].")]
+    if not element:
+        raise ValueError(f"Table {name!r} needs an array of register clusters")
+    for at, reg in enumerate(element):
+        if reg.words != 1 or reg.address != array.base + at:
+            raise ValueError(f"Table {name!r} needs one-word registers at consecutive "
+                             f"offsets, not {reg.name} at {reg.address:#x}")
+        for f in reg.fields:
+            if f.access.name != "RW":
+                raise ValueError(f"Table {name!r} holds RW fields only, not "
+                                 f"{reg.name}.{f.name} ({f.access.name})")
+    registers = tuple((reg.name.removeprefix(f"{name}[0]."), tuple(reg.fields))
+                      for reg in element)
+    return _Table(array, registers)
 
 
 def _is_config(f) -> bool:

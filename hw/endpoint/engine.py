@@ -9,7 +9,7 @@ explains why it can neither lose data nor deadlock.
 
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -76,8 +76,12 @@ class StepEngine(wiring.Component):
     steps, op, dtype, base, node_id : In
         The ``engine.cfg`` registers, ``vec_base`` and the node id (latched at start, except
         ``node_id``).
-    table : In(ArrayLayout(entry_layout(params, vector_depth), step_depth))
-        The step table.
+    table_addr, table_en : Out(range(step_depth)), Out(1)
+    table_data : In(entry_layout(params, vector_depth))
+        A synchronous read port of the step table (the endpoint's register file keeps it in
+        memory): ``table_data`` holds the entry at ``table_addr`` of the last cycle with
+        ``table_en`` high. The engine reads entry ``k`` in the cycle ``k`` is set, for the entry's
+        load, then entry ``k + 1``, which it holds while entry ``k`` runs (for the early CTS).
     blocked : In(1)
         The intrinsic owns the memory.
     status : Out(status_layout())
@@ -116,7 +120,8 @@ class StepEngine(wiring.Component):
         super().__init__({
             "start": In(1), "steps": In(step_depth.bit_length()), "op": In(4), "dtype": In(2),
             "base": In(iw), "node_id": In(params.node_width),
-            "table": In(data.ArrayLayout(entry_layout(params, vector_depth), step_depth)),
+            "table_addr": Out(range(step_depth)), "table_en": Out(1),
+            "table_data": In(entry_layout(params, vector_depth)),
             "blocked": In(1),
             "status": Out(status_layout()), "current": Out(range(step_depth + 1)),
             "cts_held": Out(1),
@@ -144,9 +149,9 @@ class StepEngine(wiring.Component):
         cur = Signal(entry_layout(p, depth))
         running = Signal()  # an entry is loaded and in progress
         loading = Signal()  # the entry k is loaded this cycle
-        # The entry at a signal index: a multiplexer over the entries (a case statement), not
-        # a shift of the whole table, which a simulator would compute every cycle.
-        entries = Array(self.table[j] for j in range(steps_max))
+        k_next = Signal.like(k)  # k in the next cycle
+        m.d.comb += k_next.eq(k)
+        m.d.sync += k.eq(k_next)
 
         # -- CTS bits: one per entry, set by arriving CTS flits, cleared by the send ----------
         cts = Signal(steps_max)
@@ -170,16 +175,18 @@ class StepEngine(wiring.Component):
             with m.If(self.blocked | st.busy | (self.steps > steps_max)):
                 m.d.sync += [st.error.eq(1), st.done.eq(0)]
             with m.Else():
-                m.d.sync += [st.error.eq(0), st.done.eq(0), k.eq(0), steps.eq(self.steps),
+                m.d.sync += [st.error.eq(0), st.done.eq(0), steps.eq(self.steps),
                              op.eq(self.op), dtype.eq(self.dtype), base.eq(self.base)]
+                m.d.comb += k_next.eq(0)
                 with m.If(self.steps == 0):
                     m.d.sync += st.done.eq(1)
                 with m.Else():
                     m.d.sync += [st.busy.eq(1), loading.eq(1)]
         with m.If(loading):
-            m.d.sync += [cur.eq(entries[k]), loading.eq(0), running.eq(1)]
+            m.d.sync += [cur.eq(self.table_data), loading.eq(0), running.eq(1)]
         with m.If(complete):
-            m.d.sync += [running.eq(0), k.eq(k + 1)]
+            m.d.sync += running.eq(0)
+            m.d.comb += k_next.eq(k + 1)
             with m.If(k + 1 == steps):
                 m.d.sync += [st.busy.eq(0), st.done.eq(1)]
             with m.Else():
@@ -189,7 +196,13 @@ class StepEngine(wiring.Component):
         cts_todo = Signal()
         early = Signal()  # the CTS of entry k + 1 went out during entry k (or k + 1 has none)
         with m.If(loading):
-            m.d.sync += [cts_todo.eq(entries[k].recv & ~early), early.eq(0)]
+            m.d.sync += [cts_todo.eq(self.table_data.recv & ~early), early.eq(0)]
+
+        # -- the table's read port: entry k_next as k is set (for the load), then k + 1 (held
+        # while entry k runs) ------------------------------------------------------------------
+        wanted = Mux(loading, k + 1, k_next)
+        m.d.comb += [self.table_addr.eq(Mux(wanted < steps_max, wanted, 0)),
+                     self.table_en.eq(~running | complete)]
 
         # -- snapshot: memory[base + send_first + j] -> scratch[j] --------------------------------
         m.submodules.scratch = scratch = Memory(shape=p.payload_width, depth=depth, init=[])
@@ -238,7 +251,7 @@ class StepEngine(wiring.Component):
         # Early CTS: once all that is left of entry k is local (its reduction pipeline drains),
         # the CTS of entry k + 1 may go; data for k + 1 then waits at most for that drain and
         # the load of k + 1 at the head of the receive buffer. Needs an entry bit in the tag.
-        following = entries[k + 1]
+        following = self.table_data  # entry k + 1 while entry k runs
         want_early = Signal()
         if eb:
             m.d.comb += want_early.eq(

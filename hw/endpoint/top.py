@@ -46,7 +46,9 @@ class Endpoint(wiring.Component):
       ``coll.status.done`` rises when all are in;
     - the step engine (:class:`~innet.hw.endpoint.engine.StepEngine`): ``engine.cfg``
       (``steps``, ``op``, ``dtype``) and the ``step[k]`` table, write ``engine.ctrl.start``;
-      the protocol is :mod:`innet.hw.endpoint.protocol` (clear to send per entry).
+      the protocol is :mod:`innet.hw.endpoint.protocol` (clear to send per entry). The table
+      is kept in memory (one per register of an entry; block RAM for a long table), not in
+      flip-flops, and is not reset.
 
     Only one of the two runs at a time; a start while the other runs is refused (its
     ``status.error``). Host p2p traffic passes through ``p2p_tx``/``p2p_rx`` at any time.
@@ -219,7 +221,7 @@ class Endpoint(wiring.Component):
         m = Module()
         p = self._params
         depth = self._vector_depth
-        m.submodules.regs = regs = RegisterFile(self._map)
+        m.submodules.regs = regs = RegisterFile(self._map, tables=("step",))
         m.submodules.memory = memory = Memory(shape=ELEMENT_BITS, depth=depth, init=[])
         r1, r2, w = memory.read_port(), memory.read_port(), memory.write_port()
         m.submodules.intrinsic = intr = Intrinsic(p, depth)
@@ -252,20 +254,17 @@ class Endpoint(wiring.Component):
         m.d.comb += [reg("coll.sent", "count").eq(intr.sent),
                      reg("coll.received", "count").eq(intr.received),
                      reg("engine.current", "step").eq(eng.current)]
-        for k in range(self._step_depth):
-            entry = eng.table[k]
-            at = f"step[{k}]"
-            m.d.comb += [
-                entry.send.eq(reg(f"{at}.flags", "send")),
-                entry.recv.eq(reg(f"{at}.flags", "recv")),
-                entry.reduce.eq(reg(f"{at}.flags", "reduce")),
-                entry.send_peer.eq(reg(f"{at}.send_peer", "node")),
-                entry.send_first.eq(reg(f"{at}.send_first", "index")),
-                entry.send_count.eq(reg(f"{at}.send_count", "count")),
-                entry.recv_peer.eq(reg(f"{at}.recv_peer", "node")),
-                entry.recv_first.eq(reg(f"{at}.recv_first", "index")),
-                entry.recv_count.eq(reg(f"{at}.recv_count", "count")),
-            ]
+        # The step table, in the register file's memories, through their read port.
+        entry, step = eng.table_data, regs.step_data
+        m.d.comb += [
+            regs.step_addr.eq(eng.table_addr), regs.step_en.eq(eng.table_en),
+            entry.send.eq(step.flags.send), entry.recv.eq(step.flags.recv),
+            entry.reduce.eq(step.flags.reduce),
+            entry.send_peer.eq(step.send_peer.node), entry.send_first.eq(step.send_first.index),
+            entry.send_count.eq(step.send_count.count),
+            entry.recv_peer.eq(step.recv_peer.node), entry.recv_first.eq(step.recv_first.index),
+            entry.recv_count.eq(step.recv_count.count),
+        ]
 
         # -- send: requests, the engine's CTS and DATA, host p2p ----------------------------------
         wiring.connect(m, intr.tx, sender.i[0])

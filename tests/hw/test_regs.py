@@ -211,3 +211,68 @@ def test_rw1c_flags_are_set_by_events_and_cleared_by_ones():
         assert await sim_read(ctx, dut.bus, reg.address) == 0
 
     simulate(dut, bench)
+
+
+def test_a_table_is_written_and_read_back_through_the_bus_and_read_by_the_hardware():
+    regmap = endpoint_map(2, 6, 64)  # six entries: not a power of two
+    dut = RegisterFile(regmap, tables=["step"])
+    assert "step" not in dut.config.shape().members
+    rng = random.Random(6)
+    table = [reg for reg in regmap.registers if reg.name.startswith("step[")]
+    others = [reg for reg in regmap.registers if not reg.name.startswith("step[")
+              and all(f.access is Access.RW for f in reg.fields)]
+
+    def rw_bits(reg, value):
+        return value & reg.mask(Access.RW)
+
+    async def bench(ctx):
+        # The entries start at their reset values, as registers do.
+        for reg in table:
+            assert await sim_read(ctx, dut.bus, reg.address) == reg.reset, reg.name
+        written = {}
+        for reg in rng.sample(table + others, len(table + others)):
+            written[reg.name] = rng.getrandbits(32)
+            await sim_write(ctx, dut.bus, reg.address, [written[reg.name]])
+        # Read back in random order, each table word beside a register word, so that the read
+        # data switches between the table and the registers from one cycle to the next.
+        for reg in rng.sample(table, len(table)):
+            other = rng.choice(others)
+            for r in (reg, other):
+                got = await sim_read(ctx, dut.bus, r.address)
+                assert got == rw_bits(r, written[r.name]), f"{r.name}: {got:#x}"
+        # The hardware's port: the entry at the address of the last cycle with en high, held
+        # while en is low.
+        for k in rng.sample(range(6), 6):
+            ctx.set(dut.step_addr, k)
+            ctx.set(dut.step_en, 1)
+            await ctx.tick()
+            ctx.set(dut.step_addr, (k + 1) % 6)
+            ctx.set(dut.step_en, 0)
+            for _ in range(2):
+                for reg in (r for r in table if r.index == (k,)):
+                    name = reg.template.removeprefix("step[].")
+                    for f in reg.fields:
+                        want = (written[reg.name] >> f.offset) & ((1 << f.width) - 1)
+                        assert ctx.get(dut.step_data[name][f.name]) == want, (k, name, f.name)
+                await ctx.tick()
+
+    simulate(dut, bench)
+
+
+def test_table_errors():
+    with pytest.raises(TypeError, match=r"^Tables must be a collection of array names, "
+                                        r"not 'step'$"):
+        RegisterFile(endpoint_map(2, 4, 64), tables="step")
+    with pytest.raises(ValueError, match=r"^Table 'nope' is not a top-level array of the map "
+                                         r"endpoint$"):
+        RegisterFile(endpoint_map(2, 4, 64), tables=["nope"])
+    with pytest.raises(ValueError, match=r"^Table 'route' needs an array of register "
+                                         r"clusters$"):
+        RegisterFile(switch_map(4, 1, 4), tables=["route"])
+    with pytest.raises(ValueError, match=r"^Table 'coll' holds RW fields only, not "
+                                         r"coll\[0\]\.\S+ \((WO|RO|RW1C)\)$"):
+        RegisterFile(switch_map(4, 1, 4), tables=["coll"])
+    dut = RegisterFile(endpoint_map(2, 4, 64), tables=["step"])
+    with pytest.raises(KeyError, match=r"Field step\[1\]\.flags\.send is in the table 'step': "
+                                       r"the hardware reads it through step_data"):
+        dut.field("step[1].flags", "send")
