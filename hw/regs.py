@@ -153,7 +153,7 @@ class RegisterFile(wiring.Component):
     bus : In(bus_signature(regmap.address_width))
         The configuration bus (see the module docstring).
     config : Out(layout)
-        Every ``RW``, ``WO`` and ``RW1C`` field, nested like the map: ``config["coll"][2]
+        Every ``RW``, ``WO`` and ``RW1C`` field outside the tables, nested like the map: ``config["coll"][2]
         ["ctrl"]["enable"]`` for the field ``enable`` of ``coll[2].ctrl`` (:meth:`field` finds
         it by name). ``RW`` fields are registers (reset to the field's reset value) that hold
         what was written; a ``WO`` field holds the written value for one cycle after the write
