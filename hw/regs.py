@@ -153,12 +153,12 @@ class RegisterFile(wiring.Component):
     bus : In(bus_signature(regmap.address_width))
         The configuration bus (see the module docstring).
     config : Out(layout)
-        Every ``RW``, ``WO`` and ``RW1C`` field outside the tables, nested like the map: ``config["coll"][2]
-        ["ctrl"]["enable"]`` for the field ``enable`` of ``coll[2].ctrl`` (:meth:`field` finds
-        it by name). ``RW`` fields are registers (reset to the field's reset value) that hold
-        what was written; a ``WO`` field holds the written value for one cycle after the write
-        and is 0 otherwise; an ``RW1C`` field holds its sticky flags. Present only when the map
-        has such fields.
+        Every ``RW``, ``WO`` and ``RW1C`` field outside the tables, nested like the map:
+        ``config["coll"][2]["ctrl"]["enable"]`` for the field ``enable`` of ``coll[2].ctrl``
+        (:meth:`field` finds it by name). ``RW`` fields are registers (reset to the field's
+        reset value) that hold what was written; a ``WO`` field holds the written value for one
+        cycle after the write and is 0 otherwise; an ``RW1C`` field holds its sticky flags.
+        Present only when the map has such fields.
     status : In(layout)
         Every volatile ``RO`` field, nested the same way, driven by the hardware and read
         through the bus. Present only when the map has such fields.
@@ -292,18 +292,20 @@ class RegisterFile(wiring.Component):
                 for address, writes in chosen:
                     with m.If(bus.addr == address):
                         m.d.sync += [target.eq(bus.w_data[bits]) for target, bits in writes]
-        # One case statement for the read multiplexer; holes read 0.
-        held = Signal(WORD_BITS, name="r_held")
+        # One case statement for the read multiplexer; holes read 0. With tables, the word of
+        # a table is chosen after it, from the memories' read ports.
+        held = Signal(WORD_BITS, name="r_held") if self._tables else bus.r_data
         with m.Switch(bus.addr):
             for address, value, _, _ in words:
                 with m.Case(address):
                     m.d.sync += held.eq(value)
             with m.Default():
                 m.d.sync += held.eq(0)
-        read = held
-        for name, table in self._tables.items():
-            read = self._table_port(m, name, table, read)
-        m.d.comb += bus.r_data.eq(read)
+        if self._tables:
+            read = held
+            for name, table in self._tables.items():
+                read = self._table_port(m, name, table, read)
+            m.d.comb += bus.r_data.eq(read)
         return m
 
     def _table_port(self, m: Module, name: str, table: _Table, read: Value) -> Value:
