@@ -146,7 +146,10 @@ class RegisterFile(wiring.Component):
         every field of such an array must be ``RW`` and every register one word. A table's
         entries are written and read back through the bus like registers (the read data one
         cycle after the address, as for every word) and read by the hardware through the
-        ``<table>_*`` members; they are not reset.
+        ``<table>_*`` members. They start at the fields' reset values and are not reset
+        afterwards, and their writes are never refused. Each memory has a write port and two
+        synchronous read ports (the bus's, the hardware's): a synthesis tool may keep two copies
+        of it.
 
     Members
     -------
@@ -192,9 +195,14 @@ class RegisterFile(wiring.Component):
                 raise ValueError(f"Refusable register {name!r} is not in the map {regmap.name}")
         if isinstance(tables, str) or not isinstance(tables, Collection):
             raise TypeError(f"Tables must be a collection of array names, not {tables!r}")
+        self._tables = {name: _table(regmap, name) for name in tables}
+        for name in refusable:
+            table = _segments(regmap[name].template)[0].removesuffix("[]")
+            if table in self._tables:
+                raise ValueError(f"Refusable register {name!r} is in the table {table!r}, whose "
+                                 f"writes are never refused")
         self._map = regmap
         self._refusable = frozenset(refusable)
-        self._tables = {name: _table(regmap, name) for name in tables}
         self._views = {}
         config = _tree(regmap, _is_config, self._tables)
         status = _tree(regmap, _is_status, self._tables)
@@ -405,8 +413,8 @@ class _Table:
 def _table(regmap, name: str) -> _Table:
     """Table ``name`` of ``regmap``, checked: a top-level array whose element's registers are
     one word each, at consecutive offsets, with ``RW`` fields only."""
-    arrays = [a for a in regmap.arrays if a.name == name]
-    if not arrays:
+    arrays = [a for a in regmap.arrays if a.name == name and a.name == a.template]
+    if not arrays or "." in name:
         raise ValueError(f"Table {name!r} is not a top-level array of the map {regmap.name}")
     (array,) = arrays
     element = [reg for reg in regmap.registers if reg.name.startswith(f"{name}[0].")]

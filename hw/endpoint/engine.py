@@ -81,7 +81,9 @@ class StepEngine(wiring.Component):
         A synchronous read port of the step table (the endpoint's register file keeps it in
         memory): ``table_data`` holds the entry at ``table_addr`` of the last cycle with
         ``table_en`` high. The engine reads entry ``k`` in the cycle ``k`` is set, for the entry's
-        load, then entry ``k + 1``, which it holds while entry ``k`` runs (for the early CTS).
+        load, then entry ``k + 1``, which it holds while entry ``k`` runs (for the early CTS),
+        so the table is written before the start: entry 0 is read in the cycle ``start`` is
+        taken, and a write during a run may be missed.
     blocked : In(1)
         The intrinsic owns the memory.
     status : Out(status_layout())

@@ -7,7 +7,16 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from innet.gen.regmap import Access, Field, Map, Register, endpoint_map, switch_map
+from innet.gen.regmap import (
+    Access,
+    Array,
+    Cluster,
+    Field,
+    Map,
+    Register,
+    endpoint_map,
+    switch_map,
+)
 from innet.hw.regs import RegisterFile, bus_signature
 from innet.sim.tb.bus import sim_read, sim_write
 
@@ -213,47 +222,87 @@ def test_rw1c_flags_are_set_by_events_and_cleared_by_ones():
     simulate(dut, bench)
 
 
-def test_a_table_is_written_and_read_back_through_the_bus_and_read_by_the_hardware():
-    regmap = endpoint_map(2, 6, 64)  # six entries: not a power of two
-    dut = RegisterFile(regmap, tables=["step"])
-    assert "step" not in dut.config.shape().members
-    rng = random.Random(6)
-    table = [reg for reg in regmap.registers if reg.name.startswith("step[")]
-    others = [reg for reg in regmap.registers if not reg.name.startswith("step[")
-              and all(f.access is Access.RW for f in reg.fields)]
+def _table_map() -> Map:
+    """Two registers and a table of five entries of three registers (stride 4: a hole at offset
+    3 of each entry), with reset values that are not 0."""
+    return Map("t", [
+        Register("id", [Field("v", 8, Access.RO, reset=1)]),
+        Register("keep", [Field("k", 16, reset=0x1234)]),
+        Array(Cluster("e", [
+            Register("a", [Field("x", 5, reset=3), Field("y", 2, offset=8, reset=1)]),
+            Register("b", [Field("z", 12, reset=0x5A5)]),
+            Register("c", [Field("w", 32)]),
+        ]), 5),
+    ])
 
-    def rw_bits(reg, value):
-        return value & reg.mask(Access.RW)
+
+@pytest.mark.parametrize("name", ["custom", "endpoint"])
+def test_a_table_is_written_and_read_back_through_the_bus_and_read_by_the_hardware(name):
+    regmap, table_name = (_table_map(), "e") if name == "custom" else (endpoint_map(2, 6, 64),
+                                                                       "step")
+    dut = RegisterFile(regmap, tables=[table_name])
+    assert table_name not in dut.config.shape().members
+    rng = random.Random(6)
+    count = regmap.params.get("step_depth", 5)
+    table = [reg for reg in regmap.registers if reg.name.startswith(f"{table_name}[")]
+    others = [reg for reg in regmap.registers if reg not in table
+              and all(f.access is Access.RW for f in reg.fields)]
+    port_addr, port_en = getattr(dut, f"{table_name}_addr"), getattr(dut, f"{table_name}_en")
+    port_data = getattr(dut, f"{table_name}_data")
+
+    def want(reg, written) -> int:
+        """What ``reg`` reads after ``written`` (None: nothing written since reset)."""
+        return (reg.reset & ~reg.mask(Access.WO) if written is None
+                else written & reg.mask(Access.RW))
+
+    async def pipelined_reads(ctx, regs, written):
+        # A new address every cycle: the read data of each cycle is the word at the address
+        # of the cycle before, whether that was a table's word or a register's.
+        previous = None
+        for reg in [*regs, None]:
+            ctx.set(dut.bus.addr, 0 if reg is None else reg.address)
+            if previous is not None:
+                got = ctx.get(dut.bus.r_data)
+                assert got == want(previous, written.get(previous.name)), \
+                    f"{previous.name}: {got:#x}"
+            await ctx.tick()
+            previous = reg
 
     async def bench(ctx):
-        # The entries start at their reset values, as registers do.
-        for reg in table:
-            assert await sim_read(ctx, dut.bus, reg.address) == reg.reset, reg.name
+        mixed = [reg for pair in zip(rng.sample(table, len(table)),
+                                     [rng.choice(others) for _ in table], strict=True)
+                 for reg in pair]
+        # The entries start at their fields' reset values, like the registers.
+        await pipelined_reads(ctx, mixed, {})
         written = {}
         for reg in rng.sample(table + others, len(table + others)):
             written[reg.name] = rng.getrandbits(32)
             await sim_write(ctx, dut.bus, reg.address, [written[reg.name]])
-        # Read back in random order, each table word beside a register word, so that the read
-        # data switches between the table and the registers from one cycle to the next.
-        for reg in rng.sample(table, len(table)):
-            other = rng.choice(others)
-            for r in (reg, other):
-                got = await sim_read(ctx, dut.bus, r.address)
-                assert got == rw_bits(r, written[r.name]), f"{r.name}: {got:#x}"
+        await pipelined_reads(ctx, mixed, written)
+        # The holes between the entries and the words past the table read 0, and writes there
+        # land nowhere.
+        array = regmap.arrays[0]
+        holes = [a for a in range(array.base, array.base + array.stride * (count + 1))
+                 if regmap.at(a) is None]
+        for address in holes:
+            await sim_write(ctx, dut.bus, address, [0xFFFF_FFFF])
+        for address in holes:
+            assert await sim_read(ctx, dut.bus, address) == 0, hex(address)
+        await pipelined_reads(ctx, table, written)
         # The hardware's port: the entry at the address of the last cycle with en high, held
         # while en is low.
-        for k in rng.sample(range(6), 6):
-            ctx.set(dut.step_addr, k)
-            ctx.set(dut.step_en, 1)
+        for k in rng.sample(range(count), count):
+            ctx.set(port_addr, k)
+            ctx.set(port_en, 1)
             await ctx.tick()
-            ctx.set(dut.step_addr, (k + 1) % 6)
-            ctx.set(dut.step_en, 0)
+            ctx.set(port_addr, (k + 1) % count)
+            ctx.set(port_en, 0)
             for _ in range(2):
                 for reg in (r for r in table if r.index == (k,)):
-                    name = reg.template.removeprefix("step[].")
+                    member = reg.template.removeprefix(f"{table_name}[].")
                     for f in reg.fields:
-                        want = (written[reg.name] >> f.offset) & ((1 << f.width) - 1)
-                        assert ctx.get(dut.step_data[name][f.name]) == want, (k, name, f.name)
+                        bits = (written[reg.name] >> f.offset) & ((1 << f.width) - 1)
+                        assert ctx.get(port_data[member][f.name]) == bits, (k, member, f.name)
                 await ctx.tick()
 
     simulate(dut, bench)
@@ -266,12 +315,20 @@ def test_table_errors():
     with pytest.raises(ValueError, match=r"^Table 'nope' is not a top-level array of the map "
                                          r"endpoint$"):
         RegisterFile(endpoint_map(2, 4, 64), tables=["nope"])
+    nested = Map("n", [Array(Cluster("a", [Array(Cluster("b", [Register("r", [Field("x", 4)])]),
+                                                 2)]), 2)])
+    with pytest.raises(ValueError, match=r"^Table 'a\[1\]\.b' is not a top-level array of the "
+                                         r"map n$"):
+        RegisterFile(nested, tables=["a[1].b"])
     with pytest.raises(ValueError, match=r"^Table 'route' needs an array of register "
                                          r"clusters$"):
         RegisterFile(switch_map(4, 1, 4), tables=["route"])
     with pytest.raises(ValueError, match=r"^Table 'coll' holds RW fields only, not "
                                          r"coll\[0\]\.\S+ \((WO|RO|RW1C)\)$"):
         RegisterFile(switch_map(4, 1, 4), tables=["coll"])
+    with pytest.raises(ValueError, match=r"^Refusable register 'e\[1\]\.a' is in the table "
+                                         r"'e', whose writes are never refused$"):
+        RegisterFile(_table_map(), refusable=["e[1].a"], tables=["e"])
     dut = RegisterFile(endpoint_map(2, 4, 64), tables=["step"])
     with pytest.raises(KeyError, match=r"Field step\[1\]\.flags\.send is in the table 'step': "
                                        r"the hardware reads it through step_data"):
