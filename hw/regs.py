@@ -80,13 +80,18 @@ def _segments(template: str) -> list[str]:
     return template.split(".")
 
 
+def _outermost(template: str) -> str:
+    """The name of a register template's outermost scope (``step`` for ``step[].flags``)."""
+    return _segments(template)[0].removesuffix("[]")
+
+
 def _tree(regmap, keep, tables: Collection[str] = ()) -> _Node:
     """The map's scopes as a tree, with only the fields ``keep(field)`` selects, and without
     the arrays named in ``tables``."""
     counts = {a.template: a.count for a in regmap.arrays}
     root = _Node("struct")
     for reg in regmap.templates:
-        if _segments(reg.template)[0].removesuffix("[]") in tables:
+        if _outermost(reg.template) in tables:
             continue
         fields = tuple(f for f in reg.fields if keep(f))
         if not fields:
@@ -197,7 +202,7 @@ class RegisterFile(wiring.Component):
             raise TypeError(f"Tables must be a collection of array names, not {tables!r}")
         self._tables = {name: _table(regmap, name) for name in tables}
         for name in refusable:
-            table = _segments(regmap[name].template)[0].removesuffix("[]")
+            table = _outermost(regmap[name].template)
             if table in self._tables:
                 raise ValueError(f"Refusable register {name!r} is in the table {table!r}, whose "
                                  f"writes are never refused")
@@ -236,7 +241,7 @@ class RegisterFile(wiring.Component):
         """
         reg = self._map[register]
         f = reg.field(name)
-        table = _segments(reg.template)[0].removesuffix("[]")
+        table = _outermost(reg.template)
         if table in self._tables:
             raise KeyError(f"Field {register}.{name} is in the table {table!r}: the hardware "
                            f"reads it through {table}_data")
@@ -272,7 +277,7 @@ class RegisterFile(wiring.Component):
         refusing = bus.w_en & ~self.refuse if self._refusable else None
         words = []  # (address, value read, writes: (field bits, bus bits), refusable)
         for reg in self._map.registers:
-            if _segments(reg.template)[0].removesuffix("[]") in self._tables:
+            if _outermost(reg.template) in self._tables:
                 continue
             clears = {}
             for f in reg.fields:
