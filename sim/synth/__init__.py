@@ -3,7 +3,8 @@
 :func:`synthesize` (:func:`synthesize_seeds` for several placement seeds) runs the flow
 (:mod:`~innet.sim.synth.flow`) on a target of ``constraints/`` (:mod:`~innet.sim.synth.targets`),
 with the design inside a port-register wrapper
-(:mod:`~innet.sim.synth.wrapper`), and reads the tools' reports back into a
+(:mod:`~innet.sim.synth.wrapper`), each tool's first run in a process under a lock
+(:mod:`~innet.sim.synth.wasm`), and reads the tools' reports back into a
 :class:`SynthResult` (:mod:`~innet.sim.synth.reports`): the cells per block of the design's
 hierarchy (:func:`breakdown`) and the worst paths after routing (:func:`worst_paths`) with
 them.

