@@ -1,5 +1,5 @@
-"""Switches chosen by name: the collective path of a name and a switch with its parameters as a
-dict, for the command line, the benchmarks and the synthesis flow."""
+"""Switches chosen by name: the collective path of a name, a switch and an endpoint with their
+parameters as a dict, for the command line, the benchmarks and the synthesis flow."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from innet.hw.switch import CREDIT_ROUND_TRIP
 
-__all__ = ["make_switch", "switch_collective"]
+__all__ = ["make_endpoint", "make_switch", "switch_collective"]
 
 
 def switch_collective(name: str, mul: bool = False, payload_width: int = 32):
@@ -55,4 +55,24 @@ def make_switch(radix: int, payload_width: int = 32, collective_ids: int = 4,
               "collective_ids": collective_ids, "routing_depth": routing_depth,
               "buffer_depth": buffer_depth, "local_depth": top.local_depth,
               "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width}
+    return top, params
+
+
+def make_endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_depth: int,
+                  p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
+                  local_depth: int | None = None, mul: bool = True):
+    """The :class:`innet.hw.endpoint.Endpoint` of these parameters (32-bit elements; the local
+    depth defaults to the buffer depth) and the parameters as a JSON-ready dict."""
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+
+    local_depth = buffer_depth if local_depth is None else local_depth
+    flit = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
+                      p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
+    top = Endpoint(flit, vector_depth=vector_depth, step_depth=step_depth,
+                   buffer_depth=buffer_depth, local_depth=local_depth, mul=mul)
+    params = {"vector_depth": vector_depth, "step_depth": step_depth,
+              "collective_ids": collective_ids, "routing_depth": routing_depth,
+              "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width,
+              "buffer_depth": buffer_depth, "local_depth": local_depth, "mul": mul}
     return top, params

@@ -23,6 +23,7 @@ __all__ = [
     "buffer_depth_option",
     "decorate",
     "dtype_option",
+    "endpoint_options",
     "fitted_option",
     "flit_option",
     "flit_options",
@@ -282,6 +283,19 @@ def vector_depth_option(default: int | None = 1024, required: bool = False) -> C
     return click.option("--vector-depth", type=Size(), default=default,
                         required=required, show_default=default is not None,
                         help=f"Endpoint: elements (32-bit) of the vector memory ({SIZE_GRAMMAR}).")
+
+
+def endpoint_options(func: Callable) -> Callable:
+    """The endpoint's construction parameters (``innet verilog endpoint``, ``innet synth
+    endpoint``); the command receives them named like :func:`innet.hw.variants.make_endpoint`'s."""
+    return decorate(func, [
+        vector_depth_option(default=None, required=True),
+        step_depth_option,
+        flit_options(),
+        buffer_depth_option,
+        local_depth_option,
+        mul_option(default=True),
+    ])
 
 
 def switch_options(func: Callable) -> Callable:

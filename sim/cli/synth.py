@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from innet.hw.variants import make_switch, switch_collective
+from innet.hw.variants import make_endpoint, make_switch, switch_collective
 from innet.sim.cli._common import (
     console,
     err_console,
@@ -26,6 +26,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import (
     decorate,
+    endpoint_options,
     flit_option,
     mul_option,
     switch_options,
@@ -281,6 +282,16 @@ def switch(collective: str, mul: bool, flow: dict[str, Any], **params: Any) -> N
     top, values = make_switch(**params, collective=path)
     values.update(collective=collective, mul=mul if collective == "engine" else None)
     run(top, "innet_switch", {"component": "switch", **values}, **flow)
+
+
+@command.command("endpoint")
+@endpoint_options
+@flow_options
+def endpoint(flow: dict[str, Any], **params: Any) -> None:
+    """An endpoint (as `innet verilog endpoint`): vector memory, collective intrinsic, step
+    engine, register file."""
+    top, values = make_endpoint(**params)
+    run(top, "innet_endpoint", {"component": "endpoint", **values}, **flow)
 
 
 @command.command("alu")

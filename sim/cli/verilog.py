@@ -1,9 +1,10 @@
 """``innet verilog``: emit innet's RTL as Verilog, with the port metadata JSON beside the .v.
 
 Each component is a subcommand (``innet verilog switch``, ``ceng``, ``endpoint``), with
-:func:`write_design` and :func:`summary` for the common part; the switch's parameters are the
-shared :func:`innet.sim.cli._options.switch_options`, built by
-:func:`innet.hw.variants.make_switch`.
+:func:`write_design` and :func:`summary` for the common part; the switch's and the endpoint's
+parameters are the shared :func:`innet.sim.cli._options.switch_options` and
+:func:`~innet.sim.cli._options.endpoint_options`, built by
+:func:`innet.hw.variants.make_switch` and :func:`~innet.hw.variants.make_endpoint`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import click
 
-from innet.hw.variants import make_switch, switch_collective
+from innet.hw.variants import make_endpoint, make_switch, switch_collective
 from innet.sim.cli._common import (
     console,
     err_console,
@@ -25,12 +26,10 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import (
     buffer_depth_option,
+    endpoint_options,
     flit_options,
-    local_depth_option,
     mul_option,
-    step_depth_option,
     switch_options,
-    vector_depth_option,
 )
 
 __all__ = ["check_output", "command", "summary", "write_design"]
@@ -204,40 +203,23 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
 
 
 @command.command("endpoint")
-@vector_depth_option(default=None, required=True)
-@step_depth_option
-@flit_options()
-@buffer_depth_option
-@local_depth_option
-@mul_option(default=True)
+@endpoint_options
 @click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option
-def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_depth: int,
-             p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
-             local_depth: int | None, mul: bool, name: str, output: Path | None,
-             as_json: bool) -> None:
+def endpoint(name: str, output: Path | None, as_json: bool, **params: Any) -> None:
     """An endpoint: vector memory, collective intrinsic, step engine, register file."""
-    from innet.hw.endpoint import Endpoint
-    from innet.hw.flit import FlitParams
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
-    local_depth = buffer_depth if local_depth is None else local_depth
-    p = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
-                   p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
-    top = Endpoint(p, vector_depth=vector_depth, step_depth=step_depth,
-                   buffer_depth=buffer_depth, local_depth=local_depth, mul=mul)
+    top, params = make_endpoint(**params)
+    p = top.params
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
     facts = {
-        "params": {"vector_depth": vector_depth, "step_depth": step_depth,
-                   "collective_ids": collective_ids, "routing_depth": routing_depth,
-                   "p2p_vcs": p2p_vcs, "index_width": index_width, "tag_width": tag_width,
-                   "buffer_depth": buffer_depth, "local_depth": local_depth,
-                   "mul": mul},
+        "params": params,
         "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
                                               for f, w in p.widths.items()}},
         "virtual_channels": p.vcs,
@@ -252,6 +234,7 @@ def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_de
         return
     out = console()
     aw = top.address_width
+    vector_depth = params["vector_depth"]
     wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
     for line in (
         f"{wrote} and {report['metadata']}",
@@ -262,6 +245,7 @@ def endpoint(vector_depth: int, step_depth: int, collective_ids: int, routing_de
         (f"memory: {vector_depth} x 32 bits at 0x{top.memory_base:x}.."
          f"0x{top.memory_base + vector_depth - 1:x} (word addresses); the same again as "
          f"the step engine's scratch"),
-        f"steps:  {step_depth} entries; ALU {'with' if mul else 'without'} multiplier",
+        (f"steps:  {params['step_depth']} entries; ALU "
+         f"{'with' if params['mul'] else 'without'} multiplier"),
     ):
         out.print(line, soft_wrap=True)

@@ -131,7 +131,8 @@ def test_image_sizes_fit_the_content(name):
 
 def test_step_depth_default_is_the_endpoints():
     uses = _by_name()["step_depth"]
-    assert set(uses) == {("verilog", "endpoint"), ("regmap",), ("image", "build")}
+    assert set(uses) == {("verilog", "endpoint"), ("synth", "endpoint"), ("regmap",),
+                         ("image", "build")}
     assert uses[("regmap",)].default == inspect.signature(
         Endpoint.__init__).parameters["step_depth"].default
 

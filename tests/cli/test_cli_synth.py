@@ -145,6 +145,47 @@ def test_ceng_synthesises_the_engine_alone(innet, tmp_path, env):
     assert report["ff"] > 0
 
 
+@pytest.mark.synth
+def test_endpoint_synthesises_what_verilog_endpoint_emits(innet, tmp_path, env):
+    import inspect
+
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+
+    options = ["--vector-depth", "16", "--step-depth", "4", "--collective-ids", "1",
+               "--routing-depth", "4", "--no-mul"]
+    done = innet("synth", "endpoint", *options, "--no-pnr", "--json", "-o", "build",
+                 cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["component"] == "endpoint"
+    flit = FlitParams.__dataclass_fields__
+    buffer_depth = inspect.signature(Endpoint.__init__).parameters["buffer_depth"].default
+    assert report["params"] == {
+        "vector_depth": 16, "step_depth": 4, "collective_ids": 1, "routing_depth": 4,
+        **{name: flit[name].default for name in ("p2p_vcs", "index_width", "tag_width")},
+        "buffer_depth": buffer_depth, "local_depth": buffer_depth, "mul": False}
+    assert report["design"] == "innet_endpoint"
+    assert report["dsp"] == 0  # no multipliers
+    assert report["logic_cells"] > 0
+    emitted = innet("verilog", "endpoint", *options, "-o", "endpoint.v", cwd=tmp_path, env=env)
+    assert emitted.returncode == 0, emitted.stderr
+    assert (tmp_path / "endpoint.v").read_text() in (tmp_path / "build" / "design.v").read_text()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--vector-depth", "0"], "Vector depth must be at least 1, not 0"),
+    (["--vector-depth", "16", "--step-depth", "0"], "Step depth must be at least 1, not 0"),
+    (["--vector-depth", "16", "--tag-width", "1"],
+     "Endpoint needs a tag width of at least 2 (the message class), not 1"),
+])
+def test_endpoint_parameters_are_checked_before_synthesis(args, message, innet, tmp_path, env):
+    done = innet("synth", "endpoint", *args, cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert done.stderr == f"innet: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_reduction_builds_either_datapath(monkeypatch):
     """innet synth reduction hands the flow the multi-operand unit or the tree of pairwise ALUs
     of that many leaves."""
