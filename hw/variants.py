@@ -1,5 +1,6 @@
-"""Switches chosen by name: the collective path of a name, a switch and an endpoint with their
-parameters as a dict, for the command line, the benchmarks and the synthesis flow."""
+"""Hardware chosen by name and parameters: the collective path of a name, and a switch and an
+endpoint with their parameters as a dict, for the command line, the benchmarks and the
+synthesis flow."""
 
 from __future__ import annotations
 

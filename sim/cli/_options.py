@@ -277,19 +277,22 @@ def buffer_depth_option(func: Callable) -> Callable:
                              "credit round trip).")(func)
 
 
-def vector_depth_option(default: int | None = 1024, required: bool = False) -> Callable:
+def vector_depth_option(default: int | None = 1024) -> Callable:
     """``--vector-depth SIZE``: elements of an endpoint's vector memory (the hardware checks
-    its range)."""
-    return click.option("--vector-depth", type=Size(), default=default,
-                        required=required, show_default=default is not None,
-                        help=f"Endpoint: elements (32-bit) of the vector memory ({SIZE_GRAMMAR}).")
+    its range); required when ``default`` is ``None``."""
+    help = f"Endpoint: elements (32-bit) of the vector memory ({SIZE_GRAMMAR})."
+    if default is None:
+        # No default at all: click does not enforce ``required`` over an explicit default.
+        return click.option("--vector-depth", type=Size(), required=True, help=help)
+    return click.option("--vector-depth", type=Size(), default=default, show_default=True,
+                        help=help)
 
 
 def endpoint_options(func: Callable) -> Callable:
     """The endpoint's construction parameters (``innet verilog endpoint``, ``innet synth
     endpoint``); the command receives them named like :func:`innet.hw.variants.make_endpoint`'s."""
     return decorate(func, [
-        vector_depth_option(default=None, required=True),
+        vector_depth_option(default=None),
         step_depth_option,
         flit_options(),
         buffer_depth_option,

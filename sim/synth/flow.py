@@ -22,9 +22,9 @@ with relative file names (YoWASP tools cannot open absolute paths under ``/tmp``
    endpoints are read (:func:`~innet.sim.synth.reports.worst_paths`).
 
 :func:`synthesize_seeds` places and routes one synthesis with several seeds (fmax moves with
-the seed), side by side. Each tool's first run in a process waits for any other process's
-(:func:`~innet.sim.synth.wasm.prepare`), so that runs side by side on a fresh machine do not
-race to write YoWASP's cache of the compiled tool.
+the seed), side by side. The tools keep their compiled code in innet's cache of it, and each
+tool's first run in a process waits for any other process's (:mod:`~innet.sim.synth.wasm`), so
+that runs side by side on a fresh machine do not race to write that cache.
 
 Results (:class:`~innet.sim.synth.reports.SynthResult`) are cached in ``$INNET_CACHE/synth``
 (default ``~/.cache/innet/synth``) by a hash of the wrapped Verilog, the target file, the seed,
@@ -40,7 +40,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -57,7 +56,7 @@ from innet.sim.synth.reports import (
     worst_paths,
 )
 from innet.sim.synth.targets import TOOLS, Target, check_tools, load_target, tool_versions
-from innet.sim.synth.wasm import prepare
+from innet.sim.synth.wasm import command, environment, prepare
 from innet.sim.synth.wrapper import io_wrapper, top_ports
 
 __all__ = ["FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir", "synthesize",
@@ -90,11 +89,10 @@ def _run(tool: str, module: str, runner: str, args: list[str], cwd: Path, timeou
 
     Returns ``(returncode, seconds)``; raises :class:`subprocess.TimeoutExpired` on timeout.
     """
-    code = f"import sys, {module} as m; sys.exit(m.{runner}(sys.argv[1:]))"
     start = time.perf_counter()
     with open(cwd / log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=cwd, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(command(module, runner, *args), cwd=cwd, env=environment(),
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             rc = proc.wait(timeout=timeout)
         except BaseException:
@@ -103,6 +101,13 @@ def _run(tool: str, module: str, runner: str, args: list[str], cwd: Path, timeou
             proc.wait()
             raise
     return rc, time.perf_counter() - start
+
+
+def _first_run(module: str, runner: str, flag: str, name: str,
+               say: Callable[[str], None]) -> None:
+    """The tool's first run in this process, after any other process's (:mod:`.wasm`)."""
+    prepare(command(module, runner, flag),
+            waiting=lambda: say(f"waiting for another process's first run of {name}"))
 
 
 def _read(path: Path) -> str:
@@ -321,7 +326,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     seconds = {"synth": 0.0, "pack": 0.0, "pnr": 0.0}
 
     say(f"yosys: synth_{family} {design.toplevel}")
-    prepare(ymod, "run_yosys", "-V")
+    _first_run(ymod, "run_yosys", "-V", "yosys", say)
     try:
         rc, seconds["synth"] = _run("yosys", ymod, "run_yosys", ["-q", "synth.ys"], work,
                                     timeout, "yosys.log")
@@ -338,7 +343,7 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     generic = parse_stat((work / "stat_generic.json").read_text())
 
     say(f"nextpnr-{family}: pack {design.toplevel}")
-    prepare(pmod, runner, "--version")
+    _first_run(pmod, runner, "--version", ptool, say)
     rc, seconds["pack"] = _run(ptool, pmod, runner, _nextpnr_args(target, seeds[0], True),
                                work, timeout, "pack.log")
     logic_cells: int | None = None

@@ -59,6 +59,7 @@ def test_endpoint_readable_summary(innet, tmp_path):
      "Endpoint needs a tag width of at least 2 (the message class), not 1"),
     (["--vector-depth", "8", "--local-depth", "0"], "Local depth must be at least 1, not 0"),
     (["--vector-depth", "8", "-o", "ep.txt"], "The output must be a .v file, not 'ep.txt'"),
+    ([], "Missing option '--vector-depth'."),
 ])
 def test_endpoint_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     done = innet("verilog", "endpoint", "--routing-depth", "4", *args, cwd=tmp_path)

@@ -174,6 +174,7 @@ def test_endpoint_synthesises_what_verilog_endpoint_emits(innet, tmp_path, env):
 
 
 @pytest.mark.parametrize(("args", "message"), [
+    ([], "Missing option '--vector-depth'."),
     (["--vector-depth", "0"], "Vector depth must be at least 1, not 0"),
     (["--vector-depth", "16", "--step-depth", "0"], "Step depth must be at least 1, not 0"),
     (["--vector-depth", "16", "--tag-width", "1"],

