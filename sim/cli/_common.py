@@ -103,8 +103,12 @@ def json_option(func: Callable) -> Callable:
 def output_option(help: str = "Write the artifacts to this path.", *,
                   required: bool = False) -> Callable:
     """``-o/--output PATH``."""
+    if required:
+        # No default at all: click does not enforce ``required`` over an explicit default.
+        return click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
+                            help=help)
     return click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-                        required=required, help=help)
+                        help=help)
 
 
 def print_json(data: Any) -> None:

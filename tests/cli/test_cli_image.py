@@ -205,6 +205,13 @@ def test_build_errors_are_one_line_and_write_nothing(innet, tmp_path, args, mess
     assert list(tmp_path.iterdir()) == []
 
 
+def test_build_without_an_output_is_a_usage_error(innet, tmp_path):
+    done = innet("image", "build", "polarfly", "--q", "2", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "innet: error: Missing option '-o' / '--output'.\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_build_with_failures(tmp_path):
     out = tmp_path / "f.json"
     code, text = run("build", "torus", "--shape", "4x4", "--embed", "allreduce",

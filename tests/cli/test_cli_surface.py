@@ -198,6 +198,6 @@ def test_json_and_output_wherever_something_is_produced():
     assert set(uses["json"]) == set(LEAVES)
     assert set(uses["output"]) == set(LEAVES) - NO_OUTPUT
     for path, option in uses["output"].items():
-        assert (option.opts, _type(option)[0], option.default) == (
-            ["-o", "--output"], "Path", None), _name(path)
+        assert (option.opts, _type(option)[0]) == (["-o", "--output"], "Path"), _name(path)
+        assert option.required or option.default is None, _name(path)
         assert option.help, _name(path)
