@@ -72,8 +72,11 @@ class MultiOperandUnit(wiring.Component):
       two cycles per level (compare, then choose), beside the sum; a cell with one operand
       passes it on, and the order of the leaves does not change the result. ``min``/``max``
       compare order keys (fp32 as IEEE 754-2019 ``minimum``/``maximum``: -0 < +0, NaN if any
-      operand is NaN).
-    - ``nor``: the complement of the OR of the operands (the tree computes the OR).
+      operand is NaN). A cell chooses one of four functions of its two keys (the left, the
+      right, their AND, their XOR), one 4-input LUT per bit: ``or`` is the complement of the
+      AND of the complemented words.
+    - ``nor``: the complement of the OR of the operands (the tree's AND of the complemented
+      words).
     - ``mul`` and ``fp32`` bitwise operations are unsupported: ``o_unsupported``, result 0.
 
     Stages of the sum (``L = ceil(log2 leaves)``, ``A = ceil(log2(leaves + 1))``): (1) decode:
@@ -170,13 +173,9 @@ class MultiOperandUnit(wiring.Component):
         is_fp = dtype == DType.FP32
         is_min, is_max = op == Op.MIN, op == Op.MAX
         bitwise = (op == Op.AND) | (op == Op.OR) | (op == Op.XOR) | (op == Op.NOR)
-        # The cells' two-operand function; nor's tree computes the OR, complemented at the end.
-        truth = Signal(4)
-        with m.Switch(op):
-            for code, table in ((Op.AND, 0b1000), (Op.OR, 0b1110), (Op.XOR, 0b0110),
-                                (Op.NOR, 0b1110)):
-                with m.Case(code):
-                    m.d.comb += truth.eq(table)
+        # The cells compute AND or XOR: or and nor are the AND of the complements (the keys
+        # are the complemented words), complemented back for or at the end.
+        inverted = (op == Op.OR) | (op == Op.NOR)
         is_int = (dtype == DType.INT32) | (dtype == DType.UINT32)
         arithmetic = (op == Op.ADD) | is_min | is_max
         supported = Mux(is_fp, arithmetic, is_int & (arithmetic | bitwise))
@@ -190,8 +189,9 @@ class MultiOperandUnit(wiring.Component):
                                  Mux(present & ~is_fp, leaf, 0)), f"s1_lane{i}"))
             negs.append(reg(summed & f.sign, f"s1_neg{i}"))
             words.append(reg(leaf, f"s1_word{i}"))
-            # The order key flips every bit but the sign of a negative fp32 value (-0 < +0).
-            flips.append(reg(is_fp & ~bitwise & f.sign, f"s1_flip{i}"))
+            # The order key flips every bit but the sign of a negative fp32 value (-0 < +0);
+            # for or and nor it is the complemented word.
+            flips.append(reg(is_fp & ~bitwise & f.sign | inverted, f"s1_flip{i}"))
             presents.append(present)
         s1 = {
             "valid": reg(self.i_valid, "s1_valid", keep=True),
@@ -200,12 +200,13 @@ class MultiOperandUnit(wiring.Component):
             "is_add": reg(op == Op.ADD, "s1_is_add"),
             "is_max": reg(is_max, "s1_is_max"),
             "bitwise": reg(bitwise, "s1_bitwise"),
-            "nor": reg(op == Op.NOR, "s1_nor"),
+            "is_or": reg(op == Op.OR, "s1_is_or"),
+            "is_xor": reg(op == Op.XOR, "s1_is_xor"),
             "signed": reg(dtype == DType.INT32, "s1_signed"),
-            "truth": reg(truth, "s1_truth"),
             "supported": reg(supported, "s1_supported"),
-            # The order keys' sign bit is flipped for fp32 and int32 min/max.
-            "flip_top": reg((is_fp | (dtype == DType.INT32)) & ~bitwise, "s1_flip_top"),
+            # The order keys' sign bit is flipped for fp32 and int32 min/max (and or, nor).
+            "flip_top": reg((is_fp | (dtype == DType.INT32)) & ~bitwise | inverted,
+                            "s1_flip_top"),
         }
         if self._tag_width:
             s1["tag"] = reg(self.i_tag, "s1_tag")
@@ -237,17 +238,17 @@ class MultiOperandUnit(wiring.Component):
         emax = nodes[0]
         at = levels + 1  # the stage whose registers hold emax
 
-        # The min/max/bitwise tree, from the keys of stage 2: two cycles per level, the keys'
-        # comparison (and the bitwise operation) in the first, the choice in the second. A key
-        # goes with whether it holds an operand: a cell with one passes it on. The cells need
-        # their reduction's operation, `2 * lv - 1` cycles behind stage 1.
-        level_meta = {k: reg(s1[k], f"s2_{k}") for k in ("is_max", "bitwise", "truth")}
+        # The min/max/bitwise tree, from the keys of stage 2: two cycles per level. The first
+        # compares the keys; the second chooses the cell's function of the two (the left key,
+        # the right one, their AND or their XOR: a key goes with whether it holds an operand,
+        # and a cell with one passes it on), which is one 4-input LUT per bit. The cells need
+        # their reduction's operation, `2 * lv` cycles behind stage 1.
+        level_meta = {k: reg(s1[k], f"s2_{k}") for k in ("is_max", "bitwise", "is_xor")}
         nodes = keys
         held = [reg(s1["present"][i], f"s2_held{i}") for i in range(n)]
         for lv in range(1, levels + 1):
-            if lv > 1:
-                level_meta = {k: delay(v, 2, f"l{lv}_{k}") for k, v in level_meta.items()}
-            is_max, bitwise = (reg(level_meta[k], f"l{lv}_{k}_b") for k in ("is_max", "bitwise"))
+            level_meta = {k: delay(v, 1 if lv == 1 else 2, f"l{lv}_{k}")
+                          for k, v in level_meta.items()}
             chosen, chosen_held = [], []
             for i in range(0, len(nodes), 2):
                 name = f"l{lv}_n{i // 2}"
@@ -255,15 +256,14 @@ class MultiOperandUnit(wiring.Component):
                     chosen.append(delay(nodes[i], 2, f"{name}_key"))
                     chosen_held.append(delay(held[i], 2, f"{name}_held"))
                     continue
-                ka, kb = nodes[i], nodes[i + 1]
-                a_less = reg(ka < kb, f"{name}_less")
-                combined = reg(Cat(level_meta["truth"].bit_select(Cat(kb[j], ka[j]), 1)
-                                   for j in range(32)), f"{name}_bitwise")
+                a_less = reg(nodes[i] < nodes[i + 1], f"{name}_less")
                 has_a, has_b = reg(held[i], f"{name}_has_a"), reg(held[i + 1], f"{name}_has_b")
-                ka, kb = reg(ka, f"{name}_a"), reg(kb, f"{name}_b")
-                pick_a = ~has_b | (has_a & Mux(is_max, ~a_less, a_less))
-                chosen.append(reg(Mux(bitwise & has_a & has_b, combined, Mux(pick_a, ka, kb)),
-                                  f"{name}_key"))
+                ka, kb = reg(nodes[i], f"{name}_a"), reg(nodes[i + 1], f"{name}_b")
+                pick_a = ~has_b | (has_a & Mux(level_meta["is_max"], ~a_less, a_less))
+                both = level_meta["bitwise"] & has_a & has_b
+                pick_b_or_xor = Mux(both, level_meta["is_xor"], ~pick_a)
+                chosen.append(reg(Mux(both, Mux(pick_b_or_xor, ka ^ kb, ka & kb),
+                                      Mux(pick_b_or_xor, kb, ka)), f"{name}_key"))
                 chosen_held.append(reg(has_a | has_b, f"{name}_held"))
             nodes, held = chosen, chosen_held
         tree_key = nodes[0]
@@ -384,13 +384,13 @@ class MultiOperandUnit(wiring.Component):
         fp_sum = Cat(Mux(overflow, INFINITY, rounded), sign)
         meta = {k: delay(v, latency - 2, f"meta_{k}", keep=k == "valid")
                 for k, v in s1.items() if k in ("valid", "is_fp", "is_add", "signed", "bitwise",
-                                                 "nor", "supported", "tag")}
+                                                 "is_or", "supported", "tag")}
         late = {k: delay(v, latency - 4, f"late_{k}") for k, v in specials.items()}
         key = delay(tree_key, latency - 1 - tree_at, "tree_key")
         # The order key back to the value it came from.
         word = Mux(meta["is_fp"] & ~meta["bitwise"], Mux(key[31], key & 0x7FFF_FFFF, ~key),
                    Mux(meta["signed"] & ~meta["bitwise"], key ^ (1 << 31),
-                       Mux(meta["nor"], ~key, key)))
+                       Mux(meta["is_or"], ~key, key)))
         fp_add = meta["is_fp"] & meta["is_add"]
         special = Mux(late["nan"], CANONICAL_NAN, Cat(Const(INFINITY, 31), late["inf_sign"]))
         fp_result = Mux(late["nan"] | late["inf"], special,
