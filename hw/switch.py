@@ -392,6 +392,18 @@ class SwitchCore(wiring.Component):
                              else Const(0, Shape.cast(shape).width)
                              for f, shape in layout.members.items()))
 
+            def overlay(held, flit, use):
+                """``flit`` with the carried fields of ``held`` while ``use``; the other fields
+                stay ``flit``'s (the output register clears them under a collective flit)."""
+                return Cat(*(Mux(use, Value.cast(getattr(held, f)), Value.cast(getattr(flit, f)))
+                             if f in carried.members else getattr(flit, f)
+                             for f in layout.members))
+
+            # The fields a collective flit does not carry, as a mask of the flit's bits.
+            p2p_only = Const(int("".join(
+                ("0" if f in carried.members else "1") * Shape.cast(shape).width
+                for f, shape in reversed(layout.members.items())), 2), layout.size)
+
             # The p2p floor: a registered pulse that keeps collective flits off an output for
             # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
             slot = [Signal(name=f"out{o}_p2p_slot") for o in range(ports)]
@@ -581,7 +593,7 @@ class SwitchCore(wiring.Component):
                 forked = Signal(name=f"in{i}_forked")
                 data_reg = Signal(layout, name=f"in{i}_data")
                 m.d.sync += forked.eq(forks[i].taken.any())
-                m.d.comb += data_reg.eq(Mux(forked, widen(forks[i].sent), p2p_data))
+                m.d.comb += data_reg.eq(overlay(forks[i].sent, p2p_data, forked))
                 in_data.append(data_reg)
 
             # Credits back to the sender, registered (at the far end with early links).
@@ -629,11 +641,16 @@ class SwitchCore(wiring.Component):
             m.d.sync += [sel_valid[o].eq(coll_win | p2p_win), sel[o].eq(grant)]
 
             # Stage 3: the output register, from the crossbar (the registered select over the
-            # flits of last cycle of the sources that feed the output).
+            # flits of last cycle of the sources that feed the output). A collective flit's
+            # fields other than those it carries are cleared there (a synchronous reset of
+            # those bits of the register), not at each source.
             link = self.o[o]
-            m.d[self._link_domain(o)] += [
-                link.valid.eq(sel_valid[o]),
-                link.payload.eq(binary_mux(sel[o], [in_data[s] for s in feed]))]
+            crossed = binary_mux(sel[o], [in_data[s] for s in feed])
+            if coll is not None:
+                sel_coll = Signal(name=f"out{o}_sel_coll")
+                m.d.sync += sel_coll.eq(coll_win)
+                crossed = crossed & ~(p2p_only & sel_coll.replicate(layout.size))
+            m.d[self._link_domain(o)] += [link.valid.eq(sel_valid[o]), link.payload.eq(crossed)]
 
             # Credits taken: a p2p flit's by its outgoing hop, a response's on the response VC,
             # the stream's flit's on its VC.

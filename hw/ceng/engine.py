@@ -111,8 +111,9 @@ class CollectiveEngine(wiring.Component):
        round-robin from those registered counts; every port's read address is registered,
        and the index memories are read at it into their read registers;
     2. operand read: every port's payload memory is read at its address into an operand
-       register (its read register), and whether the contributing flits' indices agree into
-       a register beside them;
+       register (its read register), and whether the contributing flits' indices agree, with
+       the OR of those indices (the element's index when they agree), into registers beside
+       them;
     3. check: the contributing flits' indices agree: the flits are consumed and the payloads
        registered on their ports' leaves, the reduction's input (or the forwarded flit's
        payload). If they disagree, the id's flits in flight are issued again later and the
@@ -391,14 +392,18 @@ class CollectiveEngine(wiring.Component):
                         name="b_info")
         # Whether the contributing flits agree on the element index, computed as they are read
         # (so that the check stage starts from a register).
+        # The OR of their indices is then the element's index.
         a_contrib = Signal(ports, name="a_contrib")
         b_agree = Signal(name="b_agree")
+        b_common = Signal(iw, name="b_common_index")
         m.d.comb += a_contrib.eq(onehot_mux(a_cid, [cfg[c].contrib for c in range(ids)]))
+        every, some = _bounds([index_reads[q].data for q in range(ports)], a_contrib)
         m.d.sync += [
             b_valid.eq(a_valid & ~(a_cid & killed).any()),
             b_cid.eq(a_cid),
             b_contrib.eq(a_contrib),
-            b_agree.eq(_agree([index_reads[q].data for q in range(ports)], a_contrib)),
+            b_agree.eq(every == some),
+            b_common.eq(some),
             b_tree.eq(onehot_mux(a_cid, [cfg[c].tree for c in range(ids)])),
             b_info.count.eq(onehot_mux(a_cid, [cfg[c].count for c in range(ids)])),
             b_info.op.eq(onehot_mux(a_cid, [cfg[c].op for c in range(ids)])),
@@ -415,7 +420,6 @@ class CollectiveEngine(wiring.Component):
         # payloads registered where they are (a leaf per port) as the reduction's operands;
         # else nothing is consumed, the id's flits in flight are discarded and the
         # resynchronisation unit finds the oldest index (_resync).
-        index = [b_flit[q].index for q in range(ports)]
         agree = b_agree
         live = Signal(name="b_live")
         m.d.comb += live.eq(b_valid & ~(b_cid & abort).any())
@@ -435,9 +439,7 @@ class CollectiveEngine(wiring.Component):
             issued.forward.eq(consumed & ~b_tree),
             issued.cid.eq(onehot_mux(b_cid, [Const(c, p.cid_width) for c in range(ids)])),
             # The flits agree: any contributing flit's index is the element's.
-            issued.index.eq(_reduce(lambda a, b: a | b,
-                                    [index[q] & b_contrib[q].replicate(iw)
-                                     for q in range(ports)])),
+            issued.index.eq(b_common),
             issued.contrib.eq(b_contrib),
             issued.count.eq(b_info.count),
             issued.op.eq(b_info.op),
@@ -672,14 +674,14 @@ class CollectiveEngine(wiring.Component):
         m.d.comb += self.stalled.eq(any_of(fired))
 
 
-def _agree(indices, contrib) -> Value:
-    """Whether the ``indices`` of the ports in ``contrib`` (at least one) are all equal: their
-    AND equals their OR."""
+def _bounds(indices, contrib) -> tuple[Value, Value]:
+    """The AND and the OR of the ``indices`` of the ports in ``contrib`` (at least one): equal
+    when those indices are all equal, and then the OR is their index."""
     width = len(indices[0])
     return (_reduce(lambda a, b: a & b, [index | (~contrib[q]).replicate(width)
-                                         for q, index in enumerate(indices)])
-            == _reduce(lambda a, b: a | b, [index & contrib[q].replicate(width)
-                                            for q, index in enumerate(indices)]))
+                                         for q, index in enumerate(indices)]),
+            _reduce(lambda a, b: a | b, [index & contrib[q].replicate(width)
+                                         for q, index in enumerate(indices)]))
 
 
 def _reduce(function, values: list):
