@@ -24,13 +24,9 @@ __all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "Bypass", "buffer_prope
 class Buffer(wiring.Component):
     """A first-in first-out buffer of ``depth`` entries.
 
-    A circular buffer in a ``Memory``. With ``block=False`` (the default) its read port is
-    asynchronous: distributed (LUT) RAM on an FPGA, an array in Verilator; the head is read
-    combinationally from the read pointer (a register). With ``block=True`` the read port is
-    synchronous, so the memory can be block RAM: every cycle it reads the place the read
-    pointer holds next (one further on in a cycle that reads), and an entry written in the
-    cycle before comes from a register of the last write instead (the port is transparent to
-    the write port). Either way ``r.payload`` is valid in the cycle after the write.
+    A circular buffer in a ``Memory`` with an asynchronous read port: distributed (LUT) RAM on
+    an FPGA, an array in Verilator. The head is read combinationally from the read pointer (a
+    register), so ``r.payload`` is valid in the cycle after the write.
 
     Parameters
     ----------
@@ -38,8 +34,6 @@ class Buffer(wiring.Component):
         Shape of one entry (a flit layout, possibly with routing information).
     depth : int
         Number of entries, at least 1.
-    block : bool
-        Read through a synchronous port (block RAM) instead of an asynchronous one.
 
     Members
     -------
@@ -58,13 +52,10 @@ class Buffer(wiring.Component):
         If ``depth`` is not a positive integer.
     """
 
-    def __init__(self, shape, depth: int, *, block: bool = False) -> None:
+    def __init__(self, shape, depth: int) -> None:
         check_int("Buffer depth", depth, low=1)
-        if not isinstance(block, bool):
-            raise TypeError(f"Block RAM option must be a bool, not {block!r}")
         self._shape = shape
         self._depth = depth
-        self._block = block
         Shape.cast(shape)
         super().__init__({
             "w": In(stream.Signature(shape)),
@@ -80,20 +71,14 @@ class Buffer(wiring.Component):
     def shape(self):
         return self._shape
 
-    @property
-    def block(self) -> bool:
-        return self._block
-
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
-        attrs = {"ram_style": "block"} if self._block else None
-        m.submodules.storage = storage = Memory(shape=self._shape, depth=depth, init=[],
-                                                attrs=attrs)
+        m.submodules.storage = storage = Memory(shape=self._shape, depth=depth, init=[])
         wr = storage.write_port()
+        rd = storage.read_port(domain="comb")
         w_ptr = Signal(range(depth))
         r_ptr = Signal(range(depth))
-        r_next = Signal(range(depth))
         push = Signal()
         pop = Signal()
         m.d.comb += [
@@ -101,21 +86,17 @@ class Buffer(wiring.Component):
             push.eq(self.w.valid & self.w.ready),
             pop.eq(self.r.valid & self.r.ready),
             self.r.valid.eq(self.level != 0),
-            r_next.eq(Mux(pop, Mux(r_ptr == depth - 1, 0, r_ptr + 1), r_ptr)),
+            rd.addr.eq(r_ptr),
+            self.r.payload.eq(rd.data),
             wr.addr.eq(w_ptr),
             wr.data.eq(self.w.payload),
             wr.en.eq(push),
         ]
-        if self._block:
-            rd = storage.read_port(domain="sync", transparent_for=(wr,))
-            m.d.comb += rd.addr.eq(r_next)
-        else:
-            rd = storage.read_port(domain="comb")
-            m.d.comb += rd.addr.eq(r_ptr)
-        m.d.comb += self.r.payload.eq(rd.data)
         with m.If(push):
             m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
-        m.d.sync += [r_ptr.eq(r_next), self.level.eq(self.level + push - pop)]
+        with m.If(pop):
+            m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
+        m.d.sync += self.level.eq(self.level + push - pop)
         return m
 
 

@@ -559,7 +559,7 @@ class CollectiveEngine(wiring.Component):
             # Every result is written into the queue; one that goes straight out (the queue
             # holds none before it) takes the queue's bypass, so that the write does not wait
             # for the result stream's choice.
-            queue = Buffer(result, depth, block=True)
+            queue = Buffer(result, depth)
             m.submodules[f"queue{c}"] = queue
             queued = Bypass(m, queue, good & ~abort[c], out, name=f"queue{c}", flush=abort[c])
             queued.take(src_pop[c])
