@@ -400,9 +400,9 @@ class SwitchCore(wiring.Component):
                              for f in layout.members))
 
             # The fields a collective flit does not carry, as a mask of the flit's bits.
-            p2p_only = Const(int("".join(
-                ("0" if f in carried.members else "1") * Shape.cast(shape).width
-                for f, shape in reversed(layout.members.items())), 2), layout.size)
+            p2p_only = Const(sum(((1 << field.width) - 1) << field.offset
+                                 for name, field in layout if name not in carried.members),
+                             layout.size)
 
             # The p2p floor: a registered pulse that keeps collective flits off an output for
             # one cycle after ``coll_burst`` collective flits in a row while p2p waited.
@@ -642,8 +642,8 @@ class SwitchCore(wiring.Component):
 
             # Stage 3: the output register, from the crossbar (the registered select over the
             # flits of last cycle of the sources that feed the output). A collective flit's
-            # fields other than those it carries are cleared there (a synchronous reset of
-            # those bits of the register), not at each source.
+            # fields other than those it carries are cleared there, by a registered bit beside
+            # the select, not at each source.
             link = self.o[o]
             crossed = binary_mux(sel[o], [in_data[s] for s in feed])
             if coll is not None:

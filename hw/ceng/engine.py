@@ -391,8 +391,8 @@ class CollectiveEngine(wiring.Component):
         b_info = Signal(data.StructLayout({"count": range(ports + 1), "op": 4, "dtype": 2}),
                         name="b_info")
         # Whether the contributing flits agree on the element index, computed as they are read
-        # (so that the check stage starts from a register).
-        # The OR of their indices is then the element's index.
+        # (so that the check stage starts from a register); the OR of their indices is then
+        # the element's index.
         a_contrib = Signal(ports, name="a_contrib")
         b_agree = Signal(name="b_agree")
         b_common = Signal(iw, name="b_common_index")
