@@ -24,13 +24,14 @@ cycle 1   allocation, from registers: the forks (each input's head response with
           ``resp_out``, and the collective path's flit with its targets) ask for the targets
           they have not left on yet that hold a credit of the flit's VC; each input's offer
           (the route of the head of one p2p VC) asks for its output if that output holds a
-          credit of the offer's outgoing VC and the input's fork asks for nothing. Each
-          output grants one fork (round-robin), else one offer (round-robin); the grant takes
-          the output's credit and registers the granted source's number as the output's
-          select. A fork whose last target is granted takes its next flit; an input whose
-          offer is taken pops the head and loads its next offer, prepared for both outcomes
-          from registered state (after a take the same VC's next flit, so back-to-back
-          grants have no bubble; after none another VC's head)
+          credit of the offer's outgoing VC and the input's fork holds no flit (or gives
+          way to the offer's p2p slot). Each output grants one fork (round-robin), else one
+          offer (round-robin); the grant takes the output's credit and registers the granted
+          source's number as the output's select. A fork whose last target is granted takes
+          its next flit; an input whose offer is taken pops the head and loads its next
+          offer, prepared for both outcomes from registered state (after a take the same
+          VC's next flit, so back-to-back grants have no bubble; after none another VC's
+          head)
 cycle 2   traversal: the output register loads the flit of the registered select (the
           crossbar: a multiplexer tree per output on the select's bits, over the flits of
           last cycle of the sources that feed it, a p2p flit read from its memory at a
@@ -578,17 +579,20 @@ class SwitchCore(wiring.Component):
                 p2p_req.append(unit.request)
                 in_data.append(p2p_data)
             else:
-                # Per input one grant a cycle: its fork asks for its targets that hold a credit
-                # of the response VC and are not in their p2p slot (nothing at all while its
-                # p2p offer's route names an output in its slot, credit or not: all
-                # registers), and its p2p offer asks only when the fork does not.
+                # Per input one grant a cycle, whose turn it is decided from registers: the
+                # fork's while it holds a flit, unless its p2p offer's route names an output in
+                # its slot. In its turn the fork asks for its targets that hold a credit of the
+                # response VC and are not in their p2p slot, and the p2p offer asks for
+                # nothing, even while the fork waits for a credit (no response ever waits for a
+                # p2p flit, so this adds no cycle of waits); else the p2p offer asks.
                 p2p_first = unit.offer_valid & (offer.out & slots).any()
+                fork_turn = Signal(name=f"in{i}_fork_turn")
+                m.d.comb += fork_turn.eq(forks[i].valid & ~forks[i].aborted & ~p2p_first)
                 asks = Signal(ports, name=f"in{i}_coll_req")
-                m.d.comb += asks.eq(Mux(forks[i].valid & ~forks[i].aborted & ~p2p_first,
-                                        forks[i].left & resp_credit & ~slots, 0))
+                m.d.comb += asks.eq(Mux(fork_turn, forks[i].left & resp_credit & ~slots, 0))
                 coll_req.append(asks)
                 p2p = Signal(ports, name=f"in{i}_p2p_req")
-                m.d.comb += p2p.eq(Mux(asks.any(), 0, unit.request))
+                m.d.comb += p2p.eq(Mux(fork_turn, 0, unit.request))
                 p2p_req.append(p2p)
                 forked = Signal(name=f"in{i}_forked")
                 data_reg = Signal(layout, name=f"in{i}_data")

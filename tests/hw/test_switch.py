@@ -433,6 +433,45 @@ def test_a_busy_fork_takes_no_bandwidth_from_other_inputs():
     run(dut, bench)
 
 
+def test_a_fork_waiting_for_a_credit_keeps_its_inputs_p2p_flit_waiting():
+    """The local input's fork holds a response whose target (port 0) returns no credits, and
+    p2p flits for port 1 wait behind it on the same input: the input's turn is its fork's
+    while the fork holds a flit, so none of them leaves while the fork waits, though port 1
+    is free. When port 0's credits come back every flit leaves once, in order, the p2p flits
+    right after the last response."""
+    dut = small_switch()
+
+    async def bench(ctx):
+        await write(ctx, dut, "route[0]", port=1, valid=1)
+        await write(ctx, dut, "coll[0].ctrl", enable=1)
+        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+        links = Links(dut, random.Random(3))
+        links.sink[0].bp = Backpressure(0.0, 0.0)
+        count = dut.buffer_depth + 3
+        for n in range(count):
+            links.src[LOCAL].push(Flit.response(0, index=n, payload=n))
+        for _ in range(20):
+            await links.step(ctx)
+        # Port 0 has taken its buffer depth of responses; the fork holds the next one.
+        assert [f.index for _, q, f in links.arrivals if q == 0] == list(range(dut.buffer_depth))
+        for n in range(4):
+            links.src[LOCAL].push(Flit.p2p(dst=0, src=LOCAL, payload=100 + n))
+        for _ in range(30):
+            await links.step(ctx)
+        assert len(links.departures) == count + 4
+        assert [f for _, q, f in links.arrivals if q == 1] == []
+        links.sink[0].bp = Backpressure(1.0, 0.0)
+        for _ in range(40):
+            await links.step(ctx)
+        assert [f.index for _, q, f in links.arrivals if q == 0] == list(range(count))
+        on_port1 = [(c, f.payload) for c, q, f in links.arrivals if q == 1]
+        assert [x for _, x in on_port1] == [100 + n for n in range(4)]
+        last_response = max(c for c, q, _ in links.arrivals if q == 0)
+        assert on_port1[0][0] <= last_response + 1
+
+    run(dut, bench)
+
+
 def test_a_route_written_applies_to_every_input():
     """Each input looks routes up in its own copy of the table: a write reaches them all, and
     the flits that arrive after it follow it."""
