@@ -393,6 +393,13 @@ def test_collective_overtakes_p2p_at_a_busy_output():
     run(dut, bench)
 
 
+async def responses_to_port0_p2p_to_port1(ctx, dut):
+    """Id 0's responses leave on port 0; p2p flits for node 0 on port 1."""
+    await write(ctx, dut, "route[0]", port=1, valid=1)
+    await write(ctx, dut, "coll[0].ctrl", enable=1)
+    await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+
+
 def test_a_busy_fork_takes_no_bandwidth_from_other_inputs():
     """The local input multicasts a stream of responses to port 0 and holds p2p flits for
     port 1, and input 0 floods port 1 with p2p flits. While the local input's fork asks, its
@@ -402,9 +409,7 @@ def test_a_busy_fork_takes_no_bandwidth_from_other_inputs():
     dut = small_switch()
 
     async def bench(ctx):
-        await write(ctx, dut, "route[0]", port=1, valid=1)
-        await write(ctx, dut, "coll[0].ctrl", enable=1)
-        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+        await responses_to_port0_p2p_to_port1(ctx, dut)
         links = Links(dut, random.Random(7))
         for n in range(40):
             links.src[LOCAL].push(Flit.response(0, index=n, payload=n))
@@ -442,9 +447,7 @@ def test_a_fork_waiting_for_a_credit_keeps_its_inputs_p2p_flit_waiting():
     dut = small_switch()
 
     async def bench(ctx):
-        await write(ctx, dut, "route[0]", port=1, valid=1)
-        await write(ctx, dut, "coll[0].ctrl", enable=1)
-        await write(ctx, dut, "coll[0].resp_out", ports=port_mask([0], RADIX))
+        await responses_to_port0_p2p_to_port1(ctx, dut)
         links = Links(dut, random.Random(3))
         links.sink[0].bp = Backpressure(0.0, 0.0)
         count = dut.buffer_depth + 3
