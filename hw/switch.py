@@ -583,8 +583,9 @@ class SwitchCore(wiring.Component):
                 # fork's while it holds a flit, unless its p2p offer's route names an output in
                 # its slot. In its turn the fork asks for its targets that hold a credit of the
                 # response VC and are not in their p2p slot, and the p2p offer asks for
-                # nothing, even while the fork waits for a credit (no response ever waits for a
-                # p2p flit, so this adds no cycle of waits); else the p2p offer asks.
+                # nothing, even while the fork waits for a credit (a response waits for a p2p
+                # flit only in a one-cycle slot, so this adds no cycle of waits); else the p2p
+                # offer asks.
                 p2p_first = unit.offer_valid & (offer.out & slots).any()
                 fork_turn = Signal(name=f"in{i}_fork_turn")
                 m.d.comb += fork_turn.eq(forks[i].valid & ~forks[i].aborted & ~p2p_first)
