@@ -32,7 +32,7 @@ def simulate(dut, bench):
 
 
 @pytest.mark.parametrize(("depth", "p_write", "p_read"), [
-    (1, 0.9, 0.9), (2, 0.5, 0.5), (4, 0.9, 0.3), (4, 0.3, 0.9), (5, 1.0, 1.0),
+    (1, 0.9, 0.9), (2, 0.5, 0.5), (4, 0.9, 0.3), (4, 0.3, 0.9), (5, 1.0, 1.0), (21, 0.6, 0.5),
 ])
 def test_buffer_matches_model(depth, p_write, p_read):
     rng = random.Random(depth * 100 + int(p_write * 10))
