@@ -15,8 +15,9 @@ keyed by
 
 So a change of any of those sources, or of the toolchain, generates the design afresh. An entry
 is written to a temporary file and renamed into place, so that concurrent processes never read
-half of one. The cache keeps the :data:`KEEP` most recently written entries of each design
-name and removes older ones when it writes a new one.
+half of one, and generated under a lock, so that processes that want the same entry at once
+(test workers) generate it once. The cache keeps the :data:`KEEP` most recently written
+entries of each design name and removes older ones when it writes a new one.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Desig
     TypeError
         If ``params`` is not a JSON-serialisable mapping, or ``make`` returns no Design.
     """
-    from innet.sim.runner import cache_dir
+    from innet.sim.runner import cache_dir, cache_lock
 
     if not isinstance(params, Mapping):
         raise TypeError(f"Design parameters must be a mapping, not {params!r:.60}")
@@ -89,13 +90,18 @@ def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Desig
     cached = _read(source, ports)
     if cached is not None:
         return cached
-    design = make()
-    if not isinstance(design, Design):
-        raise TypeError(f"The generator of {name!r} must return a Design, not {design!r:.60}")
-    folder.mkdir(parents=True, exist_ok=True)
-    _write(source, design.verilog)
-    _write(ports, json.dumps({"toplevel": design.toplevel, "ports": design.ports}))
-    _prune(folder, name)
+    # Processes that want the same entry at once generate it once: the others wait and read it.
+    with cache_lock(folder / f"{name}-{key}.lock"):
+        cached = _read(source, ports)
+        if cached is not None:
+            return cached
+        design = make()
+        if not isinstance(design, Design):
+            raise TypeError(f"The generator of {name!r} must return a Design, not "
+                            f"{design!r:.60}")
+        _write(source, design.verilog)
+        _write(ports, json.dumps({"toplevel": design.toplevel, "ports": design.ports}))
+        _prune(folder, name)
     return design
 
 
@@ -115,8 +121,8 @@ def _prune(folder: Path, name: str) -> None:
                      reverse=True)
     for meta in entries[KEEP:]:
         if meta.stem.removeprefix(f"{name}-").isalnum():  # not another name's entry
-            meta.unlink(missing_ok=True)
-            meta.with_suffix(".v").unlink(missing_ok=True)
+            for suffix in (".json", ".v", ".lock"):
+                meta.with_suffix(suffix).unlink(missing_ok=True)
 
 
 def _write(path: Path, text: str) -> None:

@@ -45,6 +45,7 @@ __all__ = [
     "ToolchainError",
     "build",
     "cache_dir",
+    "cache_lock",
     "mark_hier_blocks",
     "prepare_verilator",
     "run",
@@ -210,7 +211,10 @@ def _cocotb_libs() -> Path:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def cache_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if missing) while the block runs:
+    processes that build the same cache entry wait for one another instead of each building
+    it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -310,7 +314,7 @@ def build(design: Design, *, waves: bool = False, internals: bool = True,
     ]).encode()).hexdigest()[:16]
     build_dir = cache_dir() / "verilator" / f"{design.toplevel}-{key}"
     marker = build_dir / ".built"
-    with _locked(build_dir.with_name(build_dir.name + ".lock")):
+    with cache_lock(build_dir.with_name(build_dir.name + ".lock")):
         if marker.exists():
             return build_dir
         shutil.rmtree(build_dir, ignore_errors=True)

@@ -7,7 +7,10 @@ and proof tests (``rtl``, ``synth``) next, the short tests last; within each gro
 collection order is kept. pytest-xdist's ``worksteal`` gives each of its n workers one n-th of
 the list, in order, and a worker that runs out takes tests from the end of another's share:
 so the list is dealt out, test i to share i mod n, and every share starts with its long tests
-and ends with short ones, which are what the workers take from each other at the end.
+and ends with short ones, which are what the workers take from each other at the end. Tests
+that share a build which takes minutes are marked ``xdist_group`` with its name: a group is
+dealt to one share, so that one worker builds it while the others go on, instead of the others
+waiting for the build at the same moment.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from innet.sim.runner import _locked
+from innet.sim.runner import cache_lock
 
 __all__ = ["innet", "pytest_collection_modifyitems", "run_innet", "shared"]
 
@@ -43,7 +46,20 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
     items.sort(key=rank)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    items[:] = [item for share in range(workers) for item in items[share::workers]]
+    shares: list[list] = [[] for _ in range(workers)]
+    dealt: dict[str, int] = {}  # group -> its share
+    turn = 0
+    for item in items:
+        marker = item.get_closest_marker("xdist_group")
+        group = None if marker is None else marker.args[0]
+        if group in dealt:
+            shares[dealt[group]].append(item)
+            continue
+        shares[turn].append(item)
+        if group is not None:
+            dealt[group] = turn
+        turn = (turn + 1) % workers
+    items[:] = [item for share in shares for item in share]
 
 
 def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None = None,
@@ -94,7 +110,7 @@ def shared(function: Callable) -> Callable:
         name = hashlib.sha256(repr((function.__module__, function.__qualname__, args))
                               .encode()).hexdigest()[:16]
         path = _SHARED / f"{function.__name__}-{name}.pickle"
-        with _locked(path.with_suffix(".lock")):
+        with cache_lock(path.with_suffix(".lock")):
             if path.exists():
                 value = pickle.loads(path.read_bytes())
             else:

@@ -27,6 +27,9 @@ from innet.sim.network import Scenario, simulate
 S = Scenario
 CYCLE_NS = 5.0
 
+# The simulations share one network build: one worker builds it (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("piuma16")
+
 
 @pytest.fixture(scope="module")
 def network():
