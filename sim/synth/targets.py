@@ -70,6 +70,9 @@ class Target:
         The frequency place and route aims at (``--freq``).
     capacity : Mapping
         Cells of the device (``logic_cells``, ``ff``, ``bram``, ``dsp``, optional ``pins``).
+    pins : Mapping
+        Package pins of top-level ports, ``{port: site}`` (the clock's on a clock input);
+        the placer chooses the others.
     source : str
         The file's text (part of the cache key).
     """
@@ -86,6 +89,7 @@ class Target:
     clock: str
     clock_mhz: float
     capacity: Mapping[str, int]
+    pins: Mapping[str, str]
     source: str = field(repr=False)
 
 
@@ -107,7 +111,8 @@ def load_target(name: str) -> Target:
                   out_of_context=bool(t["out_of_context"]),
                   io_registers=bool(t["io_registers"]),
                   scan_chain=bool(t.get("scan_chain", False)), clock=clock["name"],
-                  clock_mhz=float(clock["mhz"]), capacity=dict(data["capacity"]), source=text)
+                  clock_mhz=float(clock["mhz"]), capacity=dict(data["capacity"]),
+                  pins=dict(data.get("pins", {})), source=text)
 
 
 def check_tools(family: str = "ecp5") -> None:

@@ -295,6 +295,10 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     for name in ("design.v", "synth.ys", "mapped.json", "pnr.json", "pnr.log"):
         assert (work / name).exists()
     assert "/tmp" not in (work / "synth.ys").read_text()
+    # The clock on the target's pin (a clock input), bound before placement.
+    assert "pin 'clk$tr_io' constrained to Bel" in (work / "pnr.log").read_text()
+    assert f'"clk" SITE "{synth.load_target("ecp5").pins["clk"]}"' in (
+        work / "pins.lpf").read_text()
     # The same design again comes from the cache, with the same figures.
     again = synth.synthesize(muladd, "ecp5", seed=3)
     assert again.cached
@@ -575,6 +579,8 @@ def test_out_of_context_target_is_the_project_device_without_pins():
         ecp5.device, ecp5.package, ecp5.speed, ecp5.clock_mhz)
     assert (ooc.out_of_context, ooc.io_registers, ooc.scan_chain) == (True, True, False)
     assert "--out-of-context" in flow._nextpnr_args(ooc, 1, pack_only=False)
+    assert ooc.pins == {}
+    assert "--lpf" not in flow._nextpnr_args(ooc, 1, pack_only=False)
 
 
 def test_cli_offers_every_target():
