@@ -45,20 +45,22 @@ def _generate_slowly(log: str) -> Design:
 
     with open(log, "a") as out:
         out.write("generated\n")
-    time.sleep(0.5)  # long enough for the other process to ask for the entry meanwhile
+    time.sleep(0.5)  # the other processes ask for the entry meanwhile
     return _design("slow")
 
 
-def _request(log: str, results) -> None:
+def _request(log: str, start, results) -> None:
+    start.wait()  # every process asks at the same moment
     results.put(cached_design("top", {"radix": 4}, lambda: _generate_slowly(log)).ports)
 
 
 def test_processes_asking_at_once_generate_the_entry_once(cache, tmp_path):
     import multiprocessing
 
-    context = multiprocessing.get_context("fork")  # the child inherits INNET_CACHE
-    log, results = tmp_path / "generated.log", context.Queue()
-    workers = [context.Process(target=_request, args=(str(log), results)) for _ in range(3)]
+    context = multiprocessing.get_context("spawn")  # the children inherit INNET_CACHE
+    log, start, results = tmp_path / "generated.log", context.Barrier(3), context.Queue()
+    workers = [context.Process(target=_request, args=(str(log), start, results))
+               for _ in range(3)]
     for worker in workers:
         worker.start()
     ports = [results.get(timeout=60) for _ in workers]
