@@ -158,9 +158,9 @@ def _nextpnr_args(target: Target, seed: int, pack_only: bool,
     if target.out_of_context:
         args.append("--out-of-context")
     if target.pins:
+        name, flag, _ = _PIN_FILES[target.family]
         # The other ports' pins are the placer's choice.
-        args += {"ecp5": ["--lpf", "pins.lpf", "--lpf-allow-unconstrained"],
-                 "ice40": ["--pcf", "pins.pcf", "--pcf-allow-unconstrained"]}[target.family]
+        args += [f"--{flag}", name, f"--{flag}-allow-unconstrained"]
     if pack_only:
         args += ["--pack-only", "--report", "pack.json", "--write", "packed.json"]
     else:
@@ -168,13 +168,17 @@ def _nextpnr_args(target: Target, seed: int, pack_only: bool,
     return args
 
 
+#: Per family, the file that binds ports to pins: its name, nextpnr's option for it and one
+#: line of it (a port, a site).
+_PIN_FILES = {"ecp5": ("pins.lpf", "lpf", 'LOCATE COMP "{port}" SITE "{site}";\n'),
+              "ice40": ("pins.pcf", "pcf", "set_io {port} {site}\n")}
+
+
 def _pin_file(target: Target) -> tuple[str, str]:
     """The file that binds ``target.pins`` (``{port: site}``) for nextpnr: ``(name, text)``, an
     LPF for ECP5, a PCF for iCE40."""
-    if target.family == "ecp5":
-        lines = [f'LOCATE COMP "{port}" SITE "{site}";' for port, site in target.pins.items()]
-        return "pins.lpf", "\n".join(lines) + "\n"
-    return "pins.pcf", "".join(f"set_io {port} {site}\n" for port, site in target.pins.items())
+    name, _, line = _PIN_FILES[target.family]
+    return name, "".join(line.format(port=port, site=site) for port, site in target.pins.items())
 
 
 def _cache_key(design: Design, target: Target, seed: int, pnr: bool) -> str:
