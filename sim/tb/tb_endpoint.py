@@ -27,6 +27,7 @@ Parameters (:func:`innet.sim.tb.kit.params`): ``shape`` (torus), ``flit`` (FlitP
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import defaultdict
 
@@ -224,7 +225,7 @@ class TB:
         algorithm, shape = spec["algorithm"], spec["schedule_shape"]
         op, dtype = ops.Op.parse(spec["op"]), ops.DType.parse(spec["dtype"])
         n, base = spec["elements"], spec["base"]
-        schedule = build_schedule(algorithm, shape)
+        schedule = _schedule(algorithm, tuple(shape))
         what = f"{algorithm} {shape} {op.name.lower()} {dtype.name.lower()} n={n} base={base}"
         image = self.image(schedule=schedule, elements=n, op=op, dtype=dtype, vec_base=base)
         ranks = schedule.ranks
@@ -295,12 +296,19 @@ class TB:
                 "timeline": self.timeline}
 
 
+@functools.cache
+def _schedule(algorithm: str, shape: tuple[int, ...]):
+    """:func:`innet.gen.swing.build_schedule`, once per (algorithm, shape): the random runs
+    draw from a handful of them, and build each again for every run otherwise."""
+    return build_schedule(algorithm, shape)
+
+
 def _random_spec(rng: random.Random, nodes: int, vector_depth: int, step_depth: int) -> dict:
     shapes = [(nodes,)] + ([(2, 2)] if nodes == 4 else [])
     while True:
         shape = rng.choice(shapes)
         algorithm = rng.choice(ALGORITHMS)
-        schedule = build_schedule(algorithm, shape)
+        schedule = _schedule(algorithm, tuple(shape))
         if schedule.steps * schedule.collectives <= step_depth:
             break
     op, dtype = rng.choice(SUPPORTED)
