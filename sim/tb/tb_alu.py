@@ -3,30 +3,32 @@
 The operand streams come from :func:`vectors`: every special-value pair, random operand pairs
 drawn from distributions aimed at the hard cases of binary32 arithmetic, random integers, and
 unsupported operation/type pairs. The pairs of all groups are shuffled together (operations of
-different types in flight at once) and fed one per enabled cycle, with random ``en`` stalls and
-random idle cycles. During a stall the inputs carry random junk marked valid, which the unit must
-ignore. The scoreboard checks every result, its tag (the stream index), that it appears exactly
-``latency`` enabled cycles after its operands, and that outputs hold while ``en`` is low; it must
-be empty at the end.
+different types in flight at once). The design is the unit in its bench
+(:class:`innet.sim.tb.alubench.ALUBench`): the testbench writes the pairs and their expected
+results into the bench's memories, and the bench feeds one pair per enabled cycle with random
+``en`` stalls (junk marked valid on the inputs, which the unit must ignore) and random idle
+cycles, and checks every result, its tag (the stream index), that it appears exactly
+``latency`` enabled cycles after its operands, and that outputs hold while ``en`` is low; every
+pair's result must have come out at the end. The testbench names the first error by its pair.
 
 Parameters (:func:`innet.sim.tb.kit.params`): ``groups`` (list of ``[op, dtype, count]``;
 ``op``/``dtype`` are names), ``specials`` (add the special-value pairs of every operation and data
-type in ``groups``), ``unsupported`` (add this many unsupported pairs), ``latency`` (of the design),
-``stall`` (probability of ``en`` low in a cycle), ``idle`` (probability of no operands in an
-enabled cycle), ``seed``, ``tag_width`` (of the design, default 16), ``corrupt`` (flip bit 0 of
-this pair's expected result: a run that must fail, to show that the checks bite).
+type in ``groups``), ``unsupported`` (add this many unsupported pairs), ``stall`` (probability of
+``en`` low in a cycle), ``idle`` (probability of no operands in an enabled cycle), ``seed``,
+``corrupt`` (flip bit 0 of this pair's expected result: a run that must fail, to show that the
+checks bite).
 """
-
 from __future__ import annotations
 
-from collections import deque
+from pathlib import Path
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge
+from cocotb.triggers import RisingEdge, with_timeout
 
 from innet.gen.ops import DType, Op, check_supported, combine, is_supported
 from innet.sim.tb import kit
+from innet.sim.tb.alubench import ERRORS, PAIRS_FILE, WANT_FILE, pair_row, want_row
 
 __all__ = [
     "FP32_SPECIALS",
@@ -278,109 +280,69 @@ def vectors(params: dict) -> dict[str, np.ndarray]:
 
 
 class TB:
-    """Clock, reset, a driver with random stalls and idles, and a checking scoreboard.
+    """The stream in the bench's memories, run there, and its first error named (the design is
+    :class:`innet.sim.tb.alubench.ALUBench`)."""
 
-    The testbench acts at falling clock edges: it reads the outputs the last rising edge
-    produced, decides ``en`` for the next rising edge (a result on the outputs is consumed by it
-    when ``en`` is high), and drives the next operands.
-    """
-
-    def __init__(self, dut, latency: int, tag_width: int, rng: np.random.Generator) -> None:
+    def __init__(self, dut, vec: dict[str, np.ndarray]) -> None:
         self.dut = dut
-        self.latency = latency
-        self.tag_mask = (1 << tag_width) - 1
-        self.rng = rng
-        self.pending: deque[tuple[int, int]] = deque()  # (stream index, enabled cycle)
-        self.enabled = 0  # rising edges with en high so far
-        self.checked = 0
-        self.errors: list[str] = []
+        self.vec = {name: values.tolist() for name, values in vec.items()}
+        self.total = len(self.vec["a"])
 
-    def _error(self, message: str) -> None:
-        if len(self.errors) < 20:
-            self.errors.append(message)
-
-    async def start(self) -> None:
-        self.dut.en.value = 0
-        self.dut.i_valid.value = 0
-        await kit.reset(self.dut)
-
-    async def stream(self, vec: dict[str, np.ndarray], stall: float, idle: float) -> None:
-        """Feed every operand pair of ``vec`` and check every result."""
+    async def start(self, seed: int) -> None:
         dut = self.dut
-        self._vec = {name: values.tolist() for name, values in vec.items()}
-        ops, dtypes = self._vec["op"], self._vec["dtype"]
-        a_list, b_list = self._vec["a"], self._vec["b"]
-        total = len(a_list)
-        count = total + 4 * self.latency + 64
-        stall_draw = (self.rng.random(count * 2) < stall).tolist()
-        idle_draw = (self.rng.random(count * 2) < idle).tolist()
-        junk = self.rng.integers(0, 1 << 32, count * 2, dtype=np.uint64).tolist()
-        sent = 0
-        cycle = 0
-        held = None
-        budget = int(total / max(1e-3, (1 - stall) * (1 - idle)) * 2) + 100 * self.latency + 200
-        while (sent < total or self.pending) and cycle < budget:
-            await FallingEdge(dut.clk)
-            valid = int(dut.o_valid.value)
-            outputs = (valid, int(dut.o_result.value), int(dut.o_unsupported.value),
-                       int(dut.o_tag.value))
-            if held is not None and outputs != held:
-                self._error(f"cycle {cycle}: outputs changed while en was low: {held} -> "
-                            f"{outputs}")
-            draw = cycle % len(stall_draw)
-            en = not stall_draw[draw]
-            dut.en.value = int(en)
-            held = None if en else outputs
-            if en:
-                self.enabled += 1  # the next rising edge; it consumes the result shown now
-                if valid:
-                    self._check(outputs)
-                if sent < total and not idle_draw[draw]:
-                    dut.i_valid.value = 1
-                    dut.i_op.value, dut.i_dtype.value = ops[sent], dtypes[sent]
-                    dut.i_a.value, dut.i_b.value = a_list[sent], b_list[sent]
-                    dut.i_tag.value = sent & self.tag_mask
-                    self.pending.append((sent, self.enabled))
-                    sent += 1
-                else:
-                    dut.i_valid.value = 0
-            else:
-                # Junk marked valid: the unit must not take it while en is low.
-                word = junk[draw]
-                dut.i_valid.value = 1
-                dut.i_op.value, dut.i_dtype.value = word & 0xF, (word >> 4) & 3
-                dut.i_a.value, dut.i_b.value = word, word ^ 0xFFFF_FFFF
-            cycle += 1
-            if len(self.errors) >= 20:
-                break
-        # Drain: a full pipeline's worth of enabled idle cycles must bring out nothing more.
-        dut.i_valid.value = 0
-        for _ in range(self.latency + 2):
-            await FallingEdge(dut.clk)
-            dut.en.value = 1
-            if int(dut.o_valid.value):
-                self._error(f"result {int(dut.o_result.value):#010x} (tag "
-                            f"{int(dut.o_tag.value)}) after the last one")
+        for name in ("load", "start", "rng_load"):
+            getattr(dut, name).value = 0
+        await kit.reset(dut)
+        v = self.vec
+        Path(PAIRS_FILE).write_text("".join(
+            f"{pair_row(*row):x}\n" for row in zip(v["op"], v["dtype"], v["a"], v["b"],
+                                                  strict=True)))
+        Path(WANT_FILE).write_text("".join(
+            f"{want_row(*row):x}\n" for row in zip(v["result"], v["unsupported"],
+                                                  strict=True)))
+        dut.load.value = 1
+        dut.rng_seed.value = seed & 0xFFFF_FFFF
+        dut.rng_load.value = 1
+        await RisingEdge(dut.clk)
+        dut.load.value = 0
+        dut.rng_load.value = 0
 
-    def _check(self, outputs: tuple[int, int, int, int]) -> None:
-        _, result, unsupported, tag = outputs
-        if not self.pending:
-            self._error(f"result {result:#010x} (tag {tag}) with an empty scoreboard")
-            return
-        index, accepted = self.pending.popleft()
-        vec = self._vec
-        name = (f"#{index} {_describe(vec['op'][index], vec['dtype'][index])}"
-                f"({vec['a'][index]:#010x}, {vec['b'][index]:#010x})")
-        if tag != index & self.tag_mask:
-            self._error(f"{name}: tag {tag}, expected {index & self.tag_mask}")
-        want, want_unsupported = vec["result"][index], vec["unsupported"][index]
-        if result != want or unsupported != want_unsupported:
-            self._error(f"{name} = {result:#010x} (unsupported={unsupported}), expected "
-                        f"{want:#010x} (unsupported={want_unsupported})")
-        if self.enabled - accepted != self.latency:
-            self._error(f"{name}: result after {self.enabled - accepted} enabled cycles, "
-                        f"expected {self.latency}")
-        self.checked += 1
+    async def stream(self, stall: float, idle: float) -> None:
+        """Run the whole stream: ``en`` low in a cycle with probability ``stall``, no pair in
+        an enabled cycle with probability ``idle`` (each rounded to 256ths)."""
+        dut = self.dut
+        bits = len(dut.total.value)
+        if self.total >= 1 << bits:
+            raise ValueError(f"{self.total} pairs do not fit the bench's {bits}-bit index")
+        dut.total.value = self.total
+        dut.stall_rate.value = round(stall * 256)
+        dut.idle_rate.value = round(idle * 256)
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+        # At most a stall and an idle cycle per pair on average, many times over.
+        limit = int(self.total / max(1e-3, (1 - stall) * (1 - idle)) * 4) + 1000
+        await with_timeout(RisingEdge(dut.done), limit, "ns")
+
+    def first_error(self) -> str | None:
+        """The first error the bench latched, named by its pair, or None."""
+        dut = self.dut
+        kind = int(dut.first_kind.value)
+        if kind == 0:
+            return None
+        index, v = int(dut.first_index.value), self.vec
+        if index >= self.total:
+            return f"{ERRORS[kind]} after the last pair"
+        name = (f"#{index} {_describe(v['op'][index], v['dtype'][index])}"
+                f"({v['a'][index]:#010x}, {v['b'][index]:#010x})")
+        result, unsupported = int(dut.first_result.value), int(dut.first_unsupported.value)
+        if kind == 1:
+            return (f"{name} = {result:#010x} (unsupported={unsupported}), expected "
+                    f"{v['result'][index]:#010x} (unsupported={v['unsupported'][index]})")
+        if kind == 2:
+            tag = dut.first_tag.value
+            return f"{name}: tag {int(tag)}, expected {index % (1 << len(tag))}"
+        return f"{name}: {ERRORS[kind]}"
 
 
 def _describe(op: int, dtype: int) -> str:
@@ -396,11 +358,10 @@ async def test_stream(dut):
     vec = vectors(params)
     if "corrupt" in params:
         vec["result"][int(params["corrupt"])] ^= 1
-    rng = np.random.default_rng(int(params.get("seed", 1)) + 1)
-    tb = TB(dut, int(params["latency"]), int(params.get("tag_width", 16)), rng)
-    await tb.start()
-    await tb.stream(vec, float(params.get("stall", 0.1)), float(params.get("idle", 0.05)))
-    assert not tb.errors, f"{len(tb.errors)} errors, first: {tb.errors[0]}"
-    assert not tb.pending, f"{len(tb.pending)} results never came out"
-    assert tb.checked == len(vec["a"]), f"{tb.checked} results for {len(vec['a'])} pairs"
-    kit.report(checked=tb.checked, enabled_cycles=tb.enabled)
+    tb = TB(dut, vec)
+    await tb.start(int(params.get("seed", 1)) + 1)
+    await tb.stream(float(params.get("stall", 0.1)), float(params.get("idle", 0.05)))
+    errors, checked = int(dut.error_count.value), int(dut.checked.value)
+    assert errors == 0, f"{errors} errors, first: {tb.first_error()}"
+    assert checked == tb.total, f"{checked} results for {tb.total} pairs"
+    kit.report(checked=checked, enabled_cycles=int(dut.enabled.value))
