@@ -1,8 +1,8 @@
 """Test top level for :class:`innet.hw.alu.ALU`: the operand stream and its checks in the design.
 
-A test fixture. Fed from Python one pair a cycle, the unit's bench spent most of its time in
-the testbench's step of every cycle; here the stream runs in the simulated design and cocotb
-waits for ``done``:
+A test fixture. The stream runs in the simulated design, so that no Python runs per cycle
+(cocotb's step of a cycle costs far more than the unit's): the testbench fills the memories,
+starts the stream and waits for ``done``. The bench has
 
 - the pairs and their expected results in two memories the simulator fills from files
   (:data:`PAIRS_FILE`, :data:`WANT_FILE`, Verilog ``$readmemh`` on ``load``; rows from
@@ -13,32 +13,32 @@ waits for ``done``:
 - the checks of every enabled cycle: a result is present exactly when a pair went in
   ``latency`` enabled cycles before (a shift register of the enabled cycles' valid bits),
   and then it is the next pair's result, unsupported flag and tag (the pair's index); while
-  ``en`` is low the outputs hold; the stream ends with ``latency + 2`` enabled cycles that
+  ``en`` is low the outputs hold; the stream ends with ``latency + 3`` enabled cycles that
   must bring out nothing more.
 
 Every error is counted and the first is latched with its kind (:data:`ERRORS`), the pair's
 index and the outputs, for the testbench to name.
 
-Ports beyond the unit's own (``I`` index bits, ``T`` tag bits):
+Ports (``I`` index bits, ``T`` tag bits):
 
-===================  ======  ==============================================================
-``load``             in 1    fill both memories from their files (in the cycle it is high)
-``start``            in 1    run the stream of ``total`` pairs (one cycle's pulse)
-``total``            in I
-``stall_rate``       in 8    ``en`` low in a cycle with probability ``/ 256``
-``idle_rate``        in 8    no pair in an enabled cycle with probability ``/ 256``
-``rng_seed``         in 32   generator seed, loaded while ``rng_load`` is high
-``rng_load``         in 1
-``done``             out 1   the stream and its drain are over
-``checked``          out I   results compared
-``enabled``          out 32  rising edges with ``en`` high while running
-``error_count``      out I
-``first_kind``       out 3   :data:`ERRORS` code of the first error (0: none)
-``first_index``      out I   the index of the pair it concerns
-``first_result``     out 32  the outputs then
-``first_unsupported`` out 1
-``first_tag``        out T
-===================  ======  ==============================================================
+=====================  ======  ==============================================================
+``load``               in 1    fill both memories from their files (in the cycle it is high)
+``start``              in 1    run the stream of ``total`` pairs (one cycle's pulse)
+``total``              in I
+``stall_rate``         in 8    ``en`` low in a cycle with probability ``/ 256``
+``idle_rate``          in 8    no pair in an enabled cycle with probability ``/ 256``
+``rng_seed``           in 32   generator seed, loaded while ``rng_load`` is high
+``rng_load``           in 1
+``done``               out 1   the stream and its drain are over
+``checked``            out I   results compared
+``enabled``            out 32  rising edges with ``en`` high while running
+``error_count``        out I
+``first_kind``         out 3   :data:`ERRORS` code of the first error (0: none)
+``first_index``        out I   the index of the pair it concerns
+``first_result``       out 32  the outputs then
+``first_unsupported``  out 1
+``first_tag``          out T
+=====================  ======  ==============================================================
 """
 
 from __future__ import annotations
