@@ -137,9 +137,8 @@ class ALUBench(wiring.Component):
         en = ~stall
         m.d.comb += alu.en.eq(en)
         with m.If(stall):  # junk marked valid, which the unit must not take
-            junk = Cat(rng, rng ^ 0xFFFF_FFFF)
             m.d.comb += [alu.i_valid.eq(1), alu.i_op.eq(rng[:4]), alu.i_dtype.eq(rng[4:6]),
-                         alu.i_a.eq(junk[:32]), alu.i_b.eq(junk[32:])]
+                         alu.i_a.eq(rng), alu.i_b.eq(~rng)]
         with m.Else():
             m.d.comb += [alu.i_valid.eq(send), alu.i_op.eq(pair[:4]),
                          alu.i_dtype.eq(pair[4:6]), alu.i_a.eq(pair[6:38]),
