@@ -320,7 +320,8 @@ class TB:
         dut.start.value = 1
         await RisingEdge(dut.clk)
         dut.start.value = 0
-        # At most a stall and an idle cycle per pair on average, many times over.
+        # At most a stall and an idle cycle per pair on average, many times over; in ns, which
+        # are cycles of kit.reset's 1 ns clock.
         limit = int(self.total / max(1e-3, (1 - stall) * (1 - idle)) * 4) + 1000
         await with_timeout(RisingEdge(dut.done), limit, "ns")
 
