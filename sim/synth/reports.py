@@ -182,12 +182,14 @@ def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
     """What nextpnr's log says before its report exists (a place and route stopped on timeout).
 
     Returns ``{"placed_fmax_mhz": float or None, "router_iteration": int or None,
-    "overused_wires": int or None}``: the fmax of ``clock`` that nextpnr's timing analysis
-    estimated after placement (the last one before routing starts; wire delays estimated, so
-    routing only lowers it), and router2's last iteration with its count of overused wires
-    (the congestion left to resolve).
+    "overused_wires": int or None, "fewest_overused": int or None, "fewest_iteration": int or
+    None}``: the fmax of ``clock`` that nextpnr's timing analysis estimated after placement
+    (the last one before routing starts; wire delays estimated, so routing only lowers it),
+    router2's last iteration with its count of overused wires (the congestion left to
+    resolve), and the fewest overused wires of any iteration with the first iteration that had
+    them (below the last count: the router came closer before, and is not converging).
     """
-    placed = iteration = overused = None
+    placed = iteration = overused = fewest = fewest_at = None
     for line in text.splitlines():
         if line.startswith("Info: Routing"):
             break
@@ -196,8 +198,11 @@ def parse_nextpnr_log(text: str, clock: str = "clk") -> dict[str, Any]:
             placed = round(float(match.group(2)), 2)
     for match in _LOG_ROUTER.finditer(text):
         iteration, overused = int(match.group(1)), int(match.group(2))
+        if fewest is None or overused < fewest:
+            fewest, fewest_at = overused, iteration
     return {"placed_fmax_mhz": placed, "router_iteration": iteration,
-            "overused_wires": overused}
+            "overused_wires": overused, "fewest_overused": fewest,
+            "fewest_iteration": fewest_at}
 
 
 #: What a breakdown counts per block (:func:`block_cells`): the family's LUTs, flip-flops,

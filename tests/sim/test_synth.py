@@ -431,38 +431,56 @@ def test_parse_nextpnr_log_of_a_route_stopped_midway():
     placed = [line for line in text.splitlines()
               if line.startswith("Info: Max frequency for clock '$glbnet$clk$")]
     assert parsed["placed_fmax_mhz"] == float(placed[-1].split(": ")[2].split()[0])
-    last = [line for line in text.splitlines() if "iter=" in line][-1]
-    assert parsed["router_iteration"] == int(last.split("iter=")[1].split()[0])
-    assert parsed["overused_wires"] == int(last.split("overused=")[1].split()[0])
+    iterations = [(int(line.split("iter=")[1].split()[0]),
+                   int(line.split("overused=")[1].split()[0]))
+                  for line in text.splitlines() if "iter=" in line]
+    assert (parsed["router_iteration"], parsed["overused_wires"]) == iterations[-1]
+    # The fewest overused wires, at the first iteration that had them: in this log the router
+    # came closer before its last iteration.
+    fewest = min(count for _, count in iterations)
+    assert parsed["fewest_overused"] == fewest < parsed["overused_wires"]
+    assert parsed["fewest_iteration"] == next(i for i, count in iterations if count == fewest)
     # A routed log: the estimate before routing, not the routed figure after it.
     routed = synth.parse_nextpnr_log((DATA / "pnr.log").read_text())
     assert routed == {"placed_fmax_mhz": 135.15, "router_iteration": None,
-                      "overused_wires": None}
+                      "overused_wires": None, "fewest_overused": None,
+                      "fewest_iteration": None}
     assert synth.parse_nextpnr_log(text, clock="other")["placed_fmax_mhz"] is None
     assert synth.parse_nextpnr_log("") == dict.fromkeys(parsed)
 
 
 @pytest.mark.synth
-def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monkeypatch):
+@pytest.mark.parametrize("converging", [False, True])
+def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monkeypatch,
+                                                              converging):
+    """The note names router2's last iteration, and its closest one when that came before
+    (the log cut after its closest iteration: only the last)."""
     real = flow._run
+    text = (DATA / "pnr_congested.log").read_text()
+    if converging:
+        closest = synth.parse_nextpnr_log(text)["fewest_iteration"]
+        text = text[:text.index(f"iter={closest + 1} ")]
 
     def run(tool, module, runner, args, cwd, timeout, log):
         if "--pack-only" not in args and tool != "yosys":
-            (cwd / log).write_text((DATA / "pnr_congested.log").read_text())
+            (cwd / log).write_text(text)
             raise subprocess.TimeoutExpired(args, timeout)
         return real(tool, module, runner, args, cwd, timeout, log)
 
     monkeypatch.setattr(flow, "_run", run)
     result = synth.synthesize(muladd, "ecp5", timeout=60, cache=False)
-    log = synth.parse_nextpnr_log((DATA / "pnr_congested.log").read_text())
+    log = synth.parse_nextpnr_log(text)
+    assert (log["fewest_iteration"] == log["router_iteration"]) is converging
+    closest = ("" if converging else
+               f"; {log['fewest_overused']:,} at its iteration {log['fewest_iteration']}")
     assert result.pnr == "timeout"
     assert result.fmax_mhz is None
     assert result.placed_fmax_mhz == log["placed_fmax_mhz"]
     assert result.note == (
         f"place and route did not finish within 60 s (nextpnr-ecp5, seed 1); the router was "
         f"at iteration {log['router_iteration']} with {log['overused_wires']:,} wires overused "
-        f"(congestion); placement estimate {log['placed_fmax_mhz']:g} MHz (routing only "
-        f"lowers it)")
+        f"(congestion{closest}); placement estimate {log['placed_fmax_mhz']:g} MHz (routing "
+        f"only lowers it)")
 
 
 @pytest.mark.synth
