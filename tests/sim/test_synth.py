@@ -458,8 +458,8 @@ def test_timeout_while_routing_keeps_the_placement_estimate(muladd, cache, monke
     real = flow._run
     text = (DATA / "pnr_congested.log").read_text()
     if converging:
-        closest = synth.parse_nextpnr_log(text)["fewest_iteration"]
-        text = text[:text.index(f"iter={closest + 1} ")]
+        best = synth.parse_nextpnr_log(text)["fewest_iteration"]
+        text = text[:text.index(f"iter={best + 1} ")]
 
     def run(tool, module, runner, args, cwd, timeout, log):
         if "--pack-only" not in args and tool != "yosys":
