@@ -174,14 +174,6 @@ _PIN_FILES = {"ecp5": ("pins.lpf", "lpf", 'LOCATE COMP "{port}" SITE "{site}";\n
               "ice40": ("pins.pcf", "pcf", "set_io {port} {site}\n")}
 
 
-def _closest(log: dict) -> str:
-    """``"; 4 at its iteration 140"`` when router2 had fewer overused wires before its last
-    iteration (it is not converging), else ``""``."""
-    if log["fewest_overused"] == log["overused_wires"]:
-        return ""
-    return f"; {log['fewest_overused']:,} at its iteration {log['fewest_iteration']}"
-
-
 def _pin_file(target: Target) -> tuple[str, str]:
     """The file that binds ``target.pins`` (``{port: site}``) for nextpnr: ``(name, text)``, an
     LPF for ECP5, a PCF for iCE40."""
@@ -338,6 +330,14 @@ def _store(key: str, result: SynthResult) -> None:
     with os.fdopen(fd, "w") as handle:
         json.dump(result.as_json(), handle, indent=1, sort_keys=True)
     os.replace(tmp, path)
+
+
+def _closest(log: dict) -> str:
+    """``"; 4 at its iteration 140"`` when router2 had fewer overused wires before its last
+    iteration (it is not converging), else ``""``."""
+    if log["fewest_overused"] == log["overused_wires"]:
+        return ""
+    return f"; {log['fewest_overused']:,} at its iteration {log['fewest_iteration']}"
 
 
 def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], several: bool,
