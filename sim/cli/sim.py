@@ -79,7 +79,9 @@ def command() -> None:
 @click.option("--threads", type=int, default=1, show_default=True,
               help="Threads of the Verilator model (a build of its own); two run a network of "
                    "13 or more switches faster on two cores.")
-@click.option("--waves", is_flag=True, help="Record a VCD in ./innet-sim-waves/.")
+@click.option("--waves", is_flag=True,
+              help="Record a VCD of every node's internals in ./innet-sim-waves/ (also with "
+                   "WAVES=1): a flat build of its own, minutes for a large network.")
 @click.option("--clock-mhz", type=float, default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
 @json_option
@@ -91,7 +93,9 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
               output: Path | None, **options: Any) -> None:
     """Allreduce on the simulated network of KIND (polarfly, hyperx, torus, piuma)."""
     from innet.sim.network import Scenario, simulate
+    from innet.sim.runner import waves_requested
 
+    waves = waves_requested(waves or None)
     if threads < 1:
         raise ValueError(f"--threads must be at least 1, not {threads}")
     link_stages: dict | int = 0

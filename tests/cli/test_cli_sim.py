@@ -30,3 +30,27 @@ def test_option_errors_are_one_line_user_errors(args, message, tmp_path):
     assert done.exit_code == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("flag", "env", "recorded"), [
+    ([], "1", True), ([], "0", False), (["--waves"], "0", True), ([], None, False),
+])
+def test_waves_on_request_by_flag_or_environment(flag, env, recorded, monkeypatch, tmp_path):
+    import innet.sim.network
+
+    asked = {}
+
+    def simulate(topology, runs, **options):
+        asked.update(options)
+        return []
+
+    monkeypatch.setattr(innet.sim.network, "simulate", simulate)
+    monkeypatch.chdir(tmp_path)
+    if env is None:
+        monkeypatch.delenv("WAVES", raising=False)
+    else:
+        monkeypatch.setenv("WAVES", env)
+    done = CliRunner().invoke(main, ["sim", "allreduce", "torus", "--shape", "4", *flag])
+    assert done.exit_code == 0, done.output
+    assert asked["waves"] is recorded
+    assert asked["workdir"] == ("innet-sim-waves" if recorded else None)
