@@ -14,8 +14,9 @@ What is checked, per Markdown file:
   above it in the file. Amaranth's warning for a component never elaborated is off there.
 - An example that takes longer than a few seconds is marked by the line ``<!-- docs: slow -->``
   right before its fence (blank lines between are allowed) and is not run. Its commands, like
-  every other command in the docs, are still checked: the subcommands of ``innet`` exist and
-  each option is one of the options that subcommand takes (its ``--help``), ``python -m``
+  every other command in the docs, are still checked: the subcommands of ``innet`` exist,
+  each option is one of the options that subcommand takes (its ``--help``) and no more
+  arguments are given than it takes (``...`` and placeholders in capitals pass), ``python -m``
   names an importable module, and files named after ``pytest`` exist. Commands in inline code
   spans (`` `innet ...` ``) and in plain ``sh`` blocks are checked the same way.
 
@@ -154,19 +155,19 @@ def _cli() -> click.Group:
     return main
 
 
-def _options(command: click.Command) -> set[str]:
-    names = {"-h", "--help"}
+def _option(command: click.Command, name: str) -> click.Option | None:
+    if name in ("-h", "--help"):
+        return click.Option(["--help"], is_flag=True)
     for param in command.params:
-        if isinstance(param, click.Option):
-            names.update(param.opts)
-            names.update(param.secondary_opts)
-    return names
+        if isinstance(param, click.Option) and name in (*param.opts, *param.secondary_opts):
+            return param
+    return None
 
 
 def innet_usage_errors(words: list[str]) -> list[str]:
     """What is wrong with ``innet WORDS`` as a command line, without running it: a subcommand
-    that does not exist, or an option the (sub)command does not take. ``...`` and
-    placeholders in capitals are allowed as arguments."""
+    that does not exist, an option the (sub)command does not take, or more arguments than it
+    takes. ``...`` and placeholders in capitals are allowed as arguments."""
     group = _cli()
     command: click.Command = group
     path = ["innet"]
@@ -183,16 +184,27 @@ def innet_usage_errors(words: list[str]) -> list[str]:
         path.append(rest.pop(0))
         command = sub
         ctx = click.Context(command, info_name=name, parent=ctx)
-    known = _options(command)
-    errors = []
-    for word in rest:
-        if word == "--" or not word.startswith("-") or re.fullmatch(r"-\d.*", word):
+    arguments = []
+    words = iter(rest)
+    for word in words:
+        if word == "--" or not word.lstrip("[").startswith("-") or re.fullmatch(r"-\d.*", word):
+            arguments.append(word)
             continue
         name = word.split("=", 1)[0].strip("[]")
-        if name not in known:
-            errors.append(f"`{' '.join(path)}` has no option {name} "
-                          f"(see `{' '.join(path)} --help`)")
-    return errors
+        option = _option(command, name)
+        if option is None:  # and what follows it cannot be told from its value
+            return [f"`{' '.join(path)}` has no option {name} (see `{' '.join(path)} --help`)"]
+        if "=" not in word and not word.endswith("]") and not option.is_flag \
+                and not option.count:
+            next(words, None)  # the option's value
+    named = [a for a in arguments if a not in ("--", ELLIPSIS)
+             and not re.fullmatch(r"\[?[A-Z][A-Z_.]*\]?", a)]
+    takes = [p.nargs for p in command.params if isinstance(p, click.Argument)]
+    if -1 in takes or len(named) <= sum(takes) or isinstance(command, click.Group):
+        return []
+    count = f"{sum(takes) or 'no'} argument{'s' * (sum(takes) != 1)}"
+    where = " ".join(path)
+    return [f"`{where}` takes {count}, not {' '.join(named)} (see `{where} --help`)"]
 
 
 def _prose(text: str) -> str:
@@ -392,6 +404,13 @@ def test_unreal_commands_are_reported() -> None:
             _cli().list_commands(click.Context(_cli()))) + ")"]
     assert command_errors("innet image build polarfly --nope 3") == [
         "`innet image build` has no option --nope (see `innet image build --help`)"]
+    assert command_errors("innet bench sim_matrix_16") == [
+        "`innet bench` takes no arguments, not sim_matrix_16 (see `innet bench --help`)"]
+    assert command_errors("innet image build polarfly torus -o x.img") == [
+        ("`innet image build` takes 1 argument, not polarfly torus "
+         "(see `innet image build --help`)")]
+    assert command_errors("innet bench --only sim_ -o DIR [--json]") == []
+    assert command_errors("innet synth reduction --leaves N [--datapath tree]") == []
     assert command_errors("innet COMMAND --help") == []
     assert command_errors("python -m innet.no_such_module") == [
         "python -m innet.no_such_module: no such module"]
