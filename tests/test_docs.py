@@ -196,7 +196,8 @@ def innet_usage_errors(words: list[str]) -> list[str]:
             return [f"`{' '.join(path)}` has no option {name} (see `{' '.join(path)} --help`)"]
         if "=" not in word and not word.endswith("]") and not option.is_flag \
                 and not option.count:
-            next(words, None)  # the option's value
+            for _ in range(option.nargs):  # the option's values
+                next(words, None)
     named = [a for a in arguments if a not in ("--", ELLIPSIS)
              and not re.fullmatch(r"\[?[A-Z][A-Z_.]*\]?", a)]
     takes = [p.nargs for p in command.params if isinstance(p, click.Argument)]
