@@ -77,8 +77,8 @@ def command() -> None:
               help="Read every word a backdoor load wrote back and compare it (the load port "
                    "and the bus read the image back always).")
 @click.option("--threads", type=int, default=1, show_default=True,
-              help="Threads of the Verilator model (a build of its own); two run a network of "
-                   "13 or more switches faster on two cores.")
+              help="Threads of the Verilator model (a build of its own); they pay on networks "
+                   "of tens of switches, with a core free for each.")
 @click.option("--waves", is_flag=True,
               help="Record a VCD of every node's internals in ./innet-sim-waves/ (also with "
                    "WAVES=1): a flat build of its own, minutes for a large network.")
