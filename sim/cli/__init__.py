@@ -9,6 +9,8 @@ Errors end the program with one line on stderr, ``innet: error: ...``: a user er
 a missing file, a malformed command line) exits 2; a failed result (a simulation that is not
 bit-exact, a failed check or tool) exits 1. Any other exception is a bug in innet: it is reported
 as an internal error and exits 1. ``INNET_DEBUG=1`` shows the traceback of either instead.
+An interrupt (Ctrl-C, exit 130) or ``SIGTERM`` (exit 143) unwinds the program as an exception, so
+that the tools it started are stopped and its temporary files removed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import signal
 import sys
 
 import click
@@ -23,6 +26,11 @@ import click
 from innet.sim.cli._common import FAILED, USER_ERROR, USER_ERRORS, fail, failures
 
 __all__ = ["main"]
+
+
+class Terminated(BaseException):
+    """``SIGTERM`` arrived: raised where the program is, unwinding it as ``KeyboardInterrupt``
+    does (a ``BaseException``, so that no ``except Exception`` takes it for an error)."""
 
 
 class _Commands(click.Group):
@@ -39,6 +47,15 @@ class _Commands(click.Group):
         return module.command
 
     def main(self, args=None, prog_name=None, **extra):
+        def terminate(signum, frame):
+            # Like Ctrl-C: the tools' processes are killed and temporary files removed on the
+            # way out.
+            raise Terminated
+
+        try:
+            previous = signal.signal(signal.SIGTERM, terminate)
+        except ValueError:  # not the main thread: leave SIGTERM alone
+            previous = None
         try:
             code = super().main(args=args, prog_name=prog_name or "innet",
                                 standalone_mode=False, **extra)
@@ -46,20 +63,30 @@ class _Commands(click.Group):
             code = done.exit_code
         except click.exceptions.Abort:
             fail("aborted", code=130)
+        except Terminated:
+            fail("terminated", code=128 + signal.SIGTERM)
         except click.ClickException as error:
             fail(error.format_message(), code=USER_ERROR)
         except USER_ERRORS as error:
-            if os.environ.get("INNET_DEBUG"):
+            if debug():
                 raise
             fail(_line(error), code=USER_ERROR)
         except Exception as error:
-            if os.environ.get("INNET_DEBUG"):
+            if debug():
                 raise
             if isinstance(error, failures()):
                 fail(_line(error), code=FAILED)
             fail(f"internal error (a bug in innet): {type(error).__name__}: {_line(error)}; "
                  f"rerun with INNET_DEBUG=1 for the traceback", code=FAILED)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def debug() -> bool:
+    """``INNET_DEBUG`` asks for tracebacks: ``1``, ``true``, ``yes`` or ``on``."""
+    return os.environ.get("INNET_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def _line(error: BaseException) -> str:

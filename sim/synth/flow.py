@@ -42,6 +42,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -84,9 +85,14 @@ def cache_dir() -> Path:
     return Path(root) / "synth"
 
 
+#: The tools running, in any thread: stopped by :func:`_stop_all` when the run is interrupted.
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
 def _run(tool: str, module: str, runner: str, args: list[str], cwd: Path, timeout: float | None,
          log: str) -> tuple[int, float]:
-    """Run a YoWASP tool in ``cwd`` (its own process group, killed on timeout).
+    """Run a YoWASP tool in ``cwd`` (its own process group, killed on timeout or interrupt).
 
     Returns ``(returncode, seconds)``; raises :class:`subprocess.TimeoutExpired` on timeout.
     """
@@ -94,14 +100,30 @@ def _run(tool: str, module: str, runner: str, args: list[str], cwd: Path, timeou
     with open(cwd / log, "w") as out:
         proc = subprocess.Popen(command(module, runner, *args), cwd=cwd, env=environment(),
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(proc)
         try:
             rc = proc.wait(timeout=timeout)
         except BaseException:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            _kill(proc)
             proc.wait()
             raise
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
     return rc, time.perf_counter() - start
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _stop_all() -> None:
+    """Kill every tool still running (those of the other threads of an interrupted run)."""
+    with _LIVE_LOCK:
+        for proc in _LIVE:
+            _kill(proc)
 
 
 def _first_run(module: str, runner: str, flag: str, name: str,
@@ -459,4 +481,9 @@ def _flow(design: Design, wrapped: Design, target: Target, seeds: list[int], sev
     if workers == 1:
         return [place_and_route(seed) for seed in seeds]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(place_and_route, seeds))
+        try:
+            return list(pool.map(place_and_route, seeds))
+        except BaseException:
+            # The pool waits for its threads on the way out: their tools stop now.
+            _stop_all()
+            raise

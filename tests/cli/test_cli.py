@@ -118,6 +118,15 @@ def test_innet_debug_shows_the_traceback(broken_polarfly):
     assert isinstance(done.exception, ValueError)
 
 
+@pytest.mark.parametrize("value", ["0", "", "no", "off", "false"])
+def test_innet_debug_off_keeps_the_one_line(broken_polarfly, value):
+    broken_polarfly(TypeError("unsupported operand"))
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"],
+                              env={"INNET_DEBUG": value})
+    assert done.exit_code == 1
+    assert done.stderr.startswith("innet: error: internal error (a bug in innet): TypeError")
+
+
 def test_a_failed_run_is_a_result_not_a_bug(broken_polarfly):
     from innet.sim.runner import SimulationError
 

@@ -8,8 +8,10 @@ skip.
 import dataclasses
 import fcntl
 import json
+import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -305,6 +307,66 @@ def test_flow_end_to_end_on_a_tiny_design(muladd, tmp_path, cache):
     assert synth.synthesize(muladd, "ecp5", seed=3, cache_only=True) == again
     assert dataclasses.replace(again, cached=False) == result
     assert len(list(cache.glob("*.json"))) == 1
+
+
+def test_an_interrupted_run_stops_the_tools_of_every_thread(tmp_path, monkeypatch):
+    # Seeds are placed and routed in threads; when the run is interrupted, the main thread
+    # stops the tools the other threads wait for, else the pool would wait for them.
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(flow, "command", lambda module, runner, *args: [
+        sys.executable, "-c", "import time; time.sleep(120)"])
+    monkeypatch.setattr(flow, "environment", lambda: None)
+    with ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(flow._run, "tool", "module", "runner", [], tmp_path, None,
+                            f"tool{n}.log") for n in range(2)]
+        deadline = time.monotonic() + 30
+        while len(flow._LIVE) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(flow._LIVE) == 2
+        flow._stop_all()
+        codes = [run.result(timeout=20)[0] for run in runs]
+    assert codes == [-signal.SIGKILL] * 2
+    assert not flow._LIVE
+
+
+def _cwd_in(directory: Path) -> list[int]:
+    """The processes whose working directory is in ``directory``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).is_relative_to(
+                    directory):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.synth
+def test_sigterm_stops_the_tool_and_removes_the_temporary_files(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "INNET_CACHE": str(tmp_path / "cache")}
+    env.pop("INNET_DEBUG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "innet.sim.cli", "synth", "alu", "--no-pnr"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        tools = []
+        while not tools and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+            tools = _cwd_in(tmp)
+        assert tools, "Yosys never started"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out, err) == (143, "", "innet: error: terminated\n")
+    assert list(tmp.iterdir()) == []
+    for pid in tools:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def _blocked(pid: int) -> bool:
