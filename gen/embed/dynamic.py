@@ -94,11 +94,15 @@ def check_participants(topo: Topology, participants: Iterable[Any] | None,
     TypeError
         If a participant is not an integer.
     ValueError
-        If the list is empty, names a node twice or out of range, or names a failed switch.
+        If the list is empty, names a node twice or out of range, or names a failed switch;
+        or if every switch has failed.
     """
     dead = set(dead)
     if participants is None:
-        return np.array([u for u in range(topo.nodes) if u not in dead], dtype=np.int64)
+        alive = [u for u in range(topo.nodes) if u not in dead]
+        if not alive:
+            raise ValueError(f"All {topo.nodes} switches have failed: no participant is left")
+        return np.array(alive, dtype=np.int64)
     if isinstance(participants, (str, bytes)):
         raise TypeError(f"Participants must be node ids, not {participants!r:.60}")
     values = list(participants)

@@ -191,6 +191,8 @@ class Embedding:
             return None if value is None else LOCAL if value == "local" else int(value)
 
         try:
+            if int(data["collective_id"]) < 0:
+                raise ValueError(f"collective id {data['collective_id']} is negative")
             switches = tuple(SwitchConfig(int(s["node"]), ports(s["req_in"]), port(s["req_out"]),
                                           port(s["resp_in"]), ports(s["resp_out"]))
                              for s in data["switches"])

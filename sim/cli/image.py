@@ -93,15 +93,12 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
 
     made, taken = [], set()
     for text in specs:
+        if not text.strip():
+            raise ValueError("--embed must name an embedding or a JSON file, not ''")
         path = Path(text)
         if text.endswith(".json") or path.is_dir():
             source = path / "embedding.json" if path.is_dir() else path
-            data = json.loads(source.read_text())
-            head = data.get("topology")  # `innet embed` writes a description, not the digest
-            for tree in data.get("trees", [data]):
-                if isinstance(tree.get("topology", head), dict):
-                    tree = {**tree, "topology": tree.get("topology", head)["fingerprint"]}
-                made.append(Embedding.from_dict(tree))
+            made += _embedding_file(source, Embedding)
             taken.update(e.collective_id for e in made)
             continue
         spec = parse_embed(text)
@@ -112,6 +109,31 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
         made.append(embed(topo, spec.pop("participants", None), root=spec.pop("root", "auto"),
                           kind=spec.pop("kind"), op=spec.pop("op", op),
                           dtype=spec.pop("dtype", dtype), collective_id=cid, **failures))
+    return made
+
+
+def _embedding_file(source: Path, embedding: type) -> list[Any]:
+    """The embeddings of a JSON file as `innet embed` writes it: one tree, or ``trees``."""
+    try:
+        data = json.loads(source.read_text())
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{source} is not JSON: {error}") from None
+    trees = data.get("trees", [data]) if isinstance(data, dict) else None
+    if not isinstance(trees, list) or not all(isinstance(tree, dict) for tree in trees):
+        raise ValueError(f"{source} is not an embedding (a JSON object, as `innet embed` "
+                         f"writes, with its trees as objects)")
+    head = data.get("topology")  # `innet embed` writes a description, not the digest
+    made = []
+    for tree in trees:
+        described = tree.get("topology", head)
+        if isinstance(described, dict):
+            if "fingerprint" not in described:
+                raise ValueError(f"{source}: the topology has no 'fingerprint'")
+            tree = {**tree, "topology": described["fingerprint"]}
+        try:
+            made.append(embedding.from_dict(tree))
+        except ValueError as error:
+            raise ValueError(f"{source}: {error}") from None
     return made
 
 

@@ -205,6 +205,47 @@ def test_build_errors_are_one_line_and_write_nothing(innet, tmp_path, args, mess
     assert list(tmp_path.iterdir()) == []
 
 
+def _embedding_json(tmp_path, change):
+    """An embedding file of ``innet embed`` on the 4-ring, edited by ``change`` (in place)."""
+    data = embed(torus(4)).to_dict()
+    data = change(data) or data
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "e.json"
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+NOT_AN_EMBEDDING = ("in/e.json is not an embedding (a JSON object, as `innet embed` writes, "
+                    "with its trees as objects)")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda data: [data], NOT_AN_EMBEDDING),
+    (lambda data: {"trees": [1]}, NOT_AN_EMBEDDING),
+    (lambda data: "{bad", ("in/e.json is not JSON: Expecting property name enclosed in double "
+                           "quotes: line 1 column 2 (char 1)")),
+    (lambda data: data.update(collective_id=-1),
+     "in/e.json: Embedding JSON is malformed: collective id -1 is negative"),
+    (lambda data: data.update(topology={"kind": "torus"}),
+     "in/e.json: the topology has no 'fingerprint'"),
+])
+def test_a_malformed_embedding_file_is_named(innet, tmp_path, change, message):
+    path = _embedding_json(tmp_path, change)
+    done = innet("image", "build", "torus", "--shape", "4", "--embed", "in/e.json", "-o",
+                 "net.img", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, f"innet: error: {message}\n")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["e.json", "in"]
+    assert path.exists()
+
+
+def test_an_empty_embed_is_refused(innet, tmp_path):
+    done = innet("image", "build", "torus", "--shape", "4", "--embed", "", "-o", "net.img",
+                 cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, "innet: error: --embed must name an embedding or a JSON file, not ''\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_build_without_an_output_is_a_usage_error(innet, tmp_path):
     done = innet("image", "build", "polarfly", "--q", "2", cwd=tmp_path)
     assert done.returncode == 2

@@ -78,6 +78,8 @@ def test_unreachable_participants_are_named():
         embed(ring, [0, 3], failed_switches=[3])
     with pytest.raises(ValueError, match=r"^Root 2 is a failed switch$"):
         embed(ring, [0, 3], root=2, failed_switches=[2])
+    with pytest.raises(ValueError, match=r"^All 6 switches have failed: no participant is left$"):
+        embed(ring, failed_switches=range(6))
     with pytest.raises(ValueError, match=r"^Failed link 0-3 does not exist: nodes 0 and 3 are not "
                                          r"adjacent$"):
         embed(ring, failed_links=["0-3"])
