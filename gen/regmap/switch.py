@@ -35,6 +35,7 @@ __all__ = [
     "COLL_TIMEOUT",
     "ERROR_FLAGS",
     "MAX_COLLECTIVE_IDS",
+    "MAX_RADIX",
     "ident_register",
     "mask_ports",
     "param_register",
@@ -46,6 +47,9 @@ __all__ = [
 
 #: Largest number of collective ids a map supports (collective-id fields are at most 16 bits).
 MAX_COLLECTIVE_IDS = 1 << 16
+
+#: Largest radix a map supports: a port mask of up to 33 words.
+MAX_RADIX = 1024
 
 #: The switch's sticky error flags, bit 0 upward: the fields of its ``errors`` register
 #: (``RW1C``: the switch sets a flag when the error happens, software reads it and clears it by
@@ -82,7 +86,7 @@ RO = Access.RO
 
 def port_width(radix: int) -> int:
     """Bits of a port-number field: ``clog2(radix + 1)``, enough for the local port ``radix``."""
-    return check_param("Radix", radix, 1).bit_length()
+    return check_param("Radix", radix, 1, MAX_RADIX).bit_length()
 
 
 def port_code(port: int, radix: int) -> int:
@@ -93,7 +97,7 @@ def port_code(port: int, radix: int) -> int:
     ValueError
         If the port does not exist on a switch of this radix.
     """
-    check_param("Radix", radix, 1)
+    check_param("Radix", radix, 1, MAX_RADIX)
     if isinstance(port, bool) or not isinstance(port, int):
         raise TypeError(f"Port must be an integer, not {port!r}")
     if port == _LOCAL:
@@ -120,7 +124,7 @@ def mask_ports(mask: int, radix: int) -> list[int]:
     ValueError
         If the mask sets a bit beyond the local port ``radix``.
     """
-    check_param("Radix", radix, 1)
+    check_param("Radix", radix, 1, MAX_RADIX)
     if isinstance(mask, bool) or not isinstance(mask, int):
         raise TypeError(f"Port mask must be an integer, not {mask!r}")
     if not 0 <= mask < 1 << (radix + 1):
@@ -190,7 +194,7 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     Parameters
     ----------
     radix : int
-        Network ports (the topology's maximum degree), at least 1.
+        Network ports (the topology's maximum degree), 1..:data:`MAX_RADIX`.
     collective_ids : int
         Collective identifiers, 1..65536.
     routing_depth : int
@@ -203,7 +207,7 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     TypeError, ValueError
         On a parameter that is not an integer or out of range.
     """
-    check_param("Radix", radix, 1)
+    check_param("Radix", radix, 1, MAX_RADIX)
     check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
     check_param("Node id width", node_id_width, 1, 32)
     check_param("Routing depth", routing_depth, 1, 1 << node_id_width)

@@ -20,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.gen.ops import SUM_GUARD_BITS, DType, Op
+from innet.gen.regmap.switch import MAX_RADIX
 from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
 from innet.hw.alu.logic import leading_zeros, low_mask
 from innet.hw.arbiter import any_of
@@ -48,9 +49,10 @@ def multi_latency(leaves: int) -> int:
     Raises
     ------
     TypeError, ValueError
-        If ``leaves`` is not an integer of at least 2.
+        If ``leaves`` is not an integer of at least 2 (at most a port per port of a switch of
+        :data:`~innet.gen.regmap.switch.MAX_RADIX`, and the local port).
     """
-    check_int("Leaves", leaves, low=2)
+    check_int("Leaves", leaves, low=2, high=MAX_RADIX + 1)
     return _FIXED_STAGES + _levels(leaves) + _levels(leaves + 1)
 
 
@@ -124,7 +126,7 @@ class MultiOperandUnit(wiring.Component):
     """
 
     def __init__(self, leaves: int, *, tag_width: int = 0) -> None:
-        self._leaves = check_int("Leaves", leaves, low=2)
+        self._leaves = check_int("Leaves", leaves, low=2, high=MAX_RADIX + 1)
         self._tag_width = check_int("Tag width", tag_width, low=0)
         members = {
             "i_valid": In(1), "i_mask": In(leaves), "i_op": In(4), "i_dtype": In(2),

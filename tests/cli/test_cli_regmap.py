@@ -49,6 +49,8 @@ def test_explicit_format_wins_over_the_suffix(innet, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--radix", "0"], "Radix must be at least 1, not 0"),
+    (["--radix", "1025"], "Radix must be at most 1024, not 1025"),
+    (["--radix", "99999999999999999999"], "Radix must be at most 1024, not 99999999999999999999"),
     (["--radix", "8", "--collective-ids", "0"], "Collective ids must be at least 1, not 0"),
     (["--radix", "8", "--routing-depth", "0"], "Routing depth must be at least 1, not 0"),
     (["--radix", "8", "--routing-depth", "300", "--node-id-width", "8"],

@@ -75,6 +75,7 @@ def test_latency():
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"leaves": 1}, ValueError, "Leaves must be at least 2, not 1"),
+    ({"leaves": 10**20}, ValueError, "Leaves must be at most 1025, not 100000000000000000000"),
     ({"leaves": 2.0}, TypeError, "Leaves must be an integer, not 2.0"),
     ({"leaves": 4, "tag_width": -1}, ValueError, "Tag width must be at least 0, not -1"),
 ])
