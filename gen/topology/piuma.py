@@ -102,6 +102,8 @@ CORE, SOCKET, NODE = 0, 1, 2
 PLACEMENTS = ("spread", "hub")
 #: PIUMA, Table 1: link latency per level in ns (``L_C``, ``L_S``, ``L_P``).
 TABLE1_LATENCIES = {"core": 5.0, "socket": 25.0, "node": 50.0}
+#: Most sockets per node and cores per socket (PIUMA, Table 1: 16 and 8).
+MAX_SOCKETS = MAX_CORES = 4096
 
 _KIND = "piuma"
 
@@ -111,11 +113,13 @@ def is_piuma(topo: Topology) -> bool:
     return isinstance(topo, Topology) and topo.kind == _KIND and "sockets" in topo.params
 
 
-def _positive_int(name: str, value: object) -> int:
+def _positive_int(name: str, value: object, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, not {value!r:.60}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, not {value}")
+    if value > high:
+        raise ValueError(f"{name} must be at most {high}, not {value}")
     return int(value)
 
 
@@ -173,7 +177,7 @@ def mesh_shape(cores: int) -> tuple[int, int]:
     TypeError, ValueError
         If ``cores`` is not a positive integer.
     """
-    cores = _positive_int("Cores", cores)
+    cores = _positive_int("Cores", cores, MAX_CORES)
     rows = max(r for r in range(1, math.isqrt(cores) + 1) if cores % r == 0)
     return rows, cores // rows
 
@@ -346,14 +350,35 @@ def piuma_plan(nodes: Sequence[int] | int, sockets: int = 16, cores: int = 8, *,
     TypeError, ValueError
         As :func:`piuma` for these parameters.
     """
+    return _plan(*_check_plan(nodes, sockets, cores, mesh, placement))
+
+
+def _check_plan(nodes: object, sockets: object, cores: object, mesh: object,
+                placement: object) -> tuple:
+    """The arguments of :func:`_plan`, checked."""
     shape = check_nodes_shape(nodes)
-    sockets = _positive_int("Sockets", sockets)
-    cores = _positive_int("Cores", cores)
+    sockets = _positive_int("Sockets", sockets, MAX_SOCKETS)
+    cores = _positive_int("Cores", cores, MAX_CORES)
     rows, cols = _check_mesh(mesh, cores)
     if placement not in PLACEMENTS:
         raise ValueError(f"Placement must be one of {', '.join(PLACEMENTS)}, not "
                          f"{placement!r}")
-    return _plan(shape, sockets, cores, (rows, cols), placement)
+    return shape, sockets, cores, (rows, cols), placement
+
+
+def _check_ports(shape: tuple[int, ...], sockets: int, cores: int,
+                 mesh: tuple[int, int]) -> None:
+    """Refuse a network of more port entries than supported before wiring it: every socket
+    has the links of its mesh and one to every other socket of its node, every node one to
+    each node whose coordinates differ from its own in one dimension."""
+    rows, cols = mesh
+    nodes = math.prod(shape)
+    chips = nodes * sockets
+    ports = (chips * (2 * (rows * (cols - 1) + cols * (rows - 1)) + sockets - 1)
+             + nodes * sum(size - 1 for size in shape))
+    if ports > MAX_PORT_ENTRIES:
+        raise ValueError(f"A PIUMA network of {chips * cores} switches and {ports} ports is "
+                         f"too large; at most {MAX_PORT_ENTRIES} port entries are supported")
 
 
 def check_latency(level: str, value: object) -> float:
@@ -378,8 +403,8 @@ def _check_mesh(mesh: object, cores: int) -> tuple[int, int]:
         raise TypeError(f"Mesh must be a (rows, cols) pair of integers, not {mesh!r:.60}")
     rows, cols = int(mesh[0]), int(mesh[1])
     if rows < 1 or cols < 1 or rows * cols != cores:
-        raise ValueError(f"Mesh {rows}x{cols} must have {cores} cores (one per core), not "
-                         f"{rows * cols}")
+        raise ValueError(f"Mesh {rows}x{cols} has {rows * cols} places, not one for each of "
+                         f"the {cores} cores")
     return rows, cols
 
 
@@ -420,7 +445,9 @@ def piuma(nodes: Sequence[int] | int, sockets: int = 16, cores: int = 8, *,
         unknown, a latency is not positive, the network has fewer than 2 switches or is too
         large.
     """
-    layout = piuma_plan(nodes, sockets, cores, mesh=mesh, placement=placement)
+    checked = _check_plan(nodes, sockets, cores, mesh, placement)
+    _check_ports(*checked[:4])
+    layout = _plan(*checked)
     shape, sockets, cores = layout.nodes, layout.sockets, layout.cores
     rows, cols = layout.mesh
     lat = {"core": _check_latency("core", latency_core),

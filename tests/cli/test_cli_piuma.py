@@ -147,7 +147,7 @@ def test_analyze_sweep_text_json_and_plot(innet, tmp_path):
     (["analyze", "piuma", "--nodes", "2", "--latency-core", "0ns"],
      "Latency of the core level must be finite and > 0 ns, not 0.0"),
     (["analyze", "piuma", "--nodes", "2", "--cores", "8", "--core-mesh", "3x3"],
-     "Mesh 3x3 must have 8 cores (one per core), not 9"),
+     "Mesh 3x3 has 9 places, not one for each of the 8 cores"),
     (["embed", "piuma", "--nodes", "2", "--latency-socket", "-1ns"],
      "--latency-socket must be a time such as 5ns or 0.5us, not '-1ns'"),
 ])

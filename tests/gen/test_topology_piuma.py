@@ -1,5 +1,6 @@
 """Multi-level PIUMA networks: structure against labels, networkx and counting formulas."""
 
+import importlib
 import itertools
 import math
 
@@ -237,8 +238,8 @@ def test_errors():
     with pytest.raises(ValueError, match=r"^Placement must be one of spread, hub, not "
                                          r"'ring'$"):
         piuma(2, placement="ring")
-    with pytest.raises(ValueError, match=r"^Mesh 3x3 must have 8 cores \(one per core\), "
-                                         r"not 9$"):
+    with pytest.raises(ValueError, match=r"^Mesh 3x3 has 9 places, not one for each of the 8 "
+                                         r"cores$"):
         piuma(2, mesh=(3, 3))
     with pytest.raises(TypeError, match=r"^Mesh must be a \(rows, cols\) pair of integers, "
                                         r"not '2x4'$"):
@@ -251,10 +252,14 @@ def test_errors():
         piuma(2, latency_node="5ns")
     with pytest.raises(ValueError, match=r"^A PIUMA network needs at least 2 switches, not 1$"):
         piuma(1, 1, 1)
-    with pytest.raises(ValueError, match=r"^A PIUMA network of 33554432 switches of radix \d+ is "
-                                         r"too large; at most 268435456 port entries are "
-                                         r"supported$"):
+    with pytest.raises(ValueError, match=r"^A PIUMA network of 33554432 switches and 414711808 "
+                                         r"ports is too large; at most 268435456 port entries "
+                                         r"are supported$"):
         piuma((512, 512), 16, 8)
+    with pytest.raises(ValueError, match=r"^Sockets must be at most 4096, not 100000$"):
+        piuma(1, 100000)
+    with pytest.raises(ValueError, match=r"^Cores must be at most 4096, not 10000000000$"):
+        piuma(2, 2, 10**10)
     with pytest.raises(ValueError, match=r"^Nodes must be sizes joined by 'x' such as 4x4, "
                                          r"not '4y4'$"):
         parse_nodes("4y4")
@@ -284,3 +289,20 @@ def test_link_cycles_round_latencies_up():
     with pytest.raises(TypeError, match=r"^Clock cycle must be a number of ns, not '5ns'$"):
         link_cycles(topo, "5ns")
 
+
+
+@pytest.mark.parametrize(("nodes", "sockets", "cores", "placement"), [
+    ((2,), 2, 1, "spread"), ((2, 3), 4, 8, "spread"), ((3,), 5, 6, "hub"),
+    ((2, 2, 2), 3, 4, "spread"), ((3, 3), 2, 3, "hub"),
+])
+def test_the_size_check_before_wiring_counts_every_port(monkeypatch, nodes, sockets, cores,
+                                                        placement):
+    # The network is refused before it is wired when its ports exceed the supported entries:
+    # the count is exact, so one port fewer allowed refuses it and none fewer builds it.
+    module = importlib.import_module("innet.gen.topology.piuma")
+
+    ports = int((piuma(nodes, sockets, cores, placement=placement).ports.peer >= 0).sum())
+    monkeypatch.setattr(module, "MAX_PORT_ENTRIES", ports - 1)
+    with pytest.raises(ValueError, match=rf" and {ports} ports is too large; at most "
+                                         rf"{ports - 1} port entries are supported$"):
+        piuma(nodes, sockets, cores, placement=placement)
