@@ -24,6 +24,7 @@ __all__ = [
     "HOST_SCHEDULES",
     "KINDS",
     "LOADS",
+    "MAX_SEED",
     "PATTERNS",
     "Outcome",
     "Scenario",
@@ -47,6 +48,8 @@ KINDS = ("allreduce", "reduce", "broadcast", "barrier")
 PATTERNS = ("uniform", "permutation")
 #: How :func:`simulate` loads images and vectors.
 LOADS = ("backdoor", "lanes", "bus")
+#: Largest seed of a simulation (cocotb's, 32 bits).
+MAX_SEED = (1 << 32) - 1
 
 
 @dataclass(frozen=True)
@@ -356,7 +359,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         Each item a :class:`Scenario` (run alone) or a tuple of scenarios run concurrently
         (in-network collectives on different ids and disjoint endpoints).
     seed : int
-        Seeds inputs, backpressure, background traffic and delays.
+        Seeds inputs, backpressure, background traffic and delays (0..:data:`MAX_SEED`).
     waves : bool
         Record a VCD (kept in ``workdir``).
     workdir : path, optional
@@ -406,11 +409,13 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         If the testbench finds a protocol error (a lost or duplicated flit, a hang, an error
         flag).
     """
+    from innet.gen.checks import check_int
     from innet.gen.cost import CostModel
     from innet.gen.routing import routing
     from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
+    check_int("Seed", seed, low=0, high=MAX_SEED)
     if load not in LOADS:
         raise ValueError(f"Load must be one of {', '.join(LOADS)}, not {load!r}")
     if not isinstance(check_load, bool):

@@ -90,9 +90,16 @@ def debug() -> bool:
 
 
 def _line(error: BaseException) -> str:
-    """The first line of ``error``'s message (its repr if it has none)."""
-    text = str(error).strip()
-    return text.splitlines()[0] if text else repr(error)
+    """The first line of ``error``'s message (its repr if it has none); a first line that ends
+    in a colon, before a tool's log, gets the log's first error line, else its last line."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return repr(error)
+    first, log = lines[0], lines[1:]
+    if first.endswith(":") and log:
+        errors = [line for line in log if "error" in line.lower()]
+        first = f"{first} {(errors or log[-1:])[0]}"
+    return first
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

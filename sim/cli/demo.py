@@ -39,6 +39,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option
 from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes
+from innet.sim.network import MAX_SEED
 
 __all__ = ["command"]
 
@@ -114,7 +115,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
                    f"64,256,1K,4K].")
 @op_option
 @dtype_option
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the test vectors and the random backpressure.")
 @click.option("--backpressure", type=float, default=0.25, show_default=True,
               help="Probability that an endpoint's local-link credit is held back in a cycle.")

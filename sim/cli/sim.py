@@ -24,6 +24,7 @@ the cycle :func:`innet.sim.golden.idle_latency` predicts with those per-link lat
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size
-from innet.sim.network import LOADS
+from innet.sim.network import LOADS, MAX_SEED
 
 __all__ = ["command"]
 
@@ -68,7 +69,8 @@ def command() -> None:
               show_default=True, help="Background traffic pattern.")
 @click.option("--backpressure", type=float, default=0.25, show_default=True,
               help="Probability a local-link credit is held back in a cycle.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
+              help="Seed of the vectors, the backpressure and the background traffic.")
 @click.option("--load", "load", type=click.Choice(list(LOADS)), default="backdoor",
               show_default=True,
               help="How the image and the vectors load: the simulation's backdoor, its "
@@ -96,8 +98,10 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
     from innet.sim.runner import waves_requested
 
     waves = waves_requested(waves or None)
-    if threads < 1:
-        raise ValueError(f"--threads must be at least 1, not {threads}")
+    cores = os.cpu_count() or 1
+    if not 1 <= threads <= cores:
+        raise ValueError(f"--threads must be from 1 to {cores} (this machine's cores), not "
+                         f"{threads}")
     link_stages: dict | int = 0
     if kind != "piuma" and ctx.get_parameter_source("clock_mhz") is not \
             click.core.ParameterSource.DEFAULT:

@@ -71,12 +71,13 @@ class Param:
         if self.kind == "bool":
             return "true or false"
         noun = {"int": "an integer", "float": "a number", "str": "a string"}[self.kind]
+        low, high, below = (_number(x) for x in (self.low, self.high, self.below))
         if self.low is not None and self.below is not None:
-            return f"{noun} from {self.low:g} to below {self.below:g}"
+            return f"{noun} from {low} to below {below}"
         if self.low is not None and self.high is not None:
-            return f"{noun} from {self.low:g} to {self.high:g}"
+            return f"{noun} from {low} to {high}"
         if self.low is not None:
-            return f"{noun} of at least {self.low:g}"
+            return f"{noun} of at least {low}"
         return noun
 
     def check(self, value: Any) -> Any:
@@ -199,6 +200,13 @@ class Point:
         parts = [f"{k}={_text(v)}" for k, v in self.params
                  if k not in skip and (v != schema[k].default or k in ("algo", "elements"))]
         return " ".join([head, *parts])
+
+
+def _number(value: float | None) -> str:
+    """A bound in words: an integer as it is (``2147483647``), a fraction as ``%g``."""
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def _text(value: Any) -> str:
@@ -358,13 +366,20 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
         if values["topology"] is None:
             raise ValueError(f"{where}.topology is missing: give "
                              f"{NETWORK['topology'].accepted()}")
-        if values["topology"] == "polarfly":
-            if values["q"] is None or values["shape"] is not None:
+        kind = values["topology"]
+        if kind == "polarfly":
+            if values["shape"] is not None:
+                raise ValueError(f"{where}.shape does not apply: polarfly takes q (a prime "
+                                 f"power from 2 to 31) and no shape")
+            if values["q"] is None:
                 raise ValueError(f"{where}.q is missing: polarfly takes q (a prime power from "
                                  f"2 to 31) and no shape")
-        elif values["shape"] is None or values["q"] is not None:
-            raise ValueError(f"{where}.shape is missing: {values['topology']} takes shape "
-                             f"(such as \"3x3\") and no q")
+        elif values["q"] is not None:
+            raise ValueError(f"{where}.q does not apply: {kind} takes shape (such as \"3x3\") "
+                             f"and no q")
+        elif values["shape"] is None:
+            raise ValueError(f"{where}.shape is missing: {kind} takes shape (such as \"3x3\") "
+                             f"and no q")
         _check_topology(where, values)
         dtype = DType.parse(values["dtype"])
         if not is_supported(Op.parse(values["op"]), dtype):

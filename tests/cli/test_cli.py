@@ -127,6 +127,21 @@ def test_innet_debug_off_keeps_the_one_line(broken_polarfly, value):
     assert done.stderr.startswith("innet: error: internal error (a bug in innet): TypeError")
 
 
+@pytest.mark.parametrize(("message", "line"), [
+    ("2 of 3 cocotb tests failed\nsee the log", "2 of 3 cocotb tests failed"),
+    (("Verilator could not build top (exit 2); from build.log:\n  make: entering\n"
+      "%Error: top.v:3: syntax error\n%Error: Exiting"),
+     "Verilator could not build top (exit 2); from build.log: %Error: top.v:3: syntax error"),
+    ("The simulation ended without results; from sim.log:\nstarting\n\nkilled by signal 9\n",
+     "The simulation ended without results; from sim.log: killed by signal 9"),
+    ("", "RuntimeError('')"),
+])
+def test_a_message_is_cut_to_one_line_with_its_log_s_error(message, line):
+    from innet.sim.cli import _line
+
+    assert _line(RuntimeError(message)) == line
+
+
 def test_a_failed_run_is_a_result_not_a_bug(broken_polarfly):
     from innet.sim.runner import SimulationError
 

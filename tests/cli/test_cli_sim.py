@@ -1,10 +1,13 @@
 """``innet sim allreduce``: the options are checked before anything is built or simulated."""
 
+import os
+
 import pytest
 from click.testing import CliRunner
 
 from innet.sim.cli import main
 
+CORES = os.cpu_count() or 1
 
 @pytest.mark.parametrize(("args", "message"), [
     (["polarfly", "--q", "2", "--algo", "tree"],
@@ -12,7 +15,14 @@ from innet.sim.cli import main
     (["polarfly", "--q", "2", "--clock-mhz", "100"], "--clock-mhz applies to piuma, not polarfly"),
     (["polarfly", "--q", "2", "--sockets", "4"],
      "--sockets does not apply to polarfly, which takes --q, --r0, --r1"),
-    (["polarfly", "--q", "2", "--threads", "0"], "--threads must be at least 1, not 0"),
+    (["polarfly", "--q", "2", "--threads", "0"],
+     f"--threads must be from 1 to {CORES} (this machine's cores), not 0"),
+    (["polarfly", "--q", "2", "--threads", str(CORES + 1)],
+     f"--threads must be from 1 to {CORES} (this machine's cores), not {CORES + 1}"),
+    (["polarfly", "--q", "2", "--seed", "-1"],
+     "Invalid value for '--seed': -1 is not in the range 0<=x<=4294967295."),
+    (["polarfly", "--q", "2", "--seed", str(1 << 32)],
+     "Invalid value for '--seed': 4294967296 is not in the range 0<=x<=4294967295."),
     (["piuma", "--clock-mhz", "100"], "piuma needs --nodes, such as 2x2"),
     (["piuma", "--nodes", "2", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
     (["piuma", "--nodes", "2", "--sockets", "0"], "Sockets must be at least 1, not 0"),
