@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterable
@@ -16,15 +17,32 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
     ``data`` is text, bytes, or an iterable of text chunks written one after the other (so a
     large file is streamed, never held whole in memory).
 
-    A failure part-way never leaves a half-written file behind, and the file gets the mode a
-    plain ``open()`` would give it (the process's umask applied to 0666). Text is written as
-    given: no newline is added at the end.
+    Missing parent directories are created. A failure part-way never leaves a half-written
+    file behind, and the file gets the mode a plain ``open()`` would give it (the process's
+    umask applied to 0666). Text is written as given: no newline is added at the end.
+
+    Raises
+    ------
+    OSError
+        If ``path`` cannot be written; the error names ``path`` (not the temporary file), and a
+        directory where the file should go, or a file where a parent directory should, is
+        named as such.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.name in ("", ".", "..") or path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", str(path))
+    blocking = next((parent for parent in path.parents
+                     if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise NotADirectoryError(errno.ENOTDIR, f"{blocking} is a file, not a directory",
+                                 str(path))
     mode = "wb" if isinstance(data, bytes) else "w"
     chunks = [data] if isinstance(data, str | bytes) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(fd, mode) as handle:
             for chunk in chunks:
@@ -34,7 +52,9 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.errno is not None:
+            raise type(error)(error.errno, error.strerror, str(path)) from None
         raise
     return path

@@ -19,6 +19,36 @@ def test_write_atomic_writes_text_bytes_and_chunks(tmp_path):
     assert (tmp_path / "c.txt").read_text() == "0123"
 
 
+def test_write_atomic_names_the_path_it_cannot_write(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("f")
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(NotADirectoryError, match=rf"^\[Errno 20\] {tmp_path}/file is a file, "
+                                                 rf"not a directory: '{tmp_path}/file/a/b.txt'$"):
+        write_atomic(tmp_path / "file" / "a" / "b.txt", "x")
+    with pytest.raises(IsADirectoryError, match=rf"^\[Errno 21\] Is a directory, not a file: "
+                                                rf"'{tmp_path}/dir'$"):
+        write_atomic(tmp_path / "dir", "x")
+    monkeypatch.chdir(tmp_path / "dir")
+    with pytest.raises(IsADirectoryError, match=r"^\[Errno 21\] Is a directory, not a file: "
+                                                r"'.'$"):
+        write_atomic("", "x")
+    (tmp_path / "locked").mkdir(mode=0o500)
+    if not os.access(tmp_path / "locked", os.W_OK):  # root writes anywhere
+        with pytest.raises(PermissionError, match=rf"^\[Errno 13\] Permission denied: "
+                                                  rf"'{tmp_path}/locked/t.txt'$"):
+            write_atomic(tmp_path / "locked" / "t.txt", "x")
+
+    def refuse(source, target):
+        raise OSError(28, "No space left on device", str(source))
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match=rf"^\[Errno 28\] No space left on device: "
+                                      rf"'{tmp_path}/t.txt'$"):
+        write_atomic(tmp_path / "t.txt", "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "file", "locked"]
+    assert list((tmp_path / "dir").iterdir()) == []
+
+
 def test_write_atomic_gives_the_mode_of_a_plain_open(tmp_path):
     write_atomic(tmp_path / "a.txt", "a")
     with open(tmp_path / "b.txt", "w") as handle:
