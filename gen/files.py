@@ -8,7 +8,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["check_writable", "write_atomic"]
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> Path:
@@ -28,14 +28,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         directory where the file should go, or a file where a parent directory should, is
         named as such.
     """
-    path = Path(path)
-    if path.name in ("", ".", "..") or path.is_dir():
-        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", str(path))
-    blocking = next((parent for parent in path.parents
-                     if parent.exists() and not parent.is_dir()), None)
-    if blocking is not None:
-        raise NotADirectoryError(errno.ENOTDIR, f"{blocking} is a file, not a directory",
-                                 str(path))
+    path = _placed(Path(path), directory=False)
     mode = "wb" if isinstance(data, bytes) else "w"
     chunks = [data] if isinstance(data, str | bytes) else data
     try:
@@ -57,4 +50,43 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         if isinstance(error, OSError) and error.errno is not None:
             raise type(error)(error.errno, error.strerror, str(path)) from None
         raise
+    return path
+
+
+def check_writable(path: str | os.PathLike, *, directory: bool = False) -> Path:
+    """Check that ``path`` can be written, before the work that writes it, and return it.
+
+    ``path`` is a file (as :func:`write_atomic` writes it) or, with ``directory``, a directory
+    to write files into. Nothing is left behind: the check makes a temporary file in the
+    nearest directory of ``path`` that exists and removes it.
+
+    Raises
+    ------
+    OSError
+        As :func:`write_atomic` would, naming ``path``.
+    """
+    path = _placed(Path(path), directory=directory)
+    existing = next(p for p in (path, *path.parents) if p.is_dir())
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".innet-check.", dir=existing)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, str(path)) from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def _placed(path: Path, *, directory: bool) -> Path:
+    """``path``, unless it is a directory where a file should be, or the other way round, or a
+    parent of it is a file."""
+    if directory:
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "Is a file, not a directory", str(path))
+    elif path.name in ("", ".", "..") or path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", str(path))
+    blocking = next((parent for parent in path.parents
+                     if parent.exists() and not parent.is_dir()), None)
+    if blocking is not None:
+        raise NotADirectoryError(errno.ENOTDIR, f"{blocking} is a file, not a directory",
+                                 str(path))
     return path

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from innet.gen.files import write_atomic
+from innet.gen.files import check_writable, write_atomic
 
 __all__ = [
     "FAILED",
@@ -25,6 +25,7 @@ __all__ = [
     "print_json",
     "progress",
     "wide",
+    "writable_path",
     "write_atomic",
 ]
 
@@ -101,14 +102,34 @@ def json_option(func: Callable) -> Callable:
 
 
 def output_option(help: str = "Write the artifacts to this path.", *,
-                  required: bool = False) -> Callable:
-    """``-o/--output PATH``."""
-    if required:
-        # No default at all: click does not enforce ``required`` over an explicit default.
-        return click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-                            help=help)
-    return click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-                        help=help)
+                  required: bool = False, directory: bool = False) -> Callable:
+    """``-o/--output PATH``: a file, or with ``directory`` a directory to write into; checked
+    as the command line is read (:func:`writable_path`), before any work."""
+    options = {"required": True} if required else {"default": None}
+    # No default at all when required: click does not enforce ``required`` over a default.
+    return click.option("-o", "--output", type=click.Path(path_type=Path), help=help,
+                        callback=writable_path(directory=directory), **options)
+
+
+def writable_path(*, directory: bool = False) -> Callable:
+    """A click callback that checks a path option's value can be written
+    (:func:`innet.gen.files.check_writable`); ``None`` passes."""
+    def check(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        name = max(param.opts, key=len)
+        try:
+            return check_writable(value, directory=directory)
+        except IsADirectoryError:
+            raise ValueError(f"{name} must be a file, not the directory '{value}'") from None
+        except NotADirectoryError as error:
+            if directory and error.strerror.startswith("Is a file"):
+                raise ValueError(f"{name} must be a directory, not the file '{value}'") from None
+            raise ValueError(f"{name} '{value}' cannot be written: {error.strerror}") from None
+        except OSError as error:
+            raise ValueError(f"{name} '{value}' cannot be written: {error.strerror}") from None
+
+    return check
 
 
 def print_json(data: Any) -> None:

@@ -21,7 +21,14 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import json_option, output_option, print_json, progress, write_atomic
+from innet.sim.cli._common import (
+    json_option,
+    output_option,
+    print_json,
+    progress,
+    writable_path,
+    write_atomic,
+)
 from innet.sim.cli._options import piuma_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_bandwidth, parse_mesh, parse_time
 
@@ -128,6 +135,7 @@ def command() -> None:
 @click.option("--vector", type=Size(low=1, unit="B"), default="128KiB", show_default=True,
               help=f"The vector of the throughput claims, in bytes ({SIZE_GRAMMAR}).")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
+              callback=writable_path(),
               help="Write Figure 4 (latency and throughput curves) as a PNG.")
 @json_option
 @output_option("Write the --json summary to this file.")

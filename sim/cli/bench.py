@@ -40,7 +40,7 @@ __all__ = ["command"]
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Hardware: worker processes of the local Dask cluster that runs several "
                    "hardware cases side by side [default: one per core].")
-@output_option("Write bench.json and bench.md into this directory.")
+@output_option("Write bench.json and bench.md into this directory.", directory=True)
 @json_option
 def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, seed: int,
             timeout: float, cached: bool, scheduler: str | None, workers: int | None,
@@ -60,8 +60,6 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
         for c in cases:
             click.echo(f"{c.name:<28} {c.group:<11} {c.title}")
         return
-    if output is not None and output.exists() and not output.is_dir():
-        raise ValueError(f"Output must be a directory, not the file {str(output)!r}")
     if scheduler is not None and workers is not None:
         raise ValueError("--workers sizes the local cluster; it does not apply with "
                          "--scheduler")

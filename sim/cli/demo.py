@@ -108,7 +108,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 
 @click.command("demo")
 @output_option("Output directory [default: ./innet-demo, or ./innet-swing-study with "
-               "--study swing]; replaced as a whole when the run completes.")
+               "--study swing]; replaced as a whole when the run completes.", directory=True)
 @click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
 @click.option("--sizes", type=Sizes(low=1), default=None,
               help=f"Vector sizes in elements ({SIZE_GRAMMAR}) [default: 1,64,1K,4K; study: "

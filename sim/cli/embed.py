@@ -32,7 +32,13 @@ from typing import Any
 import click
 
 from innet.gen.cost import CostModel
-from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
+from innet.sim.cli._common import (
+    json_option,
+    output_option,
+    print_json,
+    writable_path,
+    write_atomic,
+)
 from innet.sim.cli._options import (
     decorate,
     dtype_option,
@@ -123,9 +129,11 @@ def _options(func):
         click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
                      help="Clock frequency in MHz: --compare --json adds seconds."),
         click.option("--booksim-routing", type=click.Path(path_type=Path), default=None,
+                     callback=writable_path(),
                      help="Also write the p2p routing table as a BookSim2 routing file."),
         json_option,
-        output_option("Write embedding.json (the --json summary) into this directory."),
+        output_option("Write embedding.json (the --json summary) into this directory.",
+                      directory=True),
     ])
 
 

@@ -36,7 +36,8 @@ __all__ = ["command"]
 @click.command("prove")
 @click.argument("block", required=False)
 @output_option("Keep every property's SymbiYosys work here (DIR/BLOCK.PROPERTY/), and the "
-               "counterexample traces [a temporary directory, kept only for a trace].")
+               "counterexample traces [a temporary directory, kept only for a trace].",
+               directory=True)
 @json_option
 def command(block: str | None, output: Path | None, as_json: bool) -> None:
     """Prove the formal properties of BLOCK (default: every block): k-induction with

@@ -53,7 +53,7 @@ def _row(record: dict[str, Any]) -> str:
 @click.command("sweep")
 @click.argument("spec", type=click.Path(exists=True, path_type=Path, dir_okay=False))
 @output_option("Write results.csv, results.json and the plots into this directory "
-               "[default: sweep-out].")
+               "[default: sweep-out].", directory=True)
 @click.option("--cache", "cache", type=click.Path(path_type=Path, file_okay=False),
               default=None,
               help="The result cache, one JSON file per point; give a directory every worker "

@@ -95,7 +95,8 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
 @click.option("--hop-latency", type=click.FloatRange(min=0), default=None,
               help="Latency of one hop (link and switch) in seconds [4e-7].")
 @json_option
-@output_option("Write schedule.json (every entry) and summary.json to this directory.")
+@output_option("Write schedule.json (every entry) and summary.json to this directory.",
+               directory=True)
 def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, verify: bool,
             model_sizes: list[int] | None, alpha: float | None, bandwidth: float,
             hop_latency: float | None, as_json: bool, output: Path | None,

@@ -106,7 +106,7 @@ def flow_options(func: Callable) -> Callable:
                      help="Worst endpoints to list after place and route (the worst traced in "
                           "full)."),
         output_option("Keep the build directory here (Verilog, scripts, logs, reports) and "
-                      "write synth.json into it."),
+                      "write synth.json into it.", directory=True),
         json_option,
     ]
     return decorate(command, options)

@@ -19,7 +19,14 @@ from typing import Any
 
 import click
 
-from innet.sim.cli._common import json_option, output_option, print_json, progress, write_atomic
+from innet.sim.cli._common import (
+    json_option,
+    output_option,
+    print_json,
+    progress,
+    writable_path,
+    write_atomic,
+)
 from innet.sim.cli._options import decorate, topology_from_args, topology_options
 
 __all__ = ["command"]
@@ -212,6 +219,7 @@ def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints
 @click.option("--starter", type=int, default=None,
               help="PolarFly: starter quadric of the cluster layout [the lowest id].")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
+              callback=writable_path(),
               help="PolarFly: write a PNG of the cluster layout.")
 @_common
 def command(kind: str, starter: int | None, plot: Path | None, **options: Any) -> None:

@@ -1,4 +1,4 @@
-"""innet.sim.cli._common: atomic writes."""
+"""innet.sim.cli._common: atomic writes, and output paths checked before any work."""
 
 import os
 import stat
@@ -26,3 +26,33 @@ def test_write_atomic_leaves_nothing_behind_on_failure(tmp_path):
         write_atomic(target, 42)  # neither str nor bytes: the write fails part-way
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["topo", "polarfly", "--q", "3", "-o", "/proc/innet/t.json"],
+     "--output '/proc/innet/t.json' cannot be written: No such file or directory"),
+    (["regmap", "--radix", "4", "-o", "out"], "--output must be a file, not the directory 'out'"),
+    (["regmap", "--radix", "4", "-o", "plain/a.h"],
+     "--output 'plain/a.h' cannot be written: plain is a file, not a directory"),
+    (["embed", "torus", "--shape", "4", "-o", "plain"],
+     "--output must be a directory, not the file 'plain'"),
+    (["embed", "torus", "--shape", "4", "-o", "new/emb", "--booksim-routing", "/proc/innet/r"],
+     "--booksim-routing '/proc/innet/r' cannot be written: No such file or directory"),
+    (["analyze", "piuma", "--max-nodes", "4", "--plot", "p.png", "-o", "/proc/innet/a.json"],
+     "--output '/proc/innet/a.json' cannot be written: No such file or directory"),
+    (["topo", "polarfly", "--q", "3", "--plot", "out"],
+     "--plot must be a file, not the directory 'out'"),
+    (["demo", "-o", "plain"], "--output must be a directory, not the file 'plain'"),
+    (["bench", "--quick", "-o", "plain/b"],
+     "--output 'plain/b' cannot be written: plain is a file, not a directory"),
+    (["swing", "torus", "--shape", "8", "-o", "plain"],
+     "--output must be a directory, not the file 'plain'"),
+])
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(innet, tmp_path, args,
+                                                                     message):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "plain").write_text("p")
+    done = innet(*args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"innet: error: {message}\n")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["out", "plain"]
+    assert (tmp_path / "plain").read_text() == "p"
