@@ -114,13 +114,15 @@ def command() -> None:
     """Analyses reproduced from papers on generated networks."""
 
 
-@command.command("piuma")
+@command.command("piuma", short_help="PIUMA's allreduce analysis (Eq. 1-2, Table 1, "
+                                      "Figure 4).")
 @piuma_options
 @click.option("--bw-mem", default="51.2Gbps", show_default=True,
               help="Memory bandwidth per core.")
 @click.option("--bw-link", default="64Gbps", show_default=True,
               help="Unidirectional link bandwidth.")
-@click.option("--element-bytes", type=int, default=4, show_default=True, help="s.")
+@click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Bytes per element of the vector.")
 @click.option("--flags", type=int, default=1, show_default=True,
               help="One-way latencies per host round for the flag exchange.")
 @click.option("--round-overhead", default="0ns", show_default=True,

@@ -201,3 +201,21 @@ def test_json_and_output_wherever_something_is_produced():
         assert (option.opts, _type(option)[0]) == (["-o", "--output"], "Path"), _name(path)
         assert option.required or option.default is None, _name(path)
         assert option.help, _name(path)
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES), ids=_name)
+def test_every_option_says_what_it_is(path):
+    for name, option in _options(LEAVES[path]).items():
+        assert len((option.help or "").split()) >= 2, (_name(path), name, option.help)
+
+
+@pytest.mark.parametrize("path", sorted(p for p, c in COMMANDS.items()
+                                        if isinstance(c, click.Group)), ids=_name)
+def test_a_group_lists_whole_first_sentences(path):
+    # click takes a command's first sentence for the list; an abbreviation ("Eq. 1") ends it
+    # early, which shows as an open parenthesis without the ellipsis of a long line.
+    group = COMMANDS[path]
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        short = group.get_command(context, name).get_short_help_str(limit=45)
+        assert short.endswith("...") or short.count("(") == short.count(")"), (name, short)
