@@ -213,8 +213,10 @@ def from_json(text: str | bytes) -> tuple[Header, Image, list[list[dict[str, Any
         raise _fail(f"bad magic: format is {data.get('format')!r:.40}, expected {FORMAT!r}: "
                     f"not an innet configuration image", "Header")
     version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise _fail(f"format version must be an integer, not {version!r:.20}", "Header")
     if version != IMAGE_VERSION:
-        raise _fail(f"unknown format version {version!r:.20}; this innet reads version "
+        raise _fail(f"unknown format version {version}; this innet reads version "
                     f"{IMAGE_VERSION}", "Header")
     missing = [k for k in _TOP if k not in data]
     if missing:

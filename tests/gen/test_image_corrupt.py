@@ -156,6 +156,8 @@ CASES = {
                           "an innet configuration image")),
     "JSON unknown version": (JSON.replace('"version": 1,', '"version": 7,', 1),
                              "Header: unknown format version 7; this innet reads version 1"),
+    "JSON version as text": (JSON.replace('"version": 1,', '"version": "1",', 1),
+                             "Header: format version must be an integer, not '1'"),
     # -- writes ----------------------------------------------------------------------------
     "write to a read-only register": (writes(0, lambda w: sorted([*w, (1, 3)])),
                                       ("Switch 0 (target 0): Register 'radix' at 0x1 is "
