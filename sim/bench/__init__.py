@@ -132,9 +132,10 @@ def select(quick: bool = False, only: Iterable[str] = ()) -> list[Case]:
     only = list(only)
     for prefix in only:
         if not any(c.name.startswith(prefix) for c in cases):
-            names = ", ".join(c.name for c in cases)
+            starts = ", ".join(sorted({c.name.split("_")[0] + "_" for c in cases}))
             raise ValueError(f"No benchmark starts with {prefix!r}; the "
-                             f"{'quick' if quick else 'full'} run has {names}")
+                             f"{'quick' if quick else 'full'} run's {len(cases)} start with "
+                             f"{starts} (innet bench --list names them)")
     if only:
         cases = [c for c in cases if any(c.name.startswith(p) for p in only)]
     return cases
