@@ -24,6 +24,7 @@ __all__ = [
     "HOST_SCHEDULES",
     "KINDS",
     "LOADS",
+    "MAX_ELEMENTS",
     "MAX_SEED",
     "PATTERNS",
     "Outcome",
@@ -50,6 +51,8 @@ PATTERNS = ("uniform", "permutation")
 LOADS = ("backdoor", "lanes", "bus")
 #: Largest seed of a simulation (cocotb's, 32 bits).
 MAX_SEED = (1 << 32) - 1
+#: Most elements of a simulated vector (the endpoints' vector memory holds as many).
+MAX_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -439,6 +442,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         raise ValueError("Simulate needs at least one scenario per run")
     largest = max(s.elements for g in groups for s in g)
     depth = max_elements if max_elements is not None else max(1024, largest)
+    check_int("Max elements", depth, low=1, high=MAX_ELEMENTS)
     check_backpressure(backpressure)
     for g in groups:
         for s in g:

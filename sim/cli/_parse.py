@@ -45,14 +45,16 @@ def _example(unit: str) -> str:
     return "64, 4Ki or 1MiB" if unit == "B" else "64, 4K or 1Mi"
 
 
-def parse_size(text: str, what: str = "Size", *, low: int = 0, unit: str = "") -> int:
+def parse_size(text: str, what: str = "Size", *, low: int = 0, high: int | None = None,
+               unit: str = "") -> int:
     """``"64"``, ``"4K"``, ``"4Ki"``, ``"1M"`` -> the whole number (``K = Ki = 1024``);
     with ``unit="B"`` a trailing ``B`` is accepted too (``"4KiB"``).
 
     Raises
     ------
     ValueError
-        If the text is not a whole number with an optional multiplier, or is below ``low``.
+        If the text is not a whole number with an optional multiplier, or is below ``low``
+        or above ``high``.
     """
     match = _SIZE.fullmatch(str(text))
     if match is None or (match.group(3) and unit != "B"):
@@ -60,10 +62,13 @@ def parse_size(text: str, what: str = "Size", *, low: int = 0, unit: str = "") -
     value = int(match.group(1)) * _MULTIPLIERS[(match.group(2) or "").lower()]
     if value < low:
         raise ValueError(f"{what} must be at least {low}, not {text.strip()!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{what} must be at most {high:,}, not {text.strip()!r}")
     return value
 
 
-def parse_sizes(text: str, what: str = "Sizes", *, low: int = 0, unit: str = "") -> list[int]:
+def parse_sizes(text: str, what: str = "Sizes", *, low: int = 0, high: int | None = None,
+                unit: str = "") -> list[int]:
     """``"1,64,1K"`` -> ``[1, 64, 1024]``; ``"LO..HI"`` -> ``LO, 4·LO, 16·LO, ...`` up to
     ``HI`` (``HI`` itself last; ``LO = 0`` starts ``0, 1, 4, ...``). Each size as
     :func:`parse_size`.
@@ -71,13 +76,13 @@ def parse_sizes(text: str, what: str = "Sizes", *, low: int = 0, unit: str = "")
     Raises
     ------
     ValueError
-        If an item is not a size, is below ``low``, or the range is empty.
+        If an item is not a size, is below ``low`` or above ``high``, or the range is empty.
     """
     text = str(text)
     if ".." in text:
         lo_text, hi_text = text.split("..", 1)
-        lo = parse_size(lo_text, what, low=low, unit=unit)
-        hi = parse_size(hi_text, what, low=low, unit=unit)
+        lo = parse_size(lo_text, what, low=low, high=high, unit=unit)
+        hi = parse_size(hi_text, what, low=low, high=high, unit=unit)
         if hi < lo:
             raise ValueError(f"{what} range {text!r} is empty: {hi_text.strip()} is below "
                              f"{lo_text.strip()}")
@@ -87,7 +92,7 @@ def parse_sizes(text: str, what: str = "Sizes", *, low: int = 0, unit: str = "")
             out.append(size)
             size *= 4
         return [*out, hi] if not out or out[-1] != hi else out
-    return [parse_size(part, what, low=low, unit=unit) for part in text.split(",")]
+    return [parse_size(part, what, low=low, high=high, unit=unit) for part in text.split(",")]
 
 
 def format_count(count: float) -> str:
@@ -115,8 +120,8 @@ class Size(click.ParamType):
 
     name = "size"
 
-    def __init__(self, *, low: int = 0, unit: str = "") -> None:
-        self.low, self.unit = low, unit
+    def __init__(self, *, low: int = 0, high: int | None = None, unit: str = "") -> None:
+        self.low, self.high, self.unit = low, high, unit
 
     def get_metavar(self, param: Any, *args: Any, **kwargs: Any) -> str:
         return "SIZE"
@@ -125,7 +130,7 @@ class Size(click.ParamType):
         if isinstance(value, int):
             return value
         what = param.opts[-1] if param is not None and param.opts else "Size"
-        return parse_size(value, what, low=self.low, unit=self.unit)
+        return parse_size(value, what, low=self.low, high=self.high, unit=self.unit)
 
 
 class Sizes(click.ParamType):
@@ -134,8 +139,8 @@ class Sizes(click.ParamType):
 
     name = "sizes"
 
-    def __init__(self, *, low: int = 0, unit: str = "") -> None:
-        self.low, self.unit = low, unit
+    def __init__(self, *, low: int = 0, high: int | None = None, unit: str = "") -> None:
+        self.low, self.high, self.unit = low, high, unit
 
     def get_metavar(self, param: Any, *args: Any, **kwargs: Any) -> str:
         return "SIZES"
@@ -144,7 +149,7 @@ class Sizes(click.ParamType):
         if isinstance(value, list):
             return value
         what = param.opts[-1] if param is not None and param.opts else "Sizes"
-        return parse_sizes(value, what, low=self.low, unit=self.unit)
+        return parse_sizes(value, what, low=self.low, high=self.high, unit=self.unit)
 
 
 def parse_time(text: str, what: str = "Latency") -> float:

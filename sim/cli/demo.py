@@ -39,7 +39,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option
 from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes
-from innet.sim.network import MAX_SEED
+from innet.sim.network import MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
 
@@ -110,7 +110,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 @output_option("Output directory [default: ./innet-demo, or ./innet-swing-study with "
                "--study swing]; replaced as a whole when the run completes.", directory=True)
 @click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
-@click.option("--sizes", type=Sizes(low=1), default=None,
+@click.option("--sizes", type=Sizes(low=1, high=MAX_ELEMENTS), default=None,
               help=f"Vector sizes in elements ({SIZE_GRAMMAR}) [default: 1,64,1K,4K; study: "
                    f"64,256,1K,4K].")
 @op_option

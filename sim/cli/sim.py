@@ -43,7 +43,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size
-from innet.sim.network import LOADS, MAX_SEED
+from innet.sim.network import LOADS, MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
 
@@ -57,7 +57,8 @@ def command() -> None:
 
 @command.command("allreduce")
 @topology_options
-@click.option("--elements", type=Size(low=0), default=1024, show_default=True,
+@click.option("--elements", type=Size(low=0, high=MAX_ELEMENTS), default=1024,
+              show_default=True,
               help=f"Vector length per node ({SIZE_GRAMMAR}).")
 @op_option
 @dtype_option

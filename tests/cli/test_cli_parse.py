@@ -43,6 +43,17 @@ def test_size_rejects(text):
         parse_size(text, "--elements")
 
 
+def test_sizes_above_high_are_refused():
+    assert parse_size("1Mi", "--elements", high=1 << 20) == 1 << 20
+    with pytest.raises(ValueError, match=r"^--elements must be at most 1,048,576, not '999G'$"):
+        parse_size("999G", "--elements", high=1 << 20)
+    assert parse_sizes("1..1K", "--sizes", high=1024) == [1, 4, 16, 64, 256, 1024]
+    with pytest.raises(ValueError, match=r"^--sizes must be at most 1,024, not '4K'$"):
+        parse_sizes("1..4K", "--sizes", high=1024)
+    with pytest.raises(ValueError, match=r"^--sizes must be at most 1,024, not '2K'$"):
+        parse_sizes("1,2K", "--sizes", high=1024)
+
+
 def test_byte_size_rejects_and_low():
     with pytest.raises(ValueError, match=r"^--vector must be a size such as 64, 4Ki or 1MiB, "
                                          r"not '1.5KiB'$"):

@@ -26,6 +26,8 @@ CORES = os.cpu_count() or 1
     (["piuma", "--clock-mhz", "100"], "piuma needs --nodes, such as 2x2"),
     (["piuma", "--nodes", "2", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
     (["piuma", "--nodes", "2", "--sockets", "0"], "Sockets must be at least 1, not 0"),
+    (["torus", "--shape", "4", "--elements", "2Mi"],
+     "--elements must be at most 1,048,576, not '2Mi'"),
     (["torus", "--shape", "4", "--elements", "1.5K"],
      "--elements must be a size such as 64, 4K or 1Mi, not '1.5K'"),
     (["torus", "--shape", "4", "--load", "memory"],

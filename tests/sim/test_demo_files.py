@@ -86,6 +86,7 @@ def test_output_that_is_a_file_is_refused(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (["--dtype", "fp32", "--op", "xor"], "innet: error: Operation xor is not defined on fp32"),
     (["--sizes", "1,x"], "innet: error: --sizes must be a size such as 64, 4K or 1Mi, not 'x'"),
+    (["--sizes", "1,999G"], "innet: error: --sizes must be at most 1,048,576, not '999G'"),
     (["--seed", "-1"],
      "innet: error: Invalid value for '--seed': -1 is not in the range 0<=x<=4294967295."),
     (["--backpressure", "1"], "innet: error: Backpressure must be at least 0 and below 1, not 1.0"),
