@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Design", "emit"]
+__all__ = ["Design", "check_module_name", "emit"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Design:
     def __post_init__(self) -> None:
         if not isinstance(self.verilog, str) or not self.verilog.strip():
             raise ValueError("Design needs Verilog source text, not an empty string")
-        _check_name(self.toplevel)
+        check_module_name(self.toplevel)
         if not re.search(rf"^\s*module\s+{re.escape(self.toplevel)}\b", self.verilog, re.M):
             raise ValueError(f"The Verilog source has no module named {self.toplevel!r}")
 
@@ -66,9 +66,11 @@ class Design:
         return path, meta
 
 
-def _check_name(name: str) -> None:
+def check_module_name(name: str) -> str:
+    """``name`` if it is a Verilog identifier (a module name); else :class:`ValueError`."""
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name):
         raise ValueError(f"Top module name must be a Verilog identifier, not {name!r}")
+    return name
 
 
 def emit(component, name: str) -> Design:
@@ -82,6 +84,6 @@ def emit(component, name: str) -> Design:
 
     if not isinstance(component, wiring.Component):
         raise TypeError(f"Component must be an amaranth.lib.wiring.Component, not {component!r}")
-    _check_name(name)  # before the conversion, which takes seconds for a large component
+    check_module_name(name)  # before the conversion, which takes seconds for a large component
     text = verilog.convert(component, name=name, emit_src=False)
     return Design(verilog=text, toplevel=name, ports=component.metadata.as_json())

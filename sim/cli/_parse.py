@@ -9,6 +9,7 @@ with ``HI`` itself last (``0..HI`` starts ``0, 1, 4, ...``).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ import click
 
 __all__ = [
     "SIZE_GRAMMAR",
+    "Finite",
     "Size",
     "Sizes",
     "format_bytes",
@@ -112,6 +114,25 @@ def format_bytes(size: int) -> str:
         if size >= factor and size % factor == 0:
             return f"{size // factor}{suffix}"
     return f"{size}B"
+
+
+class Finite(click.FloatRange):
+    """A click type for a finite number, optionally in a range (as :class:`click.FloatRange`):
+    ``nan`` and the infinities are refused, naming the option."""
+
+    def __init__(self, min: float | None = None, max: float | None = None, **options: Any) -> None:
+        super().__init__(min, max, **options)
+        if min is None and max is None:
+            self.name = "float"
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{number} is not a finite number.", param, ctx)
+        return number
 
 
 class Size(click.ParamType):

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from innet.sim.cli._common import err_console, json_option, output_option, write_atomic
+from innet.sim.cli._parse import Finite
 
 __all__ = ["command"]
 
@@ -29,7 +30,7 @@ __all__ = ["command"]
               help="Hardware: synthesis and packing only (no place and route, no fmax).")
 @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=1, show_default=True,
               help="Hardware: nextpnr placement seed.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=1800.0, show_default=True,
+@click.option("--timeout", type=Finite(min=1), default=1800.0, show_default=True,
               help="Hardware: seconds each synthesis tool may run.")
 @click.option("--cached", is_flag=True,
               help="Hardware: only results already in the synthesis cache (an earlier run's "

@@ -38,7 +38,7 @@ from innet.sim.cli._common import (
     wide,
 )
 from innet.sim.cli._options import dtype_option, op_option
-from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes
+from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Sizes
 from innet.sim.network import MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
@@ -117,7 +117,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 @dtype_option
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the test vectors and the random backpressure.")
-@click.option("--backpressure", type=float, default=0.25, show_default=True,
+@click.option("--backpressure", type=Finite(), default=0.25, show_default=True,
               help="Probability that an endpoint's local-link credit is held back in a cycle.")
 @click.option("--study", type=click.Choice(["swing"]), default=None,
               help="Run a study instead of the demo: swing = Swing-B against recursive "

@@ -42,7 +42,7 @@ from innet.sim.cli._common import (
     write_atomic,
 )
 from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
-from innet.sim.cli._parse import SIZE_GRAMMAR, Size
+from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Size
 from innet.sim.network import LOADS, MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
@@ -64,11 +64,11 @@ def command() -> None:
 @dtype_option
 @click.option("--algo", default="all", show_default=True,
               help=f"One of {', '.join(_ALGOS)} or all.")
-@click.option("--background", type=float, default=0.0, show_default=True,
+@click.option("--background", type=Finite(), default=0.0, show_default=True,
               help="Background p2p load per node (0..1).")
 @click.option("--pattern", type=click.Choice(["uniform", "permutation"]), default="uniform",
               show_default=True, help="Background traffic pattern.")
-@click.option("--backpressure", type=float, default=0.25, show_default=True,
+@click.option("--backpressure", type=Finite(), default=0.25, show_default=True,
               help="Probability a local-link credit is held back in a cycle.")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the vectors, the backpressure and the background traffic.")
@@ -85,7 +85,7 @@ def command() -> None:
 @click.option("--waves", is_flag=True,
               help="Record a VCD of every node's internals in ./innet-sim-waves/ (also with "
                    "WAVES=1): a flat build of its own, minutes for a large network.")
-@click.option("--clock-mhz", type=float, default=200.0, show_default=True,
+@click.option("--clock-mhz", type=Finite(), default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
 @json_option
 @output_option("Write the --json summary to this file.")

@@ -17,7 +17,7 @@ from innet.sim.cli._common import (
     write_atomic,
 )
 from innet.sim.cli._options import topology_from_args, topology_options
-from innet.sim.cli._parse import SIZE_GRAMMAR, Sizes, format_bytes
+from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Sizes, format_bytes
 
 __all__ = ["command"]
 
@@ -88,11 +88,11 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
               help=f"Predict every algorithm's time in µs at these vector sizes in bytes, e.g. "
                    f"32B..128MiB or 1Ki,1Mi ({SIZE_GRAMMAR}); for the RTL network in cycles "
                    f"see innet embed --compare.")
-@click.option("--alpha", type=click.FloatRange(min=0), default=None,
+@click.option("--alpha", type=Finite(min=0, max=1), default=None,
               help="Per-message overhead in seconds [1e-6].")
-@click.option("--bandwidth", type=click.FloatRange(min=0, min_open=True), default=400.0,
+@click.option("--bandwidth", type=Finite(min=0, min_open=True), default=400.0,
               show_default=True, help="Link bandwidth in Gb/s.")
-@click.option("--hop-latency", type=click.FloatRange(min=0), default=None,
+@click.option("--hop-latency", type=Finite(min=0, max=1), default=None,
               help="Latency of one hop (link and switch) in seconds [4e-7].")
 @json_option
 @output_option("Write schedule.json (every entry) and summary.json to this directory.",

@@ -33,7 +33,7 @@ from innet.sim.cli._options import (
     topology_from_args,
     topology_options,
 )
-from innet.sim.cli._parse import SIZE_GRAMMAR, Size
+from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Size
 from innet.sim.synth.flow import PATHS_KEPT
 
 __all__ = ["Seeds", "command", "flow_options", "print_breakdown", "print_paths",
@@ -88,7 +88,7 @@ def flow_options(func: Callable) -> Callable:
                           "synthesis with each and summarise fmax over them."),
         click.option("--no-pnr", "no_pnr", is_flag=True,
                      help="Synthesis and packing only: no place and route, no fmax."),
-        click.option("--timeout", type=click.FloatRange(min=1), default=1800.0,
+        click.option("--timeout", type=Finite(min=1), default=1800.0,
                      show_default=True,
                      help="Seconds each tool may run; a place and route past it keeps the "
                           "synthesis figures and says so."),

@@ -35,6 +35,12 @@ from innet.sim.cli._options import (
 __all__ = ["check_output", "command", "summary", "write_design"]
 
 
+def _module_name(ctx: click.Context, param: click.Parameter, name: str) -> str:
+    from innet.hw.verilog import check_module_name
+
+    return check_module_name(name)
+
+
 def check_output(output: Path) -> Path:
     """``output`` if it names a ``.v`` file; call before the (slow) emission."""
     output = Path(output)
@@ -79,7 +85,8 @@ def command() -> None:
               help="Collective path: the engine (in-network reduction), the pass-through, or "
                    "none (the p2p switch: no collective support).")
 @mul_option(default=False)
-@click.option("--name", default="innet_switch", show_default=True, help="Top module name.")
+@click.option("--name", default="innet_switch", show_default=True, callback=_module_name,
+              help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option
@@ -149,7 +156,8 @@ def switch(radix: int, payload_width: int, collective_ids: int, routing_depth: i
                    "+ 4].")
 @click.option("--registered", is_flag=True,
               help="Register every port (a timing harness for out-of-context synthesis).")
-@click.option("--name", default="innet_ceng", show_default=True, help="Top module name.")
+@click.option("--name", default="innet_ceng", show_default=True, callback=_module_name,
+              help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option
@@ -204,7 +212,8 @@ def ceng(radix: int, collective_ids: int, routing_depth: int, p2p_vcs: int, inde
 
 @command.command("endpoint")
 @endpoint_options
-@click.option("--name", default="innet_endpoint", show_default=True, help="Top module name.")
+@click.option("--name", default="innet_endpoint", show_default=True, callback=_module_name,
+              help="Top module name.")
 @output_option("Verilog file to write; the port metadata goes beside it (.json). "
                "[default: <name>.v]")
 @json_option

@@ -100,6 +100,12 @@ def test_verify_failure_exits_non_zero(monkeypatch):
      "innet: error: --model-sizes must be a size such as 64, 4Ki or 1MiB, not '12 apples'"),
     (["torus", "--shape", "4x4", "--model-sizes", "0..1KiB"],
      "innet: error: --model-sizes must be at least 1, not '0'"),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--alpha", "1e308"],
+     "innet: error: Invalid value for '--alpha': 1e+308 is not in the range 0<=x<=1."),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--bandwidth", "nan"],
+     "innet: error: Invalid value for '--bandwidth': nan is not a finite number."),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--hop-latency", "inf"],
+     "innet: error: Invalid value for '--hop-latency': inf is not in the range 0<=x<=1."),
     (["torus", "--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
      ("innet: error: nonpow2='paper' (Swing Appendix A.2 and Section 3.2) needs "
      "bandwidth-optimal Swing on a ring of at most 1024 ranks")),
