@@ -89,7 +89,7 @@ def parse_embed(text: str) -> dict[str, Any]:
 
 def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
                 failures: dict[str, Any]) -> list[Any]:
-    from innet.gen.embed import Embedding, embed
+    from innet.gen.embed import embed
 
     made, taken = [], set()
     for text in specs:
@@ -98,7 +98,7 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
         path = Path(text)
         if text.endswith(".json") or path.is_dir():
             source = path / "embedding.json" if path.is_dir() else path
-            made += _embedding_file(source, Embedding)
+            made += _embedding_file(source, topo)
             taken.update(e.collective_id for e in made)
             continue
         spec = parse_embed(text)
@@ -112,8 +112,11 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
     return made
 
 
-def _embedding_file(source: Path, embedding: type) -> list[Any]:
-    """The embeddings of a JSON file as `innet embed` writes it: one tree, or ``trees``."""
+def _embedding_file(source: Path, topo) -> list[Any]:
+    """The embeddings of a JSON file as `innet embed` writes it (one tree, or ``trees``),
+    verified on ``topo``."""
+    from innet.gen.embed import Embedding, verify
+
     try:
         data = json.loads(source.read_text())
     except json.JSONDecodeError as error:
@@ -131,7 +134,8 @@ def _embedding_file(source: Path, embedding: type) -> list[Any]:
                 raise ValueError(f"{source}: the topology has no 'fingerprint'")
             tree = {**tree, "topology": described["fingerprint"]}
         try:
-            made.append(embedding.from_dict(tree))
+            made.append(Embedding.from_dict(tree))
+            verify(made[-1], topo)
         except ValueError as error:
             raise ValueError(f"{source}: {error}") from None
     return made

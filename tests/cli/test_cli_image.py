@@ -228,6 +228,11 @@ NOT_AN_EMBEDDING = ("in/e.json is not an embedding (a JSON object, as `innet emb
      "in/e.json: Embedding JSON is malformed: collective id -1 is negative"),
     (lambda data: data.update(topology={"kind": "torus"}),
      "in/e.json: the topology has no 'fingerprint'"),
+    (lambda data: data.update(switches=[], root=2), "in/e.json: Root 2 is not configured"),
+    (lambda data: data.update(root=99), "in/e.json: Root 99 is outside 0..3"),
+    (lambda data: data.update(topology="f" * 64),
+     (f"in/e.json: Embedding was made for topology ffffffffffffffff, not "
+     f"{torus(4).fingerprint[:16]}")),
 ])
 def test_a_malformed_embedding_file_is_named(innet, tmp_path, change, message):
     path = _embedding_json(tmp_path, change)
