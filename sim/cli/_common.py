@@ -111,13 +111,17 @@ def output_option(help: str = "Write the artifacts to this path.", *,
                         callback=writable_path(directory=directory), **options)
 
 
-def writable_path(*, directory: bool = False) -> Callable:
+def writable_path(*, directory: bool = False, suffix: str | None = None) -> Callable:
     """A click callback that checks a path option's value can be written
-    (:func:`innet.gen.files.check_writable`); ``None`` passes."""
+    (:func:`innet.gen.files.check_writable`) and, with ``suffix``, is named with it (a file of
+    that format); ``None`` passes."""
     def check(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
         if value is None:
             return None
         name = max(param.opts, key=len)
+        if suffix is not None and value.suffix.lower() != suffix:
+            raise ValueError(f"{name} writes a {suffix[1:].upper()} file: name it with "
+                             f"{suffix}, not '{value}'")
         try:
             return check_writable(value, directory=directory)
         except IsADirectoryError:

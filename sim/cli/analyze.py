@@ -137,7 +137,7 @@ def command() -> None:
 @click.option("--vector", type=Size(low=1, unit="B"), default="128KiB", show_default=True,
               help=f"The vector of the throughput claims, in bytes ({SIZE_GRAMMAR}).")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
-              callback=writable_path(),
+              callback=writable_path(suffix=".png"),
               help="Write Figure 4 (latency and throughput curves) as a PNG.")
 @json_option
 @output_option("Write the --json summary to this file.")

@@ -118,6 +118,12 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
     from innet.gen.swing import verify as verify_schedule
     from innet.gen.swing.cost import DEFAULT_ALPHA, DEFAULT_HOP_LATENCY, model_table
 
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in ("alpha", "bandwidth", "hop_latency")
+             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if given and model_sizes is None:
+        raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
+                         f"--model-sizes; add --model-sizes")
     alpha = DEFAULT_ALPHA if alpha is None else alpha
     hop_latency = DEFAULT_HOP_LATENCY if hop_latency is None else hop_latency
     beta = 8 / (bandwidth * 1e9)

@@ -219,7 +219,7 @@ def _run(topo, *, as_json: bool, fmt: str | None, output: Path | None, endpoints
 @click.option("--starter", type=int, default=None,
               help="PolarFly: starter quadric of the cluster layout [the lowest id].")
 @click.option("--plot", type=click.Path(path_type=Path), default=None,
-              callback=writable_path(),
+              callback=writable_path(suffix=".png"),
               help="PolarFly: write a PNG of the cluster layout.")
 @_common
 def command(kind: str, starter: int | None, plot: Path | None, **options: Any) -> None:

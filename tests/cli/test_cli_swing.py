@@ -106,6 +106,10 @@ def test_verify_failure_exits_non_zero(monkeypatch):
      "innet: error: Invalid value for '--bandwidth': nan is not a finite number."),
     (["torus", "--shape", "8", "--model-sizes", "1K", "--hop-latency", "inf"],
      "innet: error: Invalid value for '--hop-latency': inf is not in the range 0<=x<=1."),
+    (["torus", "--shape", "8", "--alpha", "1e-6"],
+     "innet: error: --alpha applies to --model-sizes; add --model-sizes"),
+    (["torus", "--shape", "8", "--bandwidth", "100", "--hop-latency", "1e-7"],
+     "innet: error: --bandwidth, --hop-latency apply to --model-sizes; add --model-sizes"),
     (["torus", "--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
      ("innet: error: nonpow2='paper' (Swing Appendix A.2 and Section 3.2) needs "
      "bandwidth-optimal Swing on a ring of at most 1024 ranks")),
