@@ -76,6 +76,9 @@ def flow_options(func: Callable) -> Callable:
         if twice:
             raise click.BadParameter(f"Seeds must be distinct, not {twice[0]} twice",
                                      param_hint="'--seed'")
+        if flow["no_pnr"] and len(seeds) > 1:
+            raise ValueError("Several seeds place and route one synthesis several times; with "
+                             "--no-pnr give one seed or none")
         flow["seeds"] = seeds
         return func(flow=flow, **kwargs)
 

@@ -294,6 +294,8 @@ def test_targets_match_the_flow():
                                          "not 2 twice")),
     (["--breakdown-depth", "0"], ("Invalid value for '--breakdown-depth': 0 is not in the "
                                   "range x>=1.")),
+    (["--no-pnr", "--seeds", "1,2"], ("Several seeds place and route one synthesis several "
+                                      "times; with --no-pnr give one seed or none")),
 ])
 def test_bad_flow_options_are_one_line(args, message, tmp_path, monkeypatch):
     from click.testing import CliRunner
