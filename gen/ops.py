@@ -97,13 +97,15 @@ class DType(enum.IntEnum):
 _FLOAT_OPS = frozenset({Op.ADD, Op.MIN, Op.MAX, Op.MUL})
 
 
-def is_supported(op: Op, dtype: DType) -> bool:
-    """Whether the hardware implements ``op`` on ``dtype``."""
-    return dtype != DType.FP32 or op in _FLOAT_OPS
+def is_supported(op: Op | str, dtype: DType | str) -> bool:
+    """Whether the hardware implements ``op`` on ``dtype`` (members or names,
+    :meth:`Op.parse`, :meth:`DType.parse`)."""
+    return DType.parse(dtype) != DType.FP32 or Op.parse(op) in _FLOAT_OPS
 
 
-def check_supported(op: Op, dtype: DType) -> None:
-    """Raise ``ValueError`` if ``op`` is not defined on ``dtype``."""
+def check_supported(op: Op | str, dtype: DType | str) -> None:
+    """Raise ``ValueError`` if ``op`` is not defined on ``dtype`` (members or names)."""
+    op, dtype = Op.parse(op), DType.parse(dtype)
     if not is_supported(op, dtype):
         raise ValueError(f"Operation {op.name.lower()} is not defined on {dtype.name.lower()}")
 

@@ -17,6 +17,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.hw.credit import MAX_DEPTH
 
 __all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "Bypass", "buffer_properties"]
 
@@ -53,7 +54,7 @@ class Buffer(wiring.Component):
     """
 
     def __init__(self, shape, depth: int) -> None:
-        check_int("Buffer depth", depth, low=1)
+        check_int("Buffer depth", depth, low=1, high=MAX_DEPTH)
         self._shape = shape
         self._depth = depth
         Shape.cast(shape)

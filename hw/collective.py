@@ -75,9 +75,10 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap.switch import MAX_RADIX
 from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer
-from innet.hw.credit import CREDIT_ROUND_TRIP
+from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH
 from innet.hw.flit import FlitParams, Kind, bits_for
 
 __all__ = ["PASS_CYCLES", "QUEUE_DEPTH", "TIMEOUT_BITS", "CollectivePath", "config_layout",
@@ -238,8 +239,8 @@ class CollectivePath(wiring.Component):
     def __init__(self, params: FlitParams, radix: int, depth: int = CREDIT_ROUND_TRIP) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
-        check_int("Radix", radix, low=1)
-        check_int("Request buffer depth", depth, low=1)
+        check_int("Radix", radix, low=1, high=MAX_RADIX)
+        check_int("Request buffer depth", depth, low=1, high=MAX_DEPTH)
         self._params = params
         self._radix = radix
         self._depth = depth

@@ -16,12 +16,15 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "CreditCounter", "CreditModel",
+__all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "MAX_DEPTH", "CreditCounter", "CreditModel",
            "credit_properties"]
 
 #: Cycles from taking a credit to being able to use it again on a direct link: the depth an
 #: input buffer (per VC) needs for one flit per cycle.
 CREDIT_ROUND_TRIP = 5
+
+#: The deepest buffer (per VC) a block is built with.
+MAX_DEPTH = 4096
 
 
 class CreditCounter(wiring.Component):
@@ -56,7 +59,7 @@ class CreditCounter(wiring.Component):
     """
 
     def __init__(self, depth: int) -> None:
-        self._depth = check_int("Credit depth", depth, low=1)
+        self._depth = check_int("Credit depth", depth, low=1, high=MAX_DEPTH)
         super().__init__({
             "take": In(1),
             "give": In(1),

@@ -21,12 +21,17 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap.switch import MAX_RADIX
 from innet.hw.arbiter import any_of, onehot_mux
+from innet.hw.credit import MAX_DEPTH
 
-__all__ = ["STREAK", "InputUnit", "InputUnitModel"]
+__all__ = ["MAX_VCS", "STREAK", "InputUnit", "InputUnitModel"]
 
 #: Flits one VC may have taken in a row while another VC of the input holds a flit.
 STREAK = 4
+
+#: The most VCs an input holds.
+MAX_VCS = 256
 
 
 class InputUnit(wiring.Component):
@@ -86,9 +91,9 @@ class InputUnit(wiring.Component):
     """
 
     def __init__(self, outputs: int, flit_shape, vcs: int, depth: int) -> None:
-        check_int("Outputs", outputs, low=1)
-        check_int("VCs", vcs, low=1)
-        check_int("Depth", depth, low=1)
+        check_int("Outputs", outputs, low=1, high=MAX_RADIX + 1)
+        check_int("VCs", vcs, low=1, high=MAX_VCS)
+        check_int("Depth", depth, low=1, high=MAX_DEPTH)
         Shape.cast(flit_shape)
         self._outputs = outputs
         self._vcs = vcs

@@ -104,11 +104,11 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op, is_supported
-from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS
+from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS, MAX_RADIX
 from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer, Bypass
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
-from innet.hw.credit import CREDIT_ROUND_TRIP, CreditCounter
+from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH, CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 from innet.hw.fork import Fork
 from innet.hw.input_unit import InputUnit
@@ -194,16 +194,16 @@ def _served_vcs(params: FlitParams, collective) -> int:
 
 def _check_switch(radix, params, buffer_depth, local_depth, collective, early_links) -> int:
     """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the local depth."""
-    check_int("Radix", radix, low=1)
+    check_int("Radix", radix, low=1, high=MAX_RADIX)
     if not isinstance(params, FlitParams):
         raise TypeError(f"Params must be a FlitParams, not {params!r}")
-    check_int("Buffer depth", buffer_depth, low=1)
+    check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
     if buffer_depth < CREDIT_ROUND_TRIP:
         raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
                          f"round trip) for full throughput, not {buffer_depth}")
     if local_depth is None:
         local_depth = buffer_depth
-    check_int("Local depth", local_depth, low=1)
+    check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
     if collective is not None and not callable(collective):
         raise TypeError(f"Collective must be a callable building the collective path, or "
                         f"None, not {collective!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -259,6 +260,9 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
                                      or scenario.participants is not None
                                      or scenario.root is not None):
         raise ValueError(f"Algorithm {scenario.algo} runs an allreduce on every node only")
+    if isinstance(scenario.background, bool) or not isinstance(scenario.background,
+                                                                numbers.Real):
+        raise TypeError(f"Background load must be a number, not {scenario.background!r:.60}")
     if not 0 <= scenario.background <= 1:
         raise ValueError(f"Background load must be between 0 and 1, not {scenario.background}")
     if scenario.pattern not in PATTERNS:
@@ -415,14 +419,23 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     from innet.gen.checks import check_int
     from innet.gen.cost import CostModel
     from innet.gen.routing import routing
+    from innet.gen.topology import Topology
     from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
+    if not isinstance(topology, Topology):
+        raise TypeError(f"Topology must be a Topology, not {topology!r:.60}")
     check_int("Seed", seed, low=0, high=MAX_SEED)
+    check_int("Threads", threads, low=1)
+    for name, flag in (("Waves", waves), ("Check load", check_load)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, not {flag!r:.60}")
+    if workdir is not None and not isinstance(workdir, str | os.PathLike):
+        raise TypeError(f"Workdir must be a path, not {workdir!r:.60}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"Progress must be a callable, not {progress!r:.60}")
     if load not in LOADS:
         raise ValueError(f"Load must be one of {', '.join(LOADS)}, not {load!r}")
-    if not isinstance(check_load, bool):
-        raise TypeError(f"Check load must be a bool, not {check_load!r}")
     if check_load and load != "backdoor":
         raise ValueError(f"Check load applies to the backdoor load, not {load!r} (which reads "
                          f"back every word of the image anyway)")
@@ -440,6 +453,12 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
     if not groups or any(not g for g in groups):
         raise ValueError("Simulate needs at least one scenario per run")
+    for g in groups:
+        for s in g:
+            if not isinstance(s, Scenario):
+                raise TypeError(f"A run must be a Scenario or a tuple of Scenarios, not "
+                                f"{s!r:.60}")
+            check_int("Elements", s.elements)
     largest = max(s.elements for g in groups for s in g)
     depth = max_elements if max_elements is not None else max(1024, largest)
     check_int("Max elements", depth, low=1, high=MAX_ELEMENTS)

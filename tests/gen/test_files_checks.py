@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from innet.gen.checks import check_int
@@ -73,10 +74,16 @@ def test_write_atomic_failure_leaves_the_old_file_and_nothing_else(tmp_path):
 def test_check_int_accepts_and_returns():
     assert check_int("Radix", 4, low=2, high=16) == 4
     assert check_int("Depth", 0) == 0
+    for value in (np.int64(4), np.uint8(4), np.int32(4)):
+        assert type(check_int("Radix", value, low=2, high=16)) is int
+        assert check_int("Radix", value, low=2, high=16) == 4
 
 
 @pytest.mark.parametrize(("value", "error", "message"), [
     (True, TypeError, r"^Radix must be an integer, not True$"),
+    (np.True_, TypeError, r"^Radix must be an integer, not np\.True_$"),
+    (np.float64(4), TypeError, r"^Radix must be an integer, not np\.float64\(4\.0\)$"),
+    (np.int64(17), ValueError, r"^Radix must be at most 16, not 17$"),
     (2.0, TypeError, r"^Radix must be an integer, not 2\.0$"),
     ("4", TypeError, r"^Radix must be an integer, not '4'$"),
     (1, ValueError, r"^Radix must be at least 2, not 1$"),

@@ -87,6 +87,13 @@ def test_float_subnormals_are_kept():
 def test_bitwise_ops_are_not_defined_on_fp32():
     assert not is_supported(Op.XOR, DType.FP32)
     assert is_supported(Op.XOR, DType.UINT32)
+    assert not is_supported("and", "fp32")  # by name as well
+    assert is_supported("and", "uint32")
+    with pytest.raises(ValueError, match=r"^Operation and is not defined on fp32$"):
+        check_supported("and", "fp32")
+    with pytest.raises(ValueError, match=r"^Operation must be one of add, min, max, and, or, "
+                                         r"xor, nor, mul, not 3$"):
+        check_supported(3, 2)
     with pytest.raises(ValueError, match=r"^Operation nor is not defined on fp32$"):
         check_supported(Op.NOR, DType.FP32)
     with pytest.raises(ValueError, match=r"^Operation and is not defined on fp32$"):

@@ -294,6 +294,7 @@ def test_round_robin_is_fair_under_full_load():
 
 @pytest.mark.parametrize(("factory", "error", "message"), [
     (lambda: Buffer(8, 0), ValueError, "Buffer depth must be at least 1, not 0"),
+    (lambda: Buffer(8, 2**40), ValueError, "Buffer depth must be at most 4096, not 1099511627776"),
     (lambda: Buffer(8, 2.0), TypeError, "Buffer depth must be an integer, not 2.0"),
     (lambda: CreditCounter(0), ValueError, "Credit depth must be at least 1, not 0"),
     (lambda: CreditCounter("4"), TypeError, "Credit depth must be an integer, not '4'"),

@@ -667,6 +667,9 @@ def test_register_changes_apply_to_the_next_flit():
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"radix": 0}, ValueError, "Radix must be at least 1, not 0"),
+    ({"radix": 1025}, ValueError, "Radix must be at most 1024, not 1025"),
+    ({"radix": 2, "buffer_depth": 10**20}, ValueError,
+     "Buffer depth must be at most 4096, not 100000000000000000000"),
     ({"radix": 2.5}, TypeError, "Radix must be an integer, not 2.5"),
     ({"radix": 2, "payload_width": 0}, ValueError,
      "Payload width must be between 1 and 1024, not 0"),
@@ -691,6 +694,8 @@ def test_parameter_errors(kwargs, error, message):
 def test_core_parameter_errors():
     with pytest.raises(TypeError, match=r"^Params must be a FlitParams, not 32$"):
         SwitchCore(2, 32)
+    with pytest.raises(ValueError, match=r"^Radix must be at most 1024, not 100000$"):
+        SwitchCore(100000, FlitParams())
     with pytest.raises(ValueError, match=rf"^Buffer depth must be at least {CREDIT_ROUND_TRIP} "
                                          r"\(the credit round trip\) for full throughput, not 3$"):
         SwitchCore(2, FlitParams(), 3)

@@ -266,3 +266,32 @@ def test_load_and_inject_errors(kwargs, message):
 def test_check_load_must_be_a_bool():
     with pytest.raises(TypeError, match=r"^Check load must be a bool, not 1$"):
         simulate(polarfly(2), [S("innet", 1)], check_load=1)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
+    ((None, [S("innet", 1)]), {}, TypeError, r"^Topology must be a Topology, not None$"),
+    ((polarfly(2), ["x"]), {}, TypeError,
+     r"^A run must be a Scenario or a tuple of Scenarios, not 'x'$"),
+    ((polarfly(2), [S("innet", "a")]), {}, TypeError, r"^Elements must be an integer, not 'a'$"),
+    ((polarfly(2), [S("innet", 1, background="x")]), {}, TypeError,
+     r"^Background load must be a number, not 'x'$"),
+    ((polarfly(2), [S("innet", 1)]), {"threads": 0}, ValueError,
+     r"^Threads must be at least 1, not 0$"),
+    ((polarfly(2), [S("innet", 1)]), {"waves": "yes"}, TypeError,
+     r"^Waves must be a bool, not 'yes'$"),
+    ((polarfly(2), [S("innet", 1)]), {"workdir": 5}, TypeError, r"^Workdir must be a path, not 5$"),
+    ((polarfly(2), [S("innet", 1)]), {"progress": "x"}, TypeError,
+     r"^Progress must be a callable, not 'x'$"),
+    ((polarfly(2), [S("innet", 1)]), {"seed": -1}, ValueError,
+     r"^Seed must be at least 0, not -1$"),
+])
+def test_arguments_are_checked_before_anything_is_built(monkeypatch, args, kwargs, error,
+                                                        message):
+    import innet.sim.network as network
+
+    def built(*args, **kwargs):
+        raise AssertionError("built before the arguments were checked")
+
+    monkeypatch.setattr(network, "built_network", built)
+    with pytest.raises(error, match=message):
+        simulate(*args, **kwargs)
