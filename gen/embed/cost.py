@@ -43,6 +43,25 @@ __all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies",
            "response_latencies"]
 
 
+def _check(embedding: Embedding, topo: Topology) -> None:
+    """Refuse arguments of the wrong type or an embedding made for another topology."""
+    if not isinstance(embedding, Embedding):
+        raise TypeError(f"Embedding must be an Embedding, not {embedding!r:.60}")
+    if not isinstance(topo, Topology):
+        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
+    if embedding.topology != topo.fingerprint:
+        raise ValueError(f"Embedding was made for topology {embedding.topology[:16]}, not "
+                         f"{topo.fingerprint[:16]}")
+
+
+def _model(model: CostModel | None) -> CostModel:
+    if model is None:
+        return CostModel()
+    if not isinstance(model, CostModel):
+        raise TypeError(f"Model must be a CostModel, not {model!r:.60}")
+    return model
+
+
 def _climb(embedding: Embedding, topo: Topology, root_cost: float,
            step: Callable[[int, int], float]) -> dict[int, float]:
     """Latency from every participant's switch to the root along the request tree: the root
@@ -71,7 +90,8 @@ def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None
     (switch_latency + front_latency + the reduction if k >= 2)``, ``k`` the switch's
     contributing ports and the reduction :meth:`CostModel.reduction` at the topology's radix
     (PIUMA, "Analysis: Latency")."""
-    model = model if model is not None else CostModel()
+    _check(embedding, topo)
+    model = _model(model)
     reduces = {s.node for s in embedding.switches if len(s.req_in) >= 2}
     reduction = model.reduction(topo.radix)
 
@@ -88,7 +108,8 @@ def response_latencies(embedding: Embedding, topo: Topology, model: CostModel | 
     """Latency of the result from the root's collective engine down the broadcast tree to
     each participant's endpoint: ``sum(link latencies) + (hops + 1)·switch_latency +
     local_latency``."""
-    model = model if model is not None else CostModel()
+    _check(embedding, topo)
+    model = _model(model)
     down = _climb(embedding, topo, model.switch_latency,
                   lambda w, v: model.link_latency_of(w, v) + model.switch_latency)
     return {p: lat + model.local_latency for p, lat in down.items()}
@@ -103,10 +124,8 @@ def embedding_cost(embedding: Embedding, topo: Topology, model: CostModel | None
     ValueError
         If the embedding was made for another topology.
     """
-    if embedding.topology != topo.fingerprint:
-        raise ValueError(f"Embedding was made for topology {embedding.topology[:16]}, not "
-                         f"{topo.fingerprint[:16]}")
-    model = model if model is not None else CostModel()
+    _check(embedding, topo)
+    model = _model(model)
     if embedding.kind == "broadcast":
         down = max(response_latencies(embedding, topo, model).values())
         alpha = model.local_latency + down  # the root's endpoint injects, then down the tree

@@ -168,5 +168,13 @@ def test_errors():
                                          r"inf$"):
         CostModel(link_latencies={(0, 1): float("inf")})
     e = embed(polarfly(2))
-    with pytest.raises(ValueError, match=r"^Embedding was made for topology "):
-        embedding_cost(e, polarfly(3))
+    for cost in (embedding_cost, path_latencies, response_latencies):
+        # A tree of another network was climbed for ever by the latencies.
+        with pytest.raises(ValueError, match=r"^Embedding was made for topology "):
+            cost(e, polarfly(3))
+        with pytest.raises(TypeError, match=r"^Topology must be a Topology, not None$"):
+            cost(e, None)
+        with pytest.raises(TypeError, match=r"^Embedding must be an Embedding, not None$"):
+            cost(None, polarfly(2))
+        with pytest.raises(TypeError, match=r"^Model must be a CostModel, not 'x'$"):
+            cost(e, polarfly(2), "x")
