@@ -156,7 +156,10 @@ def polarfly(q: int, *, r0: int = 0, r1: int = 0, starter: int | None = None) ->
         If ``q`` is out of range or not a prime power; for bad expansion parameters see
         :func:`innet.gen.topology.expansion.expand`.
     """
+    from innet.gen.topology.expansion import check_expansion, expand
+
     q = check_q(q)
+    r0, r1 = check_expansion(q, r0, r1)  # before ER_q is built, which takes seconds for a large q
     nbr, quadric = er_graph(q)
     adjacent = quadric[np.where(nbr >= 0, nbr, 0)] & (nbr >= 0)
     v1 = ~quadric & adjacent.any(axis=1)
@@ -166,7 +169,5 @@ def polarfly(q: int, *, r0: int = 0, r1: int = 0, starter: int | None = None) ->
                     ports=port_map_from_rows(nbr),
                     classes=tuple(classes.tolist()))
     if r0 or r1 or starter is not None:
-        from innet.gen.topology.expansion import expand
-
         topo = expand(topo, r0=r0, r1=r1, starter=starter)
     return topo

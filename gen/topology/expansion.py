@@ -27,13 +27,31 @@ import numpy as np
 from innet.gen.topology.core import MAX_PORT_ENTRIES, Topology
 from innet.gen.topology.layout import _check_starter, _er_clusters, default_starter
 
-__all__ = ["expand"]
+__all__ = ["check_expansion", "expand"]
 
 
 def _check_count(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, not {value!r:.60}")
     return int(value)
+
+
+def check_expansion(q: int, r0: object, r1: object) -> tuple[int, int]:
+    """``(r0, r1)`` checked for ER_q, before the graph is built (raises as :func:`expand`)."""
+    r0 = _check_count("r0", r0)
+    r1 = _check_count("r1", r1)
+    if r0 < 0:
+        raise ValueError(f"r0 must be at least 0, not {r0}")
+    if not 0 <= r1 <= q:
+        raise ValueError(f"r1 must be between 0 and q={q}, not {r1}")
+    if r1 and q % 2 == 0:
+        raise ValueError(f"Non-quadric cluster replication needs odd q (Proposition V.4), "
+                         f"not q={q}")
+    total = q * q + q + 1 + (q + 1) * r0 + q * r1
+    if total * (q + 1 + 2 * r0 + 2 * r1 + 2) > MAX_PORT_ENTRIES:
+        raise ValueError(f"Expanding ER_{q} by r0={r0}, r1={r1} gives {total} nodes; that is "
+                         f"too large")
+    return r0, r1
 
 
 def expand(topo: Topology, *, r0: int = 0, r1: int = 0, starter: int | None = None) -> Topology:
@@ -71,21 +89,9 @@ def expand(topo: Topology, *, r0: int = 0, r1: int = 0, starter: int | None = No
     if topo.params.get("r0", 0) or topo.params.get("r1", 0):
         raise ValueError("This PolarFly is already expanded; expand ER_q once with the final "
                          "r0 and r1")
-    r0 = _check_count("r0", r0)
-    r1 = _check_count("r1", r1)
-    if r0 < 0:
-        raise ValueError(f"r0 must be at least 0, not {r0}")
-    if not 0 <= r1 <= q:
-        raise ValueError(f"r1 must be between 0 and q={q}, not {r1}")
-    if r1 and q % 2 == 0:
-        raise ValueError(f"Non-quadric cluster replication needs odd q (Proposition V.4), "
-                         f"not q={q}")
+    r0, r1 = check_expansion(q, r0, r1)
     starter = _check_starter(topo, default_starter(topo) if starter is None else starter)
     n = topo.nodes
-    total = n + (q + 1) * r0 + q * r1
-    if total * (q + 1 + 2 * r0 + 2 * r1 + 2) > MAX_PORT_ENTRIES:
-        raise ValueError(f"Expanding ER_{q} by r0={r0}, r1={r1} gives {total} nodes; that is "
-                         f"too large")
 
     clusters, centers = _er_clusters(topo, starter)
     labels = list(topo.labels)

@@ -161,3 +161,20 @@ def test_expansion_input_errors():
     with pytest.raises(ValueError, match=r"^This PolarFly is already expanded; expand ER_q once "
                                          r"with the final r0 and r1$"):
         expand(polarfly(5, r0=1), r0=1)
+
+
+@pytest.mark.parametrize(("r0", "r1", "error", "message"), [
+    (-1, 0, ValueError, r"^r0 must be at least 0, not -1$"),
+    (0.0, 0, TypeError, r"^r0 must be an integer, not 0\.0$"),
+    (None, 0, TypeError, r"^r0 must be an integer, not None$"),
+    (0, 999, ValueError, r"^r1 must be between 0 and q=509, not 999$"),
+])
+def test_expansion_is_checked_before_er_q_is_built(monkeypatch, r0, r1, error, message):
+    from innet.gen.topology import ergraph
+
+    def built(q):
+        raise AssertionError("ER_q built before the expansion was checked")
+
+    monkeypatch.setattr(ergraph, "er_graph", built)
+    with pytest.raises(error, match=message):
+        polarfly(509, r0=r0, r1=r1)
