@@ -104,6 +104,8 @@ PLACEMENTS = ("spread", "hub")
 TABLE1_LATENCIES = {"core": 5.0, "socket": 25.0, "node": 50.0}
 #: Most sockets per node and cores per socket (PIUMA, Table 1: 16 and 8).
 MAX_SOCKETS = MAX_CORES = 4096
+#: Most nodes of a wiring plan (:func:`piuma_plan`; a network built is bounded by its ports).
+MAX_NODES = 1 << 20
 
 _KIND = "piuma"
 
@@ -357,6 +359,9 @@ def _check_plan(nodes: object, sockets: object, cores: object, mesh: object,
                 placement: object) -> tuple:
     """The arguments of :func:`_plan`, checked."""
     shape = check_nodes_shape(nodes)
+    if math.prod(shape) > MAX_NODES:
+        raise ValueError(f"A PIUMA network of {math.prod(shape)} nodes ({_spell(shape)}) is "
+                         f"too large; at most {MAX_NODES} nodes are supported")
     sockets = _positive_int("Sockets", sockets, MAX_SOCKETS)
     cores = _positive_int("Cores", cores, MAX_CORES)
     rows, cols = _check_mesh(mesh, cores)

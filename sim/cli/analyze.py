@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from innet.gen.topology.piuma import MAX_NODES
 from innet.sim.cli._common import (
     json_option,
     output_option,
@@ -127,7 +128,7 @@ def command() -> None:
               help="One-way latencies per host round for the flag exchange.")
 @click.option("--round-overhead", default="0ns", show_default=True,
               help="Extra cost of every host round (not in Table 1).")
-@click.option("--max-nodes", type=Size(low=1), default="16K", show_default=True,
+@click.option("--max-nodes", type=Size(low=1, high=MAX_NODES), default="16K", show_default=True,
               help=f"Largest node count of the sweep, a power of two ({SIZE_GRAMMAR}).")
 @click.option("--dims", type=int, default=2, show_default=True,
               help="HyperX dimensions of the sweep's networks.")

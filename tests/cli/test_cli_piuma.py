@@ -142,6 +142,7 @@ def test_analyze_sweep_text_json_and_plot(innet, tmp_path):
     (["analyze", "piuma", "--vector", "0"], "--vector must be at least 1, not '0'"),
     (["analyze", "piuma", "--generate-up-to", "many"],
      "--generate-up-to must be a size such as 64, 4K or 1Mi, not 'many'"),
+    (["analyze", "piuma", "--max-nodes", "4M"], "--max-nodes must be at most 1,048,576, not '4M'"),
     (["analyze", "piuma", "--max-nodes", "16KiB"],
      "--max-nodes must be a size such as 64, 4K or 1Mi, not '16KiB'"),
     (["analyze", "piuma", "--nodes", "2", "--latency-core", "0ns"],

@@ -258,6 +258,10 @@ def test_errors():
         piuma((512, 512), 16, 8)
     with pytest.raises(ValueError, match=r"^Sockets must be at most 4096, not 100000$"):
         piuma(1, 100000)
+    with pytest.raises(ValueError, match=r"^A PIUMA network of 100000000000000000000 nodes "
+                                         r"\(100000000000000000000\) is too large; at most "
+                                         r"1048576 nodes are supported$"):
+        piuma_plan((10**20,))
     with pytest.raises(ValueError, match=r"^Cores must be at most 4096, not 10000000000$"):
         piuma(2, 2, 10**10)
     with pytest.raises(ValueError, match=r"^Nodes must be sizes joined by 'x' such as 4x4, "
