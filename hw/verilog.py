@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Design", "check_module_name", "emit"]
+__all__ = ["VERILOG_KEYWORDS", "Design", "check_module_name", "emit"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,30 @@ class Design:
         return path, meta
 
 
+_KEYWORDS = """
+    always and assign automatic begin buf bufif0 bufif1 case casex casez cell cmos config
+    deassign default defparam design disable edge else end endcase endconfig endfunction
+    endgenerate endmodule endprimitive endspecify endtable endtask event for force forever fork
+    function generate genvar highz0 highz1 if ifnone incdir include initial inout input
+    instance integer join large liblist library localparam macromodule medium module nand
+    negedge nmos nor noshowcancelled not notif0 notif1 or output parameter pmos posedge
+    primitive pull0 pull1 pulldown pullup pulsestyle_ondetect pulsestyle_onevent rcmos real
+    realtime reg release repeat rnmos rpmos rtran rtranif0 rtranif1 scalared showcancelled
+    signed small specify specparam strong0 strong1 supply0 supply1 table task time tran
+    tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire vectored wait wand
+    weak0 weak1 while wire wor xnor xor
+"""
+#: The reserved words of Verilog (IEEE 1364-2005, Annex B): no module may be named one.
+VERILOG_KEYWORDS = frozenset(_KEYWORDS.split())
+
+
 def check_module_name(name: str) -> str:
-    """``name`` if it is a Verilog identifier (a module name); else :class:`ValueError`."""
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", name):
+    """``name`` if it is a Verilog identifier (letters, digits and ``_``, not a digit first)
+    and no reserved word; else :class:`ValueError`."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"Top module name must be a Verilog identifier, not {name!r}")
+    if name in VERILOG_KEYWORDS:
+        raise ValueError(f"Top module name must not be a Verilog keyword, not {name!r}")
     return name
 
 

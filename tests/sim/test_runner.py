@@ -202,6 +202,8 @@ def test_waves_requested(monkeypatch):
 @pytest.mark.parametrize(("verilog", "top", "message"), [
     ("", "x", r"^Design needs Verilog source text, not an empty string$"),
     ("module x; endmodule", "1x", r"^Top module name must be a Verilog identifier, not '1x'$"),
+    ("module x; endmodule", "x$", r"^Top module name must be a Verilog identifier, not 'x\$'$"),
+    ("module x; endmodule", "wire", r"^Top module name must not be a Verilog keyword, not 'wire'$"),
     ("module x; endmodule", "y", r"^The Verilog source has no module named 'y'$"),
 ])
 def test_design_rejects_bad_input(verilog, top, message):
