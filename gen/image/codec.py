@@ -59,9 +59,18 @@ def encode(image: Image, fmt: str = "bin") -> bytes | str:
 
 def detect(data: bytes | str) -> str:
     """The encoding of ``data``: ``"bin"`` if it starts with the magic, ``"json"`` if it is
-    text starting with ``{``, ``"hex"`` if it is other ASCII text, else ``"bin"``."""
+    text starting with ``{``, ``"hex"`` if it is other ASCII text, else ``"bin"``.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is neither bytes (or a bytearray or memoryview) nor ``str``.
+    """
     if isinstance(data, str):
         return "json" if data.lstrip().startswith("{") else "hex"
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"Image data must be bytes or str, not {type(data).__name__}")
+    data = bytes(data[:len(MAGIC) + 64])
     if data.startswith(MAGIC):
         return "bin"
     head = bytes(data[:64]).lstrip()
@@ -84,6 +93,8 @@ def decode(data: bytes | str, fmt: str | None = None) -> Image:
     """
     if not isinstance(data, (bytes, bytearray, memoryview, str)):
         raise TypeError(f"Image data must be bytes or str, not {type(data).__name__}")
+    if isinstance(data, memoryview):
+        data = data.tobytes()
     fmt = _check_format(fmt) if fmt is not None else detect(data)
     if fmt == "bin":
         if isinstance(data, str):

@@ -207,6 +207,7 @@ def test_target_numbering():
      r"^Image format must be one of bin, hex, json, not 'elf'$"),
     (lambda: encode("image"), TypeError, r"^Expected an Image, not 'image'$"),
     (lambda: decode(12), TypeError, r"^Image data must be bytes or str, not int$"),
+    (lambda: detect(None), TypeError, r"^Image data must be bytes or str, not NoneType$"),
 ])
 def test_api_errors(call, error, message):
     with pytest.raises(error, match=message):
@@ -227,6 +228,11 @@ def test_detect_and_suffixes(image):
     assert detect(encode(image, "json").encode()) == "json"
     assert detect(encode(image, "hex").encode()) == "hex"
     assert detect(b"\x00\x01") == "bin"
+    for wrapped in (bytearray, memoryview):  # as a file's buffer may come
+        data = encode(image, "bin")
+        assert detect(wrapped(data)) == "bin"
+        assert encode(decode(wrapped(data)), "bin") == data
+        assert detect(wrapped(encode(image, "json").encode())) == "json"
     assert [format_for(p) for p in ("a.img", "a.BIN", "a.hex", "a.mem", "a.json", "a")] == [
         "bin", "bin", "hex", "hex", "json", "bin"]
 
