@@ -79,7 +79,14 @@ def parse_failures(topo: Topology, links: Iterable[Any] | None,
 def alive_ports(topo: Topology, failed_links: Iterable[tuple[int, int]] = (),
                 failed_switches: Iterable[int] = ()) -> np.ndarray:
     """``(N, radix)`` bool: port ``p`` of ``u`` exists and neither its link nor either end has
-    failed."""
+    failed.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`parse_failures`, on a failure that is not a link or switch of ``topo``.
+    """
+    failed_links, failed_switches = parse_failures(topo, failed_links, failed_switches)
     peer = topo.ports.peer
     alive = peer >= 0
     dead = np.zeros(topo.nodes, dtype=bool)
@@ -104,13 +111,30 @@ def bfs_distances(topo: Topology, sources: Any, alive: np.ndarray | None = None)
         Source nodes (a scalar gives a 1-D result).
     alive : array of bool, shape (N, radix), optional
         Usable ports (see :func:`alive_ports`); default every port.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``topo`` is not a Topology, a source is not a node id of it, or ``alive`` does not
+        have the shape of its ports.
     """
-    scalar = np.ndim(sources) == 0
-    src = np.atleast_1d(np.asarray(sources, dtype=np.int64))
+    if not isinstance(topo, Topology):
+        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
+    given = np.asarray(sources)
+    if given.dtype == bool or not np.issubdtype(given.dtype, np.integer):
+        raise TypeError(f"Sources must be node ids, not {sources!r:.60}")
+    scalar = given.ndim == 0
+    src = np.atleast_1d(given.astype(np.int64))
     n = topo.nodes
+    bad = src[(src < 0) | (src >= n)]
+    if len(bad):
+        raise ValueError(f"Source {bad[0]} is outside 0..{n - 1}")
     peer = topo.ports.peer
     if alive is None:
         alive = peer >= 0
+    elif np.shape(alive) != peer.shape:
+        raise ValueError(f"Alive must have the shape {peer.shape} of the ports, not "
+                         f"{np.shape(alive)}")
     columns = [(np.flatnonzero(alive[:, p]), None) for p in range(peer.shape[1])]
     columns = [(cols, peer[cols, p]) for p, (cols, _) in enumerate(columns) if len(cols)]
     dist = np.full((len(src), n), -1, dtype=np.int32)

@@ -239,3 +239,31 @@ def test_routing_from_table_errors():
     with pytest.raises(ValueError, match=r"^Routing table entry \[2, 2\] = 1 must be the local "
                                          r"port$"):
         routing_from_table(topo, bad)
+
+
+def test_bfs_distances_and_alive_ports_agree_with_networkx_and_refuse_other_nodes():
+    import networkx as nx
+
+    from innet.gen.routing.generic import alive_ports, bfs_distances
+
+    topo = hyperx((3, 3))
+    alive = alive_ports(topo, ["0-1"], [4])
+    graph = topo.to_networkx()
+    graph.remove_edge(0, 1)
+    graph.remove_node(4)
+    dist = bfs_distances(topo, np.int64(0), alive)
+    want = nx.single_source_shortest_path_length(graph, 0)
+    assert {v: int(d) for v, d in enumerate(dist) if d >= 0} == want
+    with pytest.raises(ValueError, match=r"^Source -1 is outside 0\.\.8$"):
+        bfs_distances(topo, -1)  # numpy would have read node 8
+    with pytest.raises(ValueError, match=r"^Source 99 is outside 0\.\.8$"):
+        bfs_distances(topo, [0, 99])
+    with pytest.raises(TypeError, match=r"^Sources must be node ids, not 0\.7$"):
+        bfs_distances(topo, 0.7)
+    with pytest.raises(ValueError, match=r"^Alive must have the shape \(9, 4\) of the ports, "
+                                         r"not \(3,\)$"):
+        bfs_distances(topo, 0, np.ones(3, dtype=bool))
+    with pytest.raises(ValueError, match=r"^Failed switch -1 is outside 0\.\.8$"):
+        alive_ports(topo, failed_switches=[-1])
+    with pytest.raises(ValueError, match=r"^Failed link 0-99"):
+        alive_ports(topo, failed_links=[(0, 99)])
