@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from innet.gen.swing.butterfly import NONPOW2_MODES, butterfly_schedule
+from innet.gen.swing.butterfly import NONPOW2_MODES, PAPER_LIMIT, butterfly_schedule
 from innet.gen.swing.rings import bucket_schedule, ring_schedule
 from innet.gen.swing.schedule import Schedule
 
@@ -112,16 +112,23 @@ def build_schedule(algorithm: str, shape: Sequence[int] | int, *,
         raise ValueError(f"Non-power-of-two mode must be one of {', '.join(NONPOW2_MODES)}, "
                          f"not {nonpow2!r}")
     multiport = bool(multiport)
-    if algorithm in ("ring", "bucket"):
-        ranks = int(np.prod(shape))
-        sides = sum(1 for d in shape if d > 1)
-        if algorithm == "ring":
-            entries = (2 if multiport else 1) * 2 * (ranks - 1) * ranks
-        else:
-            entries = (2 * sides if multiport else 1) * 2 * sides * (max(shape) - 1) * ranks
-        if entries > MAX_ENTRIES:
-            raise ValueError(f"A {algorithm} schedule on {ranks} ranks has {entries} step-table "
-                             f"entries, more than the {MAX_ENTRIES} supported")
+    ranks = int(np.prod(shape))
+    sides = sum(1 for d in shape if d > 1)
+    bound = ""
+    if algorithm == "ring":
+        entries = (2 if multiport else 1) * 2 * (ranks - 1) * ranks
+    elif algorithm == "bucket":
+        entries = (2 * sides if multiport else 1) * 2 * sides * (max(shape) - 1) * ranks
+    else:
+        # At most two phases of ceil(log2 p) steps and two more of a non-power-of-two mode;
+        # the paper's mode on a small ring takes up to about 3p.
+        steps = 2 * ((ranks - 1).bit_length() + 2)
+        if len(shape) == 1 and ranks <= PAPER_LIMIT:
+            steps = max(steps, 3 * ranks)
+        entries, bound = (2 * sides if multiport else 1) * steps * ranks, "up to "
+    if entries > MAX_ENTRIES:
+        raise ValueError(f"A {algorithm} schedule on {ranks} ranks has {bound}{entries} "
+                         f"step-table entries, more than the {MAX_ENTRIES} supported")
     if algorithm == "ring":
         return ring_schedule(shape, multiport)
     if algorithm == "bucket":

@@ -158,6 +158,10 @@ def test_odd_ring_runs_section_3_2():
      rf"Swing on a ring of at most {PAPER_LIMIT} ranks$")),
     (("ring", 4096), {}, ValueError, (r"^A ring schedule on 4096 ranks has 67092480 step-table "
                                      rf"entries, more than the {MAX_ENTRIES} supported$")),
+    # Two ports per dimension, two phases of 20 steps and two more: 4 * 44 * 2^20 entries.
+    (("swing-b", (2**19, 2)), {}, ValueError,
+     (rf"^A swing-b schedule on 1048576 ranks has up to {4 * 44 * 2**20} step-table entries, "
+      rf"more than the {MAX_ENTRIES} supported$")),
 ])
 def test_bad_requests(args, kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -175,3 +179,16 @@ def test_ring_follows_a_hamiltonian_cycle(shape):
         successor = [schedule.entry(c, 0, int(r)).send_peer for r in cycle]
         expected = np.roll(cycle, -1 if c == 0 else 1).tolist()
         assert successor == expected
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "swing-l", "recdoub-b", "recdoub-l"])
+@pytest.mark.parametrize("shape", [(8,), (6,), (5, 3), (4, 4, 4), (12, 4), (7,), (2, 9),
+                                   (31,), (65,), (1025,)])
+def test_a_butterfly_has_no_more_entries_than_its_size_check_allows(algorithm, shape):
+    for multiport in (False, True):
+        s = build_schedule(algorithm, shape, multiport=multiport)
+        sides = sum(1 for d in shape if d > 1)
+        steps = 2 * ((s.ranks - 1).bit_length() + 2)
+        if len(shape) == 1 and s.ranks <= 1024:  # the paper's mode for rings
+            steps = max(steps, 3 * s.ranks)
+        assert s.collectives * s.steps <= (2 * sides if multiport else 1) * steps
