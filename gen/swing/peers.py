@@ -40,11 +40,15 @@ __all__ = [
 PATTERNS = ("swing", "recdoub")
 
 
+#: The largest step of a collective on one dimension (a side of 2^MAX_STEP ranks).
+MAX_STEP = 1024
+
+
 def _step(s) -> int:
     if not isinstance(s, int | np.integer) or isinstance(s, bool):
         raise TypeError(f"Step must be an integer, not {s!r}")
-    if s < 0:
-        raise ValueError(f"Step must be non-negative, not {s}")
+    if not 0 <= s <= MAX_STEP:
+        raise ValueError(f"Step must be between 0 and {MAX_STEP}, not {s}")
     return int(s)
 
 
@@ -96,9 +100,20 @@ def dimension_sequence(steps_per_dim: Sequence[int], start: int) -> list[tuple[i
     Dimensions are visited round-robin from ``start``; a dimension whose steps are all done is
     skipped. On a square torus this is ``omega(s) = (start + s) mod D`` and
     ``sigma(s) = floor(s / D)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a dimension's steps are not an integer from 0 to :data:`MAX_STEP`, none are given,
+        or ``start`` is not a dimension.
     """
-    left = list(steps_per_dim)
+    left = [_step(n) for n in steps_per_dim]
     dims = len(left)
+    if not dims:
+        raise ValueError("Steps per dimension must name at least one dimension")
+    if isinstance(start, bool) or not isinstance(start, int | np.integer) or not (
+            0 <= start < dims):
+        raise ValueError(f"Start must be a dimension, 0..{dims - 1}, not {start!r}")
     done = [0] * dims
     sequence = []
     dim = start - 1
@@ -142,8 +157,15 @@ def pattern_peers(pattern: str, shape: Sequence[int], start: int = 0,
         ``peers[s, r]``; every row is an involution without fixed points.
     sequence : list of (int, int)
         The ``(dimension, per-dimension step)`` of every step.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`innet.gen.swing.check_shape`, or if a side is not a power of two.
     """
-    shape = tuple(int(d) for d in shape)
+    from innet.gen.swing.algorithms import check_shape
+
+    shape = check_shape(shape)
     for d in shape:
         if d & (d - 1):
             raise ValueError(f"Every side must be a power of two, not {d}")

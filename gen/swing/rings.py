@@ -63,8 +63,15 @@ def snake_cycle(shape: Sequence[int]) -> np.ndarray:
     With an even side: a reflected mixed-radix Gray code (snake order) with that side as the
     outermost digit, closed by its wrap-around link. With all sides odd: the construction of
     :func:`_odd_cycle`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`innet.gen.swing.check_shape`.
     """
-    shape = tuple(int(d) for d in shape)
+    from innet.gen.swing.algorithms import check_shape
+
+    shape = check_shape(shape)
     dims = [i for i, d in enumerate(shape) if d > 1]
     even = [i for i in dims if shape[i] % 2 == 0]
     coords = np.zeros((len(shape), int(np.prod(shape))), dtype=np.int64)

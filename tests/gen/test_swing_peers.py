@@ -5,6 +5,7 @@ import pytest
 
 from innet.gen.swing import build_schedule, delta, dimension_sequence, pattern_peers, pi, rho
 from innet.gen.swing.peers import torus_distance
+from innet.gen.swing.rings import snake_cycle
 
 
 def test_rho_and_delta_match_the_paper():
@@ -84,7 +85,17 @@ def test_mirrored_is_the_reflection():
 
 
 @pytest.mark.parametrize(("call", "error", "message"), [
-    (lambda: rho(-1), ValueError, r"^Step must be non-negative, not -1$"),
+    (lambda: rho(-1), ValueError, r"^Step must be between 0 and 1024, not -1$"),
+    (lambda: rho(10**20), ValueError, r"^Step must be between 0 and 1024, not 10{20}$"),
+    (lambda: dimension_sequence([-1], 0), ValueError,
+     r"^Step must be between 0 and 1024, not -1$"),
+    (lambda: dimension_sequence([2, 2], 2), ValueError,
+     r"^Start must be a dimension, 0\.\.1, not 2$"),
+    (lambda: dimension_sequence([], 0), ValueError,
+     r"^Steps per dimension must name at least one dimension$"),
+    (lambda: pattern_peers("swing", (2**40,)), ValueError,
+     r"^Shape 1099511627776 has 1099511627776 ranks, more than the 1048576 supported$"),
+    (lambda: snake_cycle((1,)), ValueError, r"^Shape 1 must have at least 2 ranks, not 1$"),
     (lambda: rho(1.0), TypeError, r"^Step must be an integer, not 1\.0$"),
     (lambda: pi(4, 0, 4), ValueError, r"^Rank must be in 0\.\.3, not 4$"),
     (lambda: pi(0, 0, 0), ValueError, r"^Ring size must be positive, not 0$"),
