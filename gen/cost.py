@@ -313,10 +313,22 @@ class Cost:
         Latency, in cycles.
     beta : float
         Cycles per element.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``alpha`` or ``beta`` is not a finite number.
     """
 
     alpha: float
     beta: float
+
+    def __post_init__(self) -> None:
+        for name, value in (("Alpha", self.alpha), ("Beta", self.beta)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a number of cycles, not {value!r:.60}")
+            if not math.isfinite(value):
+                raise ValueError(f"{name} must be finite, not {value}")
 
     def time(self, elements: Any) -> Any:
         """``alpha + beta * elements`` (scalar or array)."""
@@ -347,11 +359,18 @@ def envelope(costs: Mapping[str, Cost]) -> list[tuple[float, float | None, str]]
 
     Raises
     ------
+    TypeError
+        If ``costs`` is not a mapping of names to :class:`Cost`.
     ValueError
         If ``costs`` is empty.
     """
+    if not isinstance(costs, Mapping):
+        raise TypeError(f"Costs must be a mapping of names to Costs, not {costs!r:.60}")
     if not costs:
         raise ValueError("Envelope needs at least one cost")
+    for name, cost in costs.items():
+        if not isinstance(cost, Cost):
+            raise TypeError(f"Cost {name!r} must be a Cost, not {cost!r:.60}")
     names = list(costs)
     order = {name: i for i, name in enumerate(names)}
     current = min(names, key=lambda n: (costs[n].alpha, costs[n].beta, order[n]))

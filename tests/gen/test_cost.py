@@ -112,6 +112,21 @@ def test_envelope_ties():
         (0.0, 10.0, "slow"), (10.0, None, "fast")]
     with pytest.raises(ValueError, match=r"^Envelope needs at least one cost$"):
         envelope({})
+    with pytest.raises(TypeError, match=r"^Cost 'a' must be a Cost, not 5$"):
+        envelope({"a": 5})
+
+
+@pytest.mark.parametrize(("args", "error", "message"), [
+    (("a", 1), TypeError, r"^Alpha must be a number of cycles, not 'a'$"),
+    ((1, True), TypeError, r"^Beta must be a number of cycles, not True$"),
+    ((1, math.nan), ValueError, r"^Beta must be finite, not nan$"),
+    ((math.inf, 1), ValueError, r"^Alpha must be finite, not inf$"),
+])
+def test_a_cost_is_two_finite_numbers(args, error, message):
+    # A NaN made the envelope loop for ever.
+    with pytest.raises(error, match=message):
+        Cost(*args)
+    assert Cost(np.float64(2), 1).time(3) == 5
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
