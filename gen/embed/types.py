@@ -208,5 +208,5 @@ class Embedding:
                        failed_switches=tuple(int(x) for x in data.get("failed_switches", ())))
         except KeyError as missing:
             raise ValueError(f"Embedding JSON lacks {missing.args[0]!r}") from None
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"Embedding JSON is malformed: {error}") from None

@@ -421,6 +421,8 @@ class Schedule:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"Schedule JSON does not parse: {error}") from None
+        except RecursionError:
+            raise ValueError("Schedule JSON does not parse: nested too deeply") from None
         if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
             raise ValueError(f"Schedule JSON must have format {JSON_FORMAT!r}")
         if data.get("version") != JSON_VERSION:
@@ -434,8 +436,14 @@ class Schedule:
             for key, dtype in (("send_peer", np.int64), ("recv_peer", np.int64),
                                ("send", np.int64), ("recv", np.int64), ("reduce", bool)):
                 try:
-                    arrays[key] = np.asarray([col[key] for col in collectives], dtype=dtype)
-                except ValueError:
+                    raw = np.asarray([col[key] for col in collectives], dtype=object)
+                    kind = bool if dtype is bool else int
+                    if raw.dtype != object or not all(
+                            isinstance(x, kind) and (kind is bool or not isinstance(x, bool))
+                            for x in raw.flat):
+                        raise ValueError
+                    arrays[key] = raw.astype(dtype)
+                except (ValueError, OverflowError):
                     raise ValueError(f"Schedule JSON field {key!r} is not a rectangular array "
                                      f"of {np.dtype(dtype).name}") from None
             return cls(data["algorithm"], data["shape"], [col["blocks"] for col in collectives],

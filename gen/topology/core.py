@@ -593,4 +593,6 @@ class Topology:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"Topology JSON is malformed: {error}") from None
+        except RecursionError:
+            raise ValueError("Topology JSON is malformed: nested too deeply") from None
         return cls.from_dict(data)

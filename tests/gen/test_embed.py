@@ -187,6 +187,9 @@ def test_contract_types_and_json_round_trip():
         Embedding.from_dict({k: v for k, v in data.items() if k != "switches"})
     with pytest.raises(ValueError, match=r"^Embedding JSON is malformed: "):
         Embedding.from_dict({**data, "root": "x"})
+    with pytest.raises(ValueError, match=r"^Embedding JSON is malformed: cannot convert float "
+                                         r"infinity to integer$"):
+        Embedding.from_dict({**data, "depth": float("inf")})
 
 
 def test_errors():

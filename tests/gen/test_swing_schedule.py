@@ -157,6 +157,13 @@ def _edit(mutate):
      r"^Schedule JSON is missing or mistypes a field: 'recv'$"),
     (_edit(lambda d: d["collectives"][0]["send"][0].append([1])),
      r"^Schedule JSON field 'send' is not a rectangular array of int64$"),
+    (_edit(lambda d: d["collectives"][0]["send"][0][0].__setitem__(0, 0.5)),
+     r"^Schedule JSON field 'send' is not a rectangular array of int64$"),
+    (_edit(lambda d: d["collectives"][0]["send_peer"][0].__setitem__(0, 10**20)),
+     r"^Schedule JSON field 'send_peer' is not a rectangular array of int64$"),
+    (_edit(lambda d: d["collectives"][0]["reduce"].__setitem__(0, "a")),
+     r"^Schedule JSON field 'reduce' is not a rectangular array of bool$"),
+    ("[" * 100000 + "]" * 100000, r"^Schedule JSON does not parse: nested too deeply$"),
     (_edit(lambda d: d["collectives"][0]["send"][0][0].__setitem__(1, 1)),
      (r"^Collective 0, step 0: rank 0's send has an empty range; a range is empty exactly "
      r"when there is no peer$")),

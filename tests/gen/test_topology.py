@@ -198,6 +198,7 @@ def test_bad_node_arguments():
     ("{", ValueError, (r"^Topology JSON is malformed: Expecting property name enclosed in double "
                       r"quotes: line 1 column 2 \(char 1\)$")),
     ("[]", TypeError, r"^Topology JSON must be an object, not list$"),
+    ("[" * 100000 + "]" * 100000, ValueError, r"^Topology JSON is malformed: nested too deeply$"),
     ('{"format": "x"}', ValueError, (r"^Not an innet topology: format is 'x', expected "
                                     r"'innet-topology'$")),
     ('{"format": "innet-topology", "version": 9}', ValueError,
