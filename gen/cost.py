@@ -228,13 +228,19 @@ class CostModel:
         Raises
         ------
         TypeError, ValueError
-            If a value is not a non-negative number (``clock_hz`` positive).
+            If a value is not a non-negative number (``clock_hz`` positive, ``element_bytes``
+            a positive integer), or ``beta`` is too small or large to give a bandwidth.
         """
         alpha = _number("Alpha", alpha)
         beta = _number("Beta", beta)
         hop_latency = _number("Hop latency", hop_latency)
         clock_hz = _number("Clock frequency", clock_hz, allow_zero=False)
-        bandwidth = math.inf if beta == 0 else 1.0 / (beta * element_bytes * clock_hz)
+        element_bytes = check_int("Element bytes", element_bytes, low=1)
+        cycles = beta * element_bytes * clock_hz  # per element on a link
+        if beta and not 0 < cycles < math.inf:
+            raise ValueError(f"Beta {beta:g} s/byte at {clock_hz:g} Hz gives {cycles:g} cycles "
+                             f"per element; it must be finite and above 0")
+        bandwidth = math.inf if beta == 0 else 1.0 / cycles
         return cls(link_latency=hop_latency * clock_hz, switch_latency=0.0, local_latency=0.0,
                    front_latency=0.0, reduce_latency=0.0, step_overhead=alpha * clock_hz,
                    element_bytes=element_bytes, link_bandwidth=bandwidth,

@@ -154,6 +154,12 @@ def test_from_seconds_errors():
         CostModel.from_seconds(-1, 0, 0)
     with pytest.raises(ValueError, match=r"^Clock frequency must be finite and > 0, not 0.0$"):
         CostModel.from_seconds(0, 0, 0, clock_hz=0)
+    # Both divided by zero.
+    with pytest.raises(ValueError, match=r"^Element bytes must be at least 1, not 0$"):
+        CostModel.from_seconds(1e-6, 1e-9, 1e-7, element_bytes=0)
+    with pytest.raises(ValueError, match=r"^Beta 4\.94066e-324 s/byte at 0\.1 Hz gives 0 cycles "
+                                         r"per element; it must be finite and above 0$"):
+        CostModel.from_seconds(1e-6, 5e-324, 1e-7, clock_hz=0.1)
 
 
 def test_reduce_cycles_refuses_a_radix_that_is_not_positive():
