@@ -22,6 +22,7 @@ bitwise operators):
 from __future__ import annotations
 
 import enum
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = [
     "SUM_GUARD_BITS",
     "DType",
     "Op",
+    "bit_patterns",
     "check_supported",
     "combine",
     "fold",
@@ -110,6 +112,33 @@ def check_supported(op: Op | str, dtype: DType | str) -> None:
         raise ValueError(f"Operation {op.name.lower()} is not defined on {dtype.name.lower()}")
 
 
+def bit_patterns(values, name: str = "Bit patterns") -> np.ndarray:
+    """``values`` as a ``uint32`` array, if they are integers from 0 to 2^32 - 1.
+
+    Raises
+    ------
+    TypeError
+        If they are not integers (floats are not truncated).
+    ValueError
+        If one is outside ``0..0xFFFFFFFF``.
+    """
+    array = np.asarray(values)
+    if array.dtype == np.uint32:
+        return array
+    if array.dtype == object:
+        if not all(isinstance(x, numbers.Integral) and not isinstance(x, bool)
+                   for x in array.flat):
+            raise TypeError(f"{name} must be integers, not {values!r:.60}")
+    elif array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"{name} must be integers, not {array.dtype} values")
+    if array.size:
+        low, high = array.min(), array.max()
+        if low < 0 or high > 0xFFFF_FFFF:
+            raise ValueError(f"{name} must be uint32 bit patterns (0..0xFFFFFFFF), not "
+                             f"{low if low < 0 else high}")
+    return array.astype(np.uint32)
+
+
 def to_bits(values, dtype: DType) -> np.ndarray:
     """Values of ``dtype`` (anything numpy can convert) as ``uint32`` bit patterns."""
     dtype = DType.parse(dtype)
@@ -119,7 +148,7 @@ def to_bits(values, dtype: DType) -> np.ndarray:
 def from_bits(bits, dtype: DType) -> np.ndarray:
     """``uint32`` bit patterns as values of ``dtype``."""
     dtype = DType.parse(dtype)
-    return np.ascontiguousarray(np.asarray(bits, dtype=np.uint32)).view(dtype.numpy)
+    return np.ascontiguousarray(bit_patterns(bits)).view(dtype.numpy)
 
 
 def _canonical(bits: np.ndarray) -> np.ndarray:
@@ -157,8 +186,8 @@ def combine(op: Op, dtype: DType, a, b) -> np.ndarray:
     """
     op, dtype = Op.parse(op), DType.parse(dtype)
     check_supported(op, dtype)
-    a = np.asarray(a, dtype=np.uint32)
-    b = np.asarray(b, dtype=np.uint32)
+    a = bit_patterns(a, "Operands")
+    b = bit_patterns(b, "Operands")
     if dtype == DType.FP32:
         if op in (Op.MIN, Op.MAX):
             return _float_minmax(a, b, op == Op.MIN)
@@ -194,7 +223,7 @@ def fold(op: Op, dtype: DType, operands: Sequence) -> np.ndarray:
     """
     if len(operands) == 0:
         raise ValueError("Fold needs at least one operand")
-    result = np.asarray(operands[0], dtype=np.uint32)
+    result = bit_patterns(operands[0], "Operands")
     for operand in operands[1:]:
         result = combine(op, dtype, result, operand)
     return result
@@ -243,7 +272,7 @@ def sum_fp32(operands: Sequence, guard: int = SUM_GUARD_BITS) -> np.ndarray:
     if len(operands) == 0:
         raise ValueError("A sum needs at least one operand")
     check_int("Guard bits", guard, low=3, high=33)
-    bits = np.stack(np.broadcast_arrays(*(np.asarray(x, dtype=np.uint32) for x in operands)),
+    bits = np.stack(np.broadcast_arrays(*(bit_patterns(x, "Operands") for x in operands)),
                     axis=-1)
     sign = (bits >> 31).astype(bool)
     exponent = ((bits >> 23) & 0xFF).astype(np.int64)

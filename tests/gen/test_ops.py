@@ -199,3 +199,23 @@ def test_sum_specials_and_signed_zeros():
 def test_sum_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: combine(Op.ADD, DType.INT32, -1, 2), ValueError,
+     r"^Operands must be uint32 bit patterns \(0\.\.0xFFFFFFFF\), not -1$"),
+    (lambda: combine(Op.ADD, DType.INT32, 1 << 32, 2), ValueError,
+     r"^Operands must be uint32 bit patterns \(0\.\.0xFFFFFFFF\), not 4294967296$"),
+    (lambda: combine(Op.ADD, DType.INT32, [1, 10**20], 2), ValueError,
+     r"^Operands must be uint32 bit patterns \(0\.\.0xFFFFFFFF\), not 10{20}$"),
+    (lambda: combine(Op.ADD, DType.INT32, 1.5, 2), TypeError,
+     r"^Operands must be integers, not float64 values$"),
+    (lambda: from_bits([True], DType.FP32), TypeError,
+     r"^Bit patterns must be integers, not bool values$"),
+    (lambda: sum_fp32([1, "a"]), TypeError, r"^Operands must be integers, not"),
+])
+def test_operands_are_bit_patterns(call, error, message):
+    # They overflowed inside numpy, or a float was truncated to an integer.
+    with pytest.raises(error, match=message):
+        call()
+    assert int(combine(Op.ADD, DType.INT32, np.int64(0xFFFF_FFFF), 1)) == 0
