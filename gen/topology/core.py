@@ -339,6 +339,12 @@ def _thaw(value: Any) -> Any:
     return value
 
 
+#: The params each generator's kind records, which the analyses and the routing read.
+_PARAMS = {"polarfly": ("q", "r0", "r1"), "hyperx": ("shape",), "torus": ("shape", "mesh"),
+           "piuma": ("nodes", "sockets", "cores", "mesh", "placement", "latency_core",
+                     "latency_socket", "latency_node")}
+
+
 @dataclass(frozen=True, eq=True)
 class Topology:
     """A network topology: nodes with labels and a numbered port map.
@@ -565,7 +571,8 @@ class Topology:
         Raises
         ------
         ValueError
-            If the format, version or node count is wrong, or the port map is invalid.
+            If the format, version or node count is wrong, a generator's kind lacks a
+            parameter it records, or the port map is invalid.
         """
         if not isinstance(data, Mapping):
             raise TypeError(f"Topology JSON must be an object, not {type(data).__name__}")
@@ -578,6 +585,13 @@ class Topology:
         missing = [k for k in ("kind", "params", "nodes", "labels", "ports") if k not in data]
         if missing:
             raise ValueError(f"Topology JSON lacks {', '.join(missing)}")
+        params = data["params"]
+        if not isinstance(params, Mapping):
+            raise ValueError(f"Topology JSON params must be an object, not {params!r:.60}")
+        lacking = [k for k in _PARAMS.get(data["kind"], ()) if k not in params]
+        if lacking:
+            raise ValueError(f"Topology JSON of kind {data['kind']!r} lacks the params "
+                             f"{', '.join(lacking)}")
         if data["nodes"] != len(data["ports"]):
             raise ValueError(f"Topology JSON says {data['nodes']} nodes but lists ports for "
                              f"{len(data['ports'])}")

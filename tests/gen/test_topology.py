@@ -7,7 +7,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from innet.gen.topology import LOCAL, Link, PortMap, Topology, hyperx, torus
+from innet.gen.topology import LOCAL, Link, PortMap, Topology, hyperx, polarfly, torus
 
 # A path 0 - 1 - 2 with a chord-free triangle-free layout; port order: node 1 sees 2 first.
 PATH = [[(1, 1)], [(2, 0), (0, 0)], [(1, 0)]]
@@ -199,6 +199,10 @@ def test_bad_node_arguments():
                       r"quotes: line 1 column 2 \(char 1\)$")),
     ("[]", TypeError, r"^Topology JSON must be an object, not list$"),
     ("[" * 100000 + "]" * 100000, ValueError, r"^Topology JSON is malformed: nested too deeply$"),
+    (json.dumps({**json.loads(polarfly(3).to_json()), "params": {"q": 3}}), ValueError,
+     r"^Topology JSON of kind 'polarfly' lacks the params r0, r1$"),
+    (json.dumps({**json.loads(torus(4).to_json()), "params": []}), ValueError,
+     r"^Topology JSON params must be an object, not \[\]$"),
     ('{"format": "x"}', ValueError, (r"^Not an innet topology: format is 'x', expected "
                                     r"'innet-topology'$")),
     ('{"format": "innet-topology", "version": 9}', ValueError,
