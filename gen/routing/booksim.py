@@ -32,20 +32,21 @@ from pathlib import Path
 
 import numpy as np
 
+from innet.gen.checks import check_int
 from innet.gen.files import write_atomic
 from innet.gen.routing.core import Routing
 from innet.gen.topology import LOCAL, Topology
 
-__all__ = ["booksim_ports", "booksim_routing_table", "iter_booksim_routing",
-           "write_booksim_routing"]
+__all__ = ["MAX_NODES_PER_ROUTER", "booksim_ports", "booksim_routing_table",
+           "iter_booksim_routing", "write_booksim_routing"]
+
+
+#: Most endpoints per router in a BookSim file (its router ports count them first).
+MAX_NODES_PER_ROUTER = 1024
 
 
 def _check_p(nodes_per_router: object) -> int:
-    if isinstance(nodes_per_router, bool) or not isinstance(nodes_per_router, (int, np.integer)):
-        raise TypeError(f"Nodes per router must be an integer, not {nodes_per_router!r:.60}")
-    if nodes_per_router < 1:
-        raise ValueError(f"Nodes per router must be at least 1, not {nodes_per_router}")
-    return int(nodes_per_router)
+    return check_int("Nodes per router", nodes_per_router, low=1, high=MAX_NODES_PER_ROUTER)
 
 
 def booksim_ports(topo: Topology, nodes_per_router: int = 1) -> np.ndarray:
@@ -54,8 +55,11 @@ def booksim_ports(topo: Topology, nodes_per_router: int = 1) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        If ``nodes_per_router`` is not a positive integer.
+        If ``topo`` is not a Topology or ``nodes_per_router`` is not an integer from 1 to
+        :data:`MAX_NODES_PER_ROUTER`.
     """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
     p = _check_p(nodes_per_router)
     peer = topo.ports.peer
     key = np.where(peer >= 0, peer, np.iinfo(np.int32).max)
@@ -78,6 +82,7 @@ def iter_booksim_routing(routing: Routing, nodes_per_router: int = 1,
         raise TypeError(f"Routing must be a Routing, not {type(routing).__name__}")
     topo = routing.topology
     p = _check_p(nodes_per_router)
+    rows = check_int("Rows", rows, low=1)
     ports = booksim_ports(topo, p)
     n = topo.nodes
     names = np.array([str(i) for i in range(max(n * p, ports.max(initial=0) + 1, p))])

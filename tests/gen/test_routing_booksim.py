@@ -228,6 +228,12 @@ def test_errors(tmp_path):
         booksim_routing_table(r, 0)
     with pytest.raises(TypeError, match=r"^Nodes per router must be an integer, not 1.5$"):
         booksim_routing_table(r, 1.5)
+    with pytest.raises(ValueError, match=r"^Nodes per router must be at most 1024, not 10{9}$"):
+        booksim_routing_table(r, 10**9)  # a MemoryError after seconds
+    with pytest.raises(ValueError, match=r"^Rows must be at least 1, not 0$"):
+        next(iter_booksim_routing(r, rows=0))
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not None$"):
+        booksim_ports(None)
     with pytest.raises(TypeError, match=r"^Routing must be a Routing, not str$"):
         booksim_routing_table("table")
     cut = routing(torus((3, 3)), failed_switches=[4])
