@@ -330,14 +330,14 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
         vector_depth=max(vec_base + elements, 1) if vector_depth is None else vector_depth,
         node_id_width=node_id_width)
     smap, emap = params.switch_map, params.endpoint_map
+    if params.routing_depth < n:
+        raise ValueError(f"Routing depth {params.routing_depth} cannot hold routes to "
+                         f"{n} nodes")
     if topology.radix > params.radix:
         raise ValueError(f"Radix {params.radix} is below the topology's maximum degree "
                          f"{topology.radix}")
     collectives = _collectives(embeddings, params)
     table = route_table(routes, n) if routes is not None else None
-    if table is not None and params.routing_depth < n:
-        raise ValueError(f"Routing depth {params.routing_depth} cannot hold routes to "
-                         f"{n} nodes")
     if schedule is not None:
         if schedule.ranks > n:
             raise ValueError(f"The schedule has {schedule.ranks} ranks, but the network has "

@@ -248,6 +248,8 @@ def test_builder_errors():
          "Radix 3 is below the topology's maximum degree 4"),
         (lambda: build_image(topo, routes=bfs_routes(topo), routing_depth=8), ValueError,
          "Routing depth 8 cannot hold routes to 16 nodes"),
+        (lambda: build_image(topo, routing_depth=2), ValueError,  # without routes too
+         "Routing depth 2 cannot hold routes to 16 nodes"),
         (lambda: build_image(topo, routes=np.zeros((4, 4), dtype=int)), ValueError,
          "Routing table must have shape (16, 16), not (4, 4)"),
         (lambda: build_image(topo, routes=np.zeros((16, 16))), TypeError,
