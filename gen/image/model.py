@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from innet.gen.checks import check_int
 from innet.gen.regmap import Map, Target, endpoint_map, switch_map
 
 __all__ = [
@@ -81,10 +82,14 @@ def target_id(kind: Target | str, node: int, nodes: int) -> int:
 
     Raises
     ------
+    TypeError
+        If ``node`` or ``nodes`` is not an integer.
     ValueError
         If the node is out of range or the kind unknown.
     """
     kind = _kind(kind)
+    nodes = check_int("Nodes", nodes, low=1)
+    node = check_int("Node", node)
     if not 0 <= node < nodes:
         raise ValueError(f"Node {node} is out of range 0..{nodes - 1}")
     return node if kind is Target.SWITCH else nodes + node

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from innet.gen.checks import check_int
 from innet.gen.image.binary import crc32
 from innet.gen.image.model import IMAGE_VERSION, MAGIC, Header, Image, ImageError
 from innet.gen.ops import DType, Op, check_supported
@@ -85,6 +86,8 @@ class _Check:
     """One validation run over one image (see :func:`validate`)."""
 
     def __init__(self, image: Image) -> None:
+        if not isinstance(image, Image):
+            raise TypeError(f"Expected an Image, not {image!r:.60}")
         self.image = image
         self.n = image.nodes
         self.topo = image.topology
@@ -700,6 +703,8 @@ def validate(image: Image, header: Header | None = None) -> None:
     ImageError
         On the first problem found, naming the target, register or field, and the reason.
     """
+    if header is not None and not isinstance(header, Header):
+        raise TypeError(f"Header must be a Header, not {header!r:.60}")
     _Check(image).run(header)
 
 
@@ -725,7 +730,10 @@ def collective_configs(image: Image, collective_id: int) -> dict[int, Collective
     ------
     ImageError
         If the image does not validate.
+    TypeError, ValueError
+        If ``collective_id`` is not an id of the image's switches.
     """
     check = _Check(image)
+    check_int("Collective id", collective_id, low=0, high=image.params.collective_ids - 1)
     check.run(None)
     return check.configs_cache.get(collective_id, {})

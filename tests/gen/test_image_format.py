@@ -15,8 +15,10 @@ from innet.gen.image import (
     Image,
     ImageError,
     MapParams,
+    collective_configs,
     decode,
     detect,
+    embeddings,
     encode,
     format_for,
     target_id,
@@ -208,6 +210,12 @@ def test_target_numbering():
     (lambda: encode("image"), TypeError, r"^Expected an Image, not 'image'$"),
     (lambda: decode(12), TypeError, r"^Image data must be bytes or str, not int$"),
     (lambda: detect(None), TypeError, r"^Image data must be bytes or str, not NoneType$"),
+    (lambda: validate(None), TypeError, r"^Expected an Image, not None$"),
+    (lambda: validate(sample(), "header"), TypeError, r"^Header must be a Header, not 'header'$"),
+    (lambda: embeddings(None), TypeError, r"^Expected an Image, not None$"),
+    (lambda: collective_configs(sample(), 99), ValueError,
+     rf"^Collective id must be at most {sample().params.collective_ids - 1}, not 99$"),
+    (lambda: target_id("switch", 1.5, 4), TypeError, r"^Node must be an integer, not 1\.5$"),
 ])
 def test_api_errors(call, error, message):
     with pytest.raises(error, match=message):
