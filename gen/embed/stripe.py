@@ -21,10 +21,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from innet.gen.checks import check_int
 from innet.gen.embed.cost import Cost, CostModel, embedding_cost
 from innet.gen.embed.dynamic import (
     _routing,
@@ -76,11 +78,18 @@ class Striping:
 
     def element_ranges(self, elements: int) -> tuple[tuple[int, int], ...]:
         """Half-open element ranges of each tree for a vector of ``elements`` (contiguous,
-        sizes differing by at most one)."""
-        if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) \
-                or elements < 0:
-            raise ValueError(f"Elements must be a non-negative integer, not {elements!r}")
-        bounds = [round(elements * sum(self.shares[:i])) for i in range(len(self.shares) + 1)]
+        covering it exactly, each tree's size its share of it rounded).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``elements`` is not a non-negative integer.
+        """
+        elements = check_int("Elements", elements, low=0)
+        # Exact rationals: a float product rounds wrongly past 2^53 elements.
+        inner = [round(elements * Fraction(sum(self.shares[:i])))
+                 for i in range(1, len(self.shares))]
+        bounds = [0, *(min(max(b, 0), elements) for b in inner), elements]
         return tuple(itertools.pairwise(bounds))
 
     def load_array(self, topo: Topology) -> np.ndarray:

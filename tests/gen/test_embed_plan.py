@@ -1,5 +1,6 @@
 """Several collectives at once (link-disjointness, the id planner) and multi-tree striping."""
 
+import itertools
 from collections import Counter
 from dataclasses import replace
 from itertools import combinations
@@ -148,8 +149,17 @@ def test_striping_roots_and_errors():
         stripe(HX, 2.0)
     with pytest.raises(ValueError, match=r"^Roots must be 2 distinct nodes, not \[1, 1\]$"):
         stripe(HX, 2, roots=[1, 1])
-    with pytest.raises(ValueError, match=r"^Elements must be a non-negative integer, not -1$"):
+    with pytest.raises(ValueError, match=r"^Elements must be at least 0, not -1$"):
         s.element_ranges(-1)
+    with pytest.raises(TypeError, match=r"^Elements must be an integer, not 1\.5$"):
+        s.element_ranges(1.5)
+    # Exactly the vector, however long (float products rounded wrongly past 2^53).
+    for elements in (0, 1, 7, 10**20 + 1):
+        ranges = s.element_ranges(elements)
+        assert ranges[0][0] == 0
+        assert ranges[-1][1] == elements
+        assert all(a <= b for a, b in ranges)
+        assert all(b == c for (_, b), (c, _) in itertools.pairwise(ranges))
     with pytest.raises(ValueError, match=r"^Collective id must be between 0 and 65535, not "
                                          r"65536$"):
         stripe(HX, 2, first_id=65535)
