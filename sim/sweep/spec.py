@@ -368,18 +368,13 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
                              f"{NETWORK['topology'].accepted()}")
         kind = values["topology"]
         if kind == "polarfly":
-            if values["shape"] is not None:
-                raise ValueError(f"{where}.shape does not apply: polarfly takes q (a prime "
-                                 f"power from 2 to 31) and no shape")
-            if values["q"] is None:
-                raise ValueError(f"{where}.q is missing: polarfly takes q (a prime power from "
-                                 f"2 to 31) and no shape")
-        elif values["q"] is not None:
-            raise ValueError(f"{where}.q does not apply: {kind} takes shape (such as \"3x3\") "
-                             f"and no q")
-        elif values["shape"] is None:
-            raise ValueError(f"{where}.shape is missing: {kind} takes shape (such as \"3x3\") "
-                             f"and no q")
+            wanted, unwanted, takes = "q", "shape", "q (a prime power from 2 to 31) and no shape"
+        else:
+            wanted, unwanted, takes = "shape", "q", 'shape (such as "3x3") and no q'
+        if values[unwanted] is not None:
+            raise ValueError(f"{where}.{unwanted} does not apply: {kind} takes {takes}")
+        if values[wanted] is None:
+            raise ValueError(f"{where}.{wanted} is missing: {kind} takes {takes}")
         _check_topology(where, values)
         dtype = DType.parse(values["dtype"])
         if not is_supported(Op.parse(values["op"]), dtype):
