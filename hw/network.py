@@ -64,13 +64,16 @@ from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
-__all__ = ["LOCAL_EXTRA", "NODE_MODULE", "NODE_SLICES", "Network", "NetworkNode", "delayed",
-           "emit_network", "flat_ports", "image_sizes", "link_stage_map", "local_quiet",
-           "network_verilog", "node_instances", "node_slices", "topology_diameter",
-           "wire_links"]
+__all__ = ["LOCAL_EXTRA", "MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network",
+           "NetworkNode", "delayed", "emit_network", "flat_ports", "image_sizes",
+           "link_stage_map", "local_quiet", "network_verilog", "node_instances", "node_slices",
+           "topology_diameter", "wire_links"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
+
+#: Most pipeline stages a link may have (each is a register of the link's every wire).
+MAX_LINK_STAGES = 1024
 
 #: Entries of an endpoint's receive buffer per VC beyond its switch's input buffers. A result
 #: of the root's collective engine is offered to the switch only while every target holds a
@@ -108,11 +111,12 @@ def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 
     TypeError
         If ``link_stages`` or a count is not an integer, or a key is not a pair of integers.
     ValueError
-        If a count is negative, a pair is not a link of ``topology`` or is named twice.
+        If a count is negative or above :data:`MAX_LINK_STAGES`, a pair is not a link of
+        ``topology`` or is named twice.
     """
     links = {(min(link.u, link.v), max(link.u, link.v)) for link in topology.links()}
     if not isinstance(link_stages, Mapping):
-        every = check_int("Link stages", link_stages, low=0)
+        every = check_int("Link stages", link_stages, low=0, high=MAX_LINK_STAGES)
         return dict.fromkeys(sorted(links), every)
     out = dict.fromkeys(sorted(links), 0)
     named = set()
@@ -126,7 +130,7 @@ def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 
         if pair in named:
             raise ValueError(f"Link stages name the link {pair} twice")
         named.add(pair)
-        out[pair] = check_int(f"Link stages of link {key}", value, low=0)
+        out[pair] = check_int(f"Link stages of link {key}", value, low=0, high=MAX_LINK_STAGES)
     return out
 
 

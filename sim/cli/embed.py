@@ -379,6 +379,10 @@ def command(kind: str, **opts: Any) -> None:
         return
     from innet.gen.topology import link_latencies
 
+    if click.get_current_context().get_parameter_source("link_latency") is not \
+            click.core.ParameterSource.DEFAULT:
+        raise ValueError("--link-latency does not apply to piuma: every link costs its level's "
+                         "latency at --clock-mhz")
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
     per_ns = opts["clock_mhz"] / 1000.0

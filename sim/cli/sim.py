@@ -111,10 +111,15 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
     topo, name = network.topology, network.name
     if kind == "piuma":
         from innet.gen.topology.piuma import link_cycles
+        from innet.hw.network import MAX_LINK_STAGES
 
         if not clock_mhz > 0:
             raise ValueError(f"--clock-mhz must be above 0, not {clock_mhz:g}")
         link_stages = link_cycles(topo, 1000.0 / clock_mhz)
+        longest = max(link_stages.values(), default=0)
+        if longest > MAX_LINK_STAGES:
+            raise ValueError(f"--clock-mhz {clock_mhz:g} makes the longest link {longest:,} "
+                             f"cycles; at most {MAX_LINK_STAGES:,} are simulated")
     algos = list(_ALGOS) if algo == "all" else [algo]
     if algo != "all" and algo not in _ALGOS:
         raise ValueError(f"--algo must be one of {', '.join(_ALGOS)} or all, not {algo!r}")

@@ -151,6 +151,9 @@ def test_analyze_sweep_text_json_and_plot(innet, tmp_path):
      "Mesh 3x3 has 9 places, not one for each of the 8 cores"),
     (["embed", "piuma", "--nodes", "2", "--latency-socket", "-1ns"],
      "--latency-socket must be a time such as 5ns or 0.5us, not '-1ns'"),
+    (["embed", "piuma", "--nodes", "2", "--link-latency", "3"],
+     ("--link-latency does not apply to piuma: every link costs its level's latency at "
+      "--clock-mhz")),
 ])
 def test_errors_are_one_line(innet, args, message, tmp_path):
     plot = tmp_path / "never.png"

@@ -25,6 +25,8 @@ CORES = os.cpu_count() or 1
      "Invalid value for '--seed': 4294967296 is not in the range 0<=x<=4294967295."),
     (["piuma", "--clock-mhz", "100"], "piuma needs --nodes, such as 2x2"),
     (["piuma", "--nodes", "2", "--clock-mhz", "0"], "--clock-mhz must be above 0, not 0"),
+    (["piuma", "--nodes", "2", "--clock-mhz", "1e6"],
+     "--clock-mhz 1e+06 makes the longest link 50,000 cycles; at most 1,024 are simulated"),
     (["piuma", "--nodes", "2", "--clock-mhz", "inf"],
      "Invalid value for '--clock-mhz': inf is not a finite number."),
     (["torus", "--shape", "4", "--background", "nan"],

@@ -30,6 +30,9 @@ def test_counts_per_link_in_either_order_and_missing_links_have_none():
 
 @pytest.mark.parametrize(("stages", "error", "message"), [
     (-1, ValueError, r"^Link stages must be at least 0, not -1$"),
+    (1025, ValueError, r"^Link stages must be at most 1024, not 1025$"),
+    ({(0, 1): 10**9}, ValueError,
+     r"^Link stages of link \(0, 1\) must be at most 1024, not 1000000000$"),
     (1.5, TypeError, r"^Link stages must be an integer, not 1\.5$"),
     (True, TypeError, r"^Link stages must be an integer, not True$"),
     ({(0, 2): 1}, ValueError, (r"^Link stages name \(0, 2\), which is not a link of the "
