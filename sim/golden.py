@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from innet.gen.embed import Embedding
 from innet.gen.ops import DType, Op, check_supported, combine, sum_fp32
 from innet.gen.topology import LOCAL
 
@@ -161,6 +162,12 @@ def _up(embedding, local: Callable[[int], Any], reduce: Callable[[int, list], An
     return done
 
 
+def _check_embedding(embedding: object) -> Embedding:
+    if not isinstance(embedding, Embedding):
+        raise TypeError(f"Embedding must be an Embedding, not {type(embedding).__name__}")
+    return embedding
+
+
 def _down(embedding, at_root: Any, hop: Callable[[Any, int, int], Any]) -> dict[int, Any]:
     """Per switch with ``LOCAL`` in ``resp_out``, what reaches it from the root down the
     response tree: ``at_root`` at the root, ``hop(parent's, parent, child)`` one switch
@@ -207,11 +214,17 @@ def embedding_partials(embedding, inputs: Mapping[int, Any]) -> dict[int, np.nda
 
     Raises
     ------
+    TypeError
+        If ``embedding`` is not an Embedding or ``inputs`` not a mapping.
     ValueError
         If an input is missing or the vectors differ in shape, a port of ``req_in`` has no
         child switch in the embedding's links, the request tree has a cycle or reaches an
         unconfigured switch, or the root reduces nothing.
     """
+    _check_embedding(embedding)
+    if not isinstance(inputs, Mapping):
+        raise TypeError(f"Inputs must be a mapping of node to vector, not "
+                        f"{type(inputs).__name__}")
     op, dtype = Op.parse(embedding.op), DType.parse(embedding.dtype)
     check_supported(op, dtype)
     shapes = {np.asarray(v).shape for v in inputs.values()}
@@ -246,7 +259,7 @@ def embedding_results(embedding, inputs: Mapping[int, Any]) -> dict[int, np.ndar
 
     Raises
     ------
-    ValueError
+    TypeError, ValueError
         As :func:`embedding_partials`, or if the response tree leaves the embedding's links,
         reaches an unconfigured switch or a switch twice.
     """
@@ -286,12 +299,16 @@ def idle_latency(embedding, *, radix: int,
 
     Raises
     ------
+    TypeError
+        If ``embedding`` is not an Embedding.
     ValueError
         As :func:`embedding_results` (the same trees are followed), or if a link latency is
         not a non-negative integer.
     """
     from innet.hw.ceng import engine_latency
     from innet.hw.switch import HOP_CYCLES
+
+    _check_embedding(embedding)
 
     latency = _link_latencies(link_latency)
     op = Op.parse(embedding.op)

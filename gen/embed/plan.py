@@ -35,7 +35,16 @@ def _channels(e: Embedding) -> tuple[dict[tuple[int, int], str], dict[tuple[int,
 
 
 def conflict(a: Embedding, b: Embedding) -> str | None:
-    """Why ``a`` and ``b`` cannot share a collective id (a shared link or switch), or None."""
+    """Why ``a`` and ``b`` cannot share a collective id (a shared link or switch), or None.
+
+    Raises
+    ------
+    TypeError
+        If ``a`` or ``b`` is not an Embedding.
+    """
+    for e in (a, b):
+        if not isinstance(e, Embedding):
+            raise TypeError(f"Embedding must be an Embedding, not {type(e).__name__}")
     (req_a, resp_a), (req_b, resp_b) = _channels(a), _channels(b)
     for mine, theirs, name in ((req_a, req_b, "requests"), (resp_a, resp_b, "responses")):
         shared = sorted(mine.keys() & theirs.keys())

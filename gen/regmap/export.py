@@ -23,9 +23,21 @@ __all__ = ["to_c_header", "to_json", "to_markdown"]
 _INDEX_NAMES = "ijklmn"
 
 
+def _check_map(regmap: object) -> Map:
+    if not isinstance(regmap, Map):
+        raise TypeError(f"Register map must be a Map, not {type(regmap).__name__}")
+    return regmap
+
+
 def to_json(regmap: Map) -> str:
-    """The canonical JSON register map (:meth:`Map.as_dict`), indented, sorted keys."""
-    return json.dumps(regmap.as_dict(), indent=2, sort_keys=True) + "\n"
+    """The canonical JSON register map (:meth:`Map.as_dict`), indented, sorted keys.
+
+    Raises
+    ------
+    TypeError
+        If ``regmap`` is not a :class:`Map`.
+    """
+    return json.dumps(_check_map(regmap).as_dict(), indent=2, sort_keys=True) + "\n"
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,13 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
     ``_RESET`` are emitted when they fit in 64 bits (``u`` or ``ull`` literals). Enumerations
     used by fields get ``{prefix}_{ENUM}_{MEMBER}`` constants, guarded so that the headers of
     several maps can be included together.
+
+    Raises
+    ------
+    TypeError
+        If ``regmap`` is not a :class:`Map`.
     """
+    _check_map(regmap)
     p = f"{prefix}_{regmap.name.upper()}"
     digits = max(2, -(-regmap.address_width // 4))
     params = " ".join(f"{k}={v}" for k, v in sorted(regmap.params.items()))
@@ -200,7 +218,13 @@ def to_markdown(regmap: Map) -> str:
 
     Arrays appear once, with their address as a function of the element index
     (``0x20 + 8i, i < 4``).
+
+    Raises
+    ------
+    TypeError
+        If ``regmap`` is not a :class:`Map`.
     """
+    _check_map(regmap)
     digits = max(2, -(-regmap.address_width // 4))
     params = ", ".join(f"`{k}={v}`" for k, v in sorted(regmap.params.items()))
     entries = [e for e in _entries(regmap.placed) if isinstance(e.node, Register)]

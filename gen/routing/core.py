@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = [
     "ALGORITHMS",
@@ -80,10 +80,11 @@ def check_nodes(topo: Topology, name: str, values: Any) -> np.ndarray:
     Raises
     ------
     TypeError
-        If the values are not integers.
+        If ``topo`` is not a Topology or the values are not integers.
     ValueError
         If a value is not a node of ``topo``.
     """
+    check_topology(topo)
     array = np.asarray(values)
     if array.dtype == object or array.dtype == bool or not (
             array.size == 0 or np.issubdtype(array.dtype, np.integer)):
@@ -260,8 +261,7 @@ def routing(topo: Topology, algorithm: str = "auto", *,
         If the algorithm is unknown or does not apply to the topology, a failure names
         a link or node that does not exist, or latencies are missing or invalid.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if not isinstance(algorithm, str):
         raise TypeError(f"Algorithm must be a string, not {algorithm!r:.60}")
     if algorithm not in ALGORITHMS:
@@ -354,8 +354,7 @@ def routing_from_table(topo: Topology, table: Any) -> Routing:
         If the table is not ``N x N``, an entry names a port its switch does not have, the
         diagonal is not the local port, or an off-diagonal entry is.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     array = np.asarray(table)
     if array.dtype == bool or not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"A routing table must hold integers, not {array.dtype}")

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from innet.gen.routing.core import UNREACHABLE
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = [
     "ShortestPath",
@@ -59,10 +59,12 @@ def parse_failures(topo: Topology, links: Iterable[Any] | None,
     Raises
     ------
     TypeError
-        If a link is not a pair of integers or a switch not an integer.
+        If ``topo`` is not a Topology, a link is not a pair of integers or a switch not an
+        integer.
     ValueError
         If a link joins nodes that are not adjacent, or a node id is out of range.
     """
+    check_topology(topo)
     if isinstance(links, (str, bytes)):
         links = [links]
     pairs = sorted({_pair(topo, item) for item in (links or ())})

@@ -25,6 +25,12 @@ __all__ = ["MAX_VERIFY_WORDS", "Verdict", "execute", "golden", "verify"]
 MAX_VERIFY_WORDS = 1 << 26
 
 
+def _check_schedule(schedule: object) -> Schedule:
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"Schedule must be a Schedule, not {type(schedule).__name__}")
+    return schedule
+
+
 def _element_ranges(schedule: Schedule, n: int, ranges: np.ndarray) -> np.ndarray:
     """Element ranges ``(C, S, P, 2)`` of block ranges ``(C, S, P, 2)``."""
     count = schedule.collectives
@@ -53,7 +59,15 @@ def execute(schedule: Schedule, data: np.ndarray,
     -------
     numpy.ndarray
         Same shape and dtype as ``data``.
+
+    Raises
+    ------
+    TypeError
+        If ``schedule`` is not a :class:`Schedule`.
+    ValueError
+        If ``data`` does not hold one vector per rank.
     """
+    _check_schedule(schedule)
     data = np.array(data, copy=True)
     if data.ndim < 2 or data.shape[0] != schedule.ranks:
         raise ValueError(f"Data must have shape (ranks={schedule.ranks}, n, ...), "
@@ -143,9 +157,12 @@ def verify(schedule: Schedule, n: int | None = None, seed: int = 0) -> Verdict:
 
     Raises
     ------
+    TypeError
+        If ``schedule`` is not a :class:`Schedule`.
     ValueError
         If the state (ranks times elements) exceeds :data:`MAX_VERIFY_WORDS`.
     """
+    _check_schedule(schedule)
     n = _default_elements(schedule) if n is None else Schedule._check_n(n)
     if schedule.ranks * n > MAX_VERIFY_WORDS:
         raise ValueError(f"Verifying {schedule.ranks} ranks x {n} elements exceeds the "
@@ -192,9 +209,12 @@ def golden(schedule: Schedule, op, dtype, inputs) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``schedule`` is not a :class:`Schedule`.
     ValueError
         If ``op`` is not defined on ``dtype`` or ``inputs`` has the wrong shape.
     """
+    _check_schedule(schedule)
     op, dtype = ops.Op.parse(op), ops.DType.parse(dtype)
     ops.check_supported(op, dtype)
     inputs = np.asarray(inputs)

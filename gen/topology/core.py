@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["LOCAL", "Link", "PortMap", "Topology", "port_map_from_edges", "port_map_from_rows"]
+__all__ = ["LOCAL", "Link", "PortMap", "Topology", "check_topology", "port_map_from_edges",
+           "port_map_from_rows"]
 
 #: The local (endpoint) port in generator data; hardware gives it index ``radix``.
 LOCAL = -1
@@ -610,3 +611,16 @@ class Topology:
         except RecursionError:
             raise ValueError("Topology JSON is malformed: nested too deeply") from None
         return cls.from_dict(data)
+
+
+def check_topology(topo: object) -> Topology:
+    """``topo`` if it is a :class:`Topology`.
+
+    Raises
+    ------
+    TypeError
+        ``Topology must be a Topology, not {type name}``.
+    """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    return topo

@@ -91,6 +91,8 @@ def test_plan_errors():
         check_disjoint(["x"])
     with pytest.raises(TypeError, match=r"^Expected Embeddings, not int$"):
         assign_collective_ids([3])
+    with pytest.raises(TypeError, match=r"^Embedding must be an Embedding, not str$"):
+        conflict(embed(HX), "x")
     with pytest.raises(ValueError, match=r"^Embeddings were made for different topologies$"):
         check_disjoint([embed(HX), embed(torus((3, 3)))])
     with pytest.raises(ValueError, match=r"^Max ids must be a positive integer, not 0$"):

@@ -215,3 +215,9 @@ def test_exports_show_the_rw1c_error_flags():
     markdown = to_markdown(m)
     assert "| `0x06` | `errors` | 1 | RW1C | `0x0` |" in markdown
     assert f"| 2 | `no_route` | RW1C | 0 | 0..1 | {ERROR_FLAGS['no_route']} |" in markdown
+
+
+@pytest.mark.parametrize("export", [to_json, to_c_header, to_markdown])
+def test_exports_refuse_what_is_not_a_map(export):
+    with pytest.raises(TypeError, match=r"^Register map must be a Map, not dict$"):
+        export(switch_map(4, 2, 16).as_dict())

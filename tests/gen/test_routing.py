@@ -8,11 +8,14 @@ import pytest
 
 from innet.gen.routing import (
     UNREACHABLE,
+    alive_ports,
     hardware_dtype,
     hop_distances,
+    parse_failures,
     port_dtype,
     routing,
     routing_from_table,
+    valiant,
 )
 from innet.gen.topology import LOCAL, hyperx, polarfly, torus
 
@@ -217,6 +220,17 @@ def test_errors():
         r.next_port(0, 1.5)
     with pytest.raises(ValueError, match=r"^Destination names node -1, outside 0..8$"):
         r.column(-1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: hop_distances(None, 0, 1),
+    lambda: valiant(None, 0, 1),
+    lambda: parse_failures(None, ["0-1"], ()),
+    lambda: alive_ports(None),
+])
+def test_functions_of_a_topology_refuse_anything_else(call):
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not NoneType$"):
+        call()
 
 
 def test_routing_from_table_errors():

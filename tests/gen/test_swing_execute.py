@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from innet.gen import ops
-from innet.gen.swing import ALGORITHMS, build_schedule, execute, golden
+from innet.gen.swing import ALGORITHMS, build_schedule, execute, golden, verify
 
 
 def rendezvous(schedule, tables=None):
@@ -126,3 +126,13 @@ def test_bandwidth_optimal_ranks_agree_bit_for_bit():
 def test_bad_inputs(call, error, message):
     with pytest.raises(error, match=message):
         call(build_schedule("swing-b", 4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: execute("swing-b", np.zeros((4, 2)), np.add),
+    lambda: golden("swing-b", "add", "int32", np.zeros((4, 2), np.uint32)),
+    lambda: verify("swing-b"),
+])
+def test_a_schedule_is_required(call):
+    with pytest.raises(TypeError, match=r"^Schedule must be a Schedule, not str$"):
+        call()

@@ -179,6 +179,14 @@ def test_embedding_errors():
     with pytest.raises(ValueError, match=rf"^The root {emb.root} has no request inputs$"):
         embedding_results(no_root, x)
     assert root.req_in
+    for call in (lambda: embedding_partials(emb.to_dict(), x),
+                 lambda: embedding_results(emb.to_dict(), x),
+                 lambda: idle_latency(emb.to_dict(), radix=2)):
+        with pytest.raises(TypeError, match=r"^Embedding must be an Embedding, not dict$"):
+            call()
+    with pytest.raises(TypeError, match=r"^Inputs must be a mapping of node to vector, not "
+                                        r"list$"):
+        embedding_results(emb, list(x.values()))
 
 
 def _edit(emb, node, **changes):
