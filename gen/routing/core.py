@@ -41,6 +41,7 @@ __all__ = [
     "UNREACHABLE",
     "Routing",
     "check_nodes",
+    "check_pairs",
     "hardware_dtype",
     "port_dtype",
     "routing",
@@ -94,6 +95,28 @@ def check_nodes(topo: Topology, name: str, values: Any) -> np.ndarray:
     if len(bad):
         raise ValueError(f"{name} names node {array.flat[bad[0]]}, outside 0..{topo.nodes - 1}")
     return array
+
+
+def check_pairs(topo: Topology, src: Any, dst: Any, names: tuple[str, str] = (
+        "Source", "Destination")) -> tuple[np.ndarray, np.ndarray]:
+    """``src`` and ``dst`` as node ids of ``topo`` (:func:`check_nodes`), broadcast against
+    each other; ``names`` name them in errors.
+
+    Raises
+    ------
+    TypeError
+        As :func:`check_nodes`.
+    ValueError
+        As :func:`check_nodes`, or if the two shapes do not broadcast together.
+    """
+    s = check_nodes(topo, names[0], src)
+    d = check_nodes(topo, names[1], dst)
+    try:
+        s, d = np.broadcast_arrays(s, d)
+    except ValueError:
+        raise ValueError(f"{names[0]} and {names[1].lower()} must broadcast together, not "
+                         f"shapes {s.shape} and {d.shape}") from None
+    return s, d
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,12 +173,11 @@ class Routing:
         Raises
         ------
         TypeError, ValueError
-            If an argument is not a node id of the topology.
+            If an argument is not a node id of the topology, or the two shapes do not
+            broadcast together.
         """
         scalar = np.ndim(node) == 0 and np.ndim(dest) == 0
-        u = check_nodes(self.topology, "Node", node)
-        d = check_nodes(self.topology, "Destination", dest)
-        u, d = np.broadcast_arrays(u, d)
+        u, d = check_pairs(self.topology, node, dest, ("Node", "Destination"))
         out = self._impl.next_port(u.reshape(-1), d.reshape(-1)).reshape(u.shape)
         return int(out) if scalar else out
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.routing.core import check_nodes
+from innet.gen.routing.core import check_pairs
 from innet.gen.topology import Topology
 
 __all__ = ["hop_distances"]
@@ -25,15 +25,14 @@ def hop_distances(topo: Topology, src: Any, dst: Any) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        If a node id is not an integer or out of range.
+        If ``topo`` is not a Topology, a node id is not an integer or out of range, or the
+        shapes do not broadcast together.
     """
     from innet.gen.routing.generic import bfs_distances
     from innet.gen.routing.grid import grid_coordinates, is_grid
     from innet.gen.routing.polarfly import _Field, is_er_graph
 
-    s = check_nodes(topo, "Source", src)
-    d = check_nodes(topo, "Destination", dst)
-    s, d = np.broadcast_arrays(s, d)
+    s, d = check_pairs(topo, src, dst)
     if is_er_graph(topo):
         labels = np.asarray(topo.labels, dtype=np.int64)
         field = _Field(int(topo.params["q"]))

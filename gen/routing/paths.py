@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.routing.core import Routing, check_nodes
+from innet.gen.routing.core import Routing, check_pairs
 from innet.gen.topology import LOCAL
 
 __all__ = ["Paths", "link_loads", "path", "paths"]
@@ -112,6 +112,16 @@ def _join(first: Paths, second: Paths, use: np.ndarray) -> Paths:
     return Paths(nodes=nodes, ports=ports, hops=(cut + second.hops).astype(np.int32))
 
 
+def _broadcast(name: str, values: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``values`` broadcast to the pairs' ``shape``, flat."""
+    array = np.asarray(values)
+    try:
+        return np.broadcast_to(array, shape).reshape(-1)
+    except ValueError:
+        raise ValueError(f"{name} must broadcast against the {shape[0]} pairs, not shape "
+                         f"{array.shape}") from None
+
+
 def paths(routing: Routing, src: Any, dst: Any, via: Any = None) -> Paths:
     """Route every ``(src[i], dst[i])`` pair by following ``routing`` hop by hop.
 
@@ -129,17 +139,16 @@ def paths(routing: Routing, src: Any, dst: Any, via: Any = None) -> Paths:
     TypeError
         If ``routing`` is not a Routing or a node id is not an integer.
     ValueError
-        If a node id is out of range, a destination is unreachable, or the table loops.
+        If a node id is out of range, the arguments do not broadcast together, a destination
+        is unreachable, or the table loops.
     """
     if not isinstance(routing, Routing):
         raise TypeError(f"Routing must be a Routing, not {type(routing).__name__}")
     topo = routing.topology
-    s = check_nodes(topo, "Source", src)
-    d = check_nodes(topo, "Destination", dst)
-    s, d = (np.ascontiguousarray(a.reshape(-1)) for a in np.broadcast_arrays(s, d))
+    s, d = (np.ascontiguousarray(a.reshape(-1)) for a in check_pairs(topo, src, dst))
     if via is None:
         return _walk(routing, s, d)
-    v = np.broadcast_to(np.asarray(via), s.shape).reshape(-1)
+    v = _broadcast("Via", via, s.shape)
     if v.dtype == bool or not np.issubdtype(v.dtype, np.integer):
         raise TypeError(f"Via must be node ids or -1, not {via!r:.60}")
     v = v.astype(np.int64)
@@ -175,10 +184,20 @@ def link_loads(routing: Routing, src: Any, dst: Any, weight: Any = 1, via: Any =
         As :func:`paths`.
     weight : number or array
         Per-packet weight (bytes, elements, ...), broadcast against the pairs.
+
+    Raises
+    ------
+    TypeError
+        As :func:`paths`, or if a weight is not a number.
+    ValueError
+        As :func:`paths`, or if ``weight`` does not broadcast against the pairs.
     """
     routes = paths(routing, src, dst, via)
     topo = routing.topology
-    weights = np.broadcast_to(np.asarray(weight), routes.hops.shape).reshape(-1)
+    weights = _broadcast("Weight", weight, routes.hops.shape)
+    if weights.dtype == bool or not np.issubdtype(weights.dtype, np.number) \
+            or np.issubdtype(weights.dtype, np.complexfloating):
+        raise TypeError(f"Weight must be numbers, not {weight!r:.60}")
     packet, node, port = routes.links()
     radix = max(topo.radix, 1)
     flat = np.bincount(node.astype(np.int64) * radix + port, weights=weights[packet],

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.routing.core import check_nodes
+from innet.gen.checks import check_int
+from innet.gen.routing.core import check_pairs
 from innet.gen.topology import Topology
 
 __all__ = ["VALIANT_MODES", "valiant"]
@@ -53,17 +54,23 @@ def valiant(topo: Topology, src: Any, dst: Any, mode: str = "valiant", *,
 
     Raises
     ------
+    TypeError
+        If ``topo`` is not a Topology, a node id or the seed not an integer.
     ValueError
-        If the mode is unknown, a node id is out of range, or plain Valiant is asked of a
-        network with fewer than 3 nodes.
+        If the mode is unknown, a node id is out of range, the pairs do not broadcast
+        together, the seed is negative, or plain Valiant is asked of a network with fewer
+        than 3 nodes.
     """
     if mode not in VALIANT_MODES:
         raise ValueError(f"Valiant mode must be one of {', '.join(VALIANT_MODES)}, not "
                          f"{mode!r}")
-    s = check_nodes(topo, "Source", src)
-    d = check_nodes(topo, "Destination", dst)
-    s, d = (a.reshape(-1) for a in np.broadcast_arrays(s, d))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    s, d = (a.reshape(-1) for a in check_pairs(topo, src, dst))
+    if isinstance(seed, np.random.Generator):
+        rng = seed
+    else:
+        if seed is not None:
+            check_int("Seed", seed, low=0)
+        rng = np.random.default_rng(seed)
     n = topo.nodes
     if mode == "valiant":
         if n < 3:

@@ -51,6 +51,10 @@ def check_shape(shape: Sequence[int] | int, what: str = "Shape") -> tuple[int, .
     return shape
 
 
+#: Most digits a size of a shape may be written with (far beyond any network that fits).
+_MAX_DIGITS = 12
+
+
 def parse_shape(text: str) -> tuple[int, ...]:
     """Parse ``"4x4x4"`` (also ``4,4,4`` or ``4*4``) into ``(4, 4, 4)`` and validate it.
 
@@ -61,7 +65,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     """
     parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
     if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
-        raise ValueError(f"Shape must be sizes joined by 'x' such as 4x4x4, not {text!r}")
+        raise ValueError(f"Shape must be sizes joined by 'x' such as 4x4x4, not {text!r:.60}")
+    if any(len(p.strip()) > _MAX_DIGITS for p in parts):
+        raise ValueError(f"Shape {str(text).strip():.40} is too large: a size has more than "
+                         f"{_MAX_DIGITS} digits")
     return check_shape(tuple(int(p) for p in parts))
 
 

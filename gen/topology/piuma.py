@@ -162,7 +162,10 @@ def parse_nodes(text: str) -> tuple[int, ...]:
     """
     parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
     if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
-        raise ValueError(f"Nodes must be sizes joined by 'x' such as 4x4, not {text!r}")
+        raise ValueError(f"Nodes must be sizes joined by 'x' such as 4x4, not {text!r:.60}")
+    if any(len(p.strip()) > 12 for p in parts):
+        raise ValueError(f"Nodes {str(text).strip():.40} is too large: a size has more than 12 "
+                         f"digits")
     return check_nodes_shape(tuple(int(p) for p in parts))
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "Sizes",
     "format_bytes",
     "format_count",
+    "node_id",
     "parse_bandwidth",
     "parse_links",
     "parse_mesh",
@@ -30,6 +31,9 @@ __all__ = [
     "parse_sizes",
     "parse_time",
 ]
+
+#: Most digits a number on the command line may have (far beyond any value it can take).
+_MAX_DIGITS = 18
 
 #: What the help of every size option says about the grammar.
 SIZE_GRAMMAR = "K = Ki = 1024, M = Mi = 2^20, G = Gi = 2^30"
@@ -61,6 +65,8 @@ def parse_size(text: str, what: str = "Size", *, low: int = 0, high: int | None 
     match = _SIZE.fullmatch(str(text))
     if match is None or (match.group(3) and unit != "B"):
         raise ValueError(f"{what} must be a size such as {_example(unit)}, not {text!r}")
+    if len(match.group(1)) > _MAX_DIGITS:
+        raise ValueError(f"{what} {text.strip():.40} is too large")
     value = int(match.group(1)) * _MULTIPLIERS[(match.group(2) or "").lower()]
     if value < low:
         raise ValueError(f"{what} must be at least {low}, not {text.strip()!r}")
@@ -215,42 +221,61 @@ def parse_mesh(text: str | None) -> tuple[int, int] | None:
         return None
     parts = text.lower().split("x")
     if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
-        raise ValueError(f"Core mesh must be rows x cols such as 2x4, not {text!r}")
+        raise ValueError(f"Core mesh must be rows x cols such as 2x4, not {text!r:.60}")
+    if any(len(p) > _MAX_DIGITS for p in parts):
+        raise ValueError(f"Core mesh {text:.40} is too large")
     return int(parts[0]), int(parts[1])
 
 
-def parse_node_ids(text: str, what: str) -> list[int]:
-    """``"0,3,5"`` or ranges ``"0-7,9"`` -> node ids.
+def node_id(text: str, what: str, nodes: int) -> int:
+    """The node id ``text`` (ASCII digits) of a network of ``nodes`` nodes.
 
     Raises
     ------
     ValueError
-        If an item is not a non-negative integer or an ascending ``a-b`` range.
+        ``{what} names node {text}, outside 0..{nodes - 1}``.
+    """
+    if len(text) > len(str(nodes)) or int(text) >= nodes:
+        raise ValueError(f"{what} names node {text:.40}, outside 0..{nodes - 1}")
+    return int(text)
+
+
+def parse_node_ids(text: str, what: str, *, nodes: int) -> list[int]:
+    """``"0,3,5"`` or ranges ``"0-7,9"`` -> node ids of a network of ``nodes`` nodes.
+
+    Raises
+    ------
+    ValueError
+        If an item is not a non-negative integer or an ascending ``a-b`` range, or names a
+        node outside ``0..nodes-1``.
     """
     out: list[int] = []
     for item in (part.strip() for part in text.split(",")):
         lo, sep, hi = item.partition("-")
         if lo.isdigit() and (not sep or hi.isdigit()) and lo.isascii() and hi.isascii():
-            a, b = int(lo), int(hi) if sep else int(lo)
+            a = node_id(lo, what, nodes)
+            b = node_id(hi, what, nodes) if sep else a
             if b >= a:
                 out.extend(range(a, b + 1))
                 continue
-        raise ValueError(f"{what} must be node ids such as 0,3,5 or 0-7, not {item!r}")
+        raise ValueError(f"{what} must be node ids such as 0,3,5 or 0-7, not {item!r:.60}")
     return out
 
 
-def parse_links(text: str) -> list[tuple[int, int]]:
-    """``"0-1,2-7"`` -> ``[(0, 1), (2, 7)]``.
+def parse_links(text: str, *, nodes: int) -> list[tuple[int, int]]:
+    """``"0-1,2-7"`` -> ``[(0, 1), (2, 7)]``, links of a network of ``nodes`` nodes.
 
     Raises
     ------
     ValueError
-        If an item is not ``u-v`` with non-negative integers.
+        If an item is not ``u-v`` with non-negative integers, or names a node outside
+        ``0..nodes-1``.
     """
     out = []
     for item in (part.strip() for part in text.split(",")):
         u, sep, v = item.partition("-")
         if not (sep and u.isdigit() and v.isdigit() and u.isascii() and v.isascii()):
-            raise ValueError(f"--fail-links must be links u-v separated by commas, not {item!r}")
-        out.append((int(u), int(v)))
+            raise ValueError(f"--fail-links must be links u-v separated by commas, not "
+                             f"{item!r:.60}")
+        out.append((node_id(u, "--fail-links", nodes), node_id(v, "--fail-links", nodes)))
     return out

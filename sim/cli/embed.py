@@ -51,6 +51,7 @@ from innet.sim.cli._parse import (
     Size,
     Sizes,
     format_count,
+    node_id,
     parse_links,
     parse_node_ids,
 )
@@ -60,12 +61,12 @@ __all__ = ["command"]
 _DEFAULT = CostModel()
 
 
-def _root(text: str) -> int | str:
+def _root(text: str, nodes: int) -> int | str:
     if text == "auto":
         return text
     if text.isdigit() and text.isascii():
-        return int(text)
-    raise ValueError(f"--root must be auto or a node id, not {text!r}")
+        return node_id(text, "--root", nodes)
+    raise ValueError(f"--root must be auto or a node id, not {text!r:.60}")
 
 
 def _options(func):
@@ -173,12 +174,12 @@ def _run(topo, description: str, opts: dict[str, Any],
         _check_compare(opts)
     elif opts["sizes"] is not None:
         raise ValueError("--sizes applies to --compare; add --compare")
-    participants = (parse_node_ids(opts["participants"], "--participants")
+    participants = (parse_node_ids(opts["participants"], "--participants", nodes=topo.nodes)
                     if opts["participants"] is not None else None)
-    links = parse_links(opts["fail_links"]) if opts["fail_links"] else None
-    dead = parse_node_ids(opts["fail_switches"], "--fail-switches") if opts["fail_switches"] \
-        else None
-    root = _root(opts["root"])
+    links = parse_links(opts["fail_links"], nodes=topo.nodes) if opts["fail_links"] else None
+    dead = (parse_node_ids(opts["fail_switches"], "--fail-switches", nodes=topo.nodes)
+            if opts["fail_switches"] else None)
+    root = _root(opts["root"], topo.nodes)
     common = {"kind": opts["collective_kind"], "op": opts["op"], "dtype": opts["dtype"],
               "failed_links": links, "failed_switches": dead}
     head = {"kind": topo.kind, "params": {k: (list(v) if isinstance(v, tuple) else v)

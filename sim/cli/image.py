@@ -48,20 +48,20 @@ from innet.sim.cli._options import (
     topology_from_args,
     topology_options,
 )
-from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_links, parse_node_ids
+from innet.sim.cli._parse import SIZE_GRAMMAR, Size, node_id, parse_links, parse_node_ids
 
 __all__ = ["command", "parse_embed"]
 
 _EMBED_KEYS = ("root", "participants", "id", "op", "dtype")
 
 
-def parse_embed(text: str) -> dict[str, Any]:
+def parse_embed(text: str, *, nodes: int) -> dict[str, Any]:
     """``"reduce:root=4:participants=1,4,7:id=2"`` -> ``{"kind": "reduce", "root": 4, ...}``.
 
     Raises
     ------
     ValueError
-        On an unknown kind or key, or a malformed value.
+        On an unknown kind or key, a malformed value, or a node outside ``0..nodes-1``.
     """
     from innet.gen.embed import KINDS
 
@@ -76,15 +76,29 @@ def parse_embed(text: str) -> dict[str, Any]:
             raise ValueError(f"--embed items must be key=value with a key of "
                              f"{', '.join(_EMBED_KEYS)}, not {item!r}")
         if key == "participants":
-            spec[key] = parse_node_ids(value, "--embed participants")
+            spec[key] = parse_node_ids(value, "--embed participants", nodes=nodes)
         elif key in ("id", "root") and not (key == "root" and value == "auto"):
             if not (value.isdigit() and value.isascii()):
                 raise ValueError(f"--embed {key} must be a non-negative integer"
-                                 f"{' or auto' if key == 'root' else ''}, not {value!r}")
-            spec[key] = int(value)
+                                 f"{' or auto' if key == 'root' else ''}, not {value!r:.60}")
+            if key == "root":
+                spec[key] = node_id(value, "--embed root", nodes)
+            elif len(value) > 12:
+                raise ValueError(f"--embed id {value:.40} is too large")
+            else:
+                spec[key] = int(value)
         else:
             spec[key] = value
     return spec
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory; False for a name the system cannot look up (such as
+    one too long), which is then read as an embedding specification."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
@@ -96,12 +110,12 @@ def _embeddings(topo, specs: tuple[str, ...], op: str, dtype: str,
         if not text.strip():
             raise ValueError("--embed must name an embedding or a JSON file, not ''")
         path = Path(text)
-        if text.endswith(".json") or path.is_dir():
-            source = path / "embedding.json" if path.is_dir() else path
+        if text.endswith(".json") or _is_dir(path):
+            source = path / "embedding.json" if _is_dir(path) else path
             made += _embedding_file(source, topo)
             taken.update(e.collective_id for e in made)
             continue
-        spec = parse_embed(text)
+        spec = parse_embed(text, nodes=topo.nodes)
         cid = spec.pop("id", None)
         if cid is None:
             cid = next(c for c in range(len(taken) + 1) if c not in taken)
@@ -221,9 +235,9 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
 
     network = topology_from_args(kind, options)
     topo, name = network.topology, network.name
-    failures = {"failed_links": parse_links(fail_links) if fail_links else [],
-                "failed_switches": parse_node_ids(fail_switches, "--fail-switches")
-                if fail_switches else []}
+    failures = {"failed_links": parse_links(fail_links, nodes=topo.nodes) if fail_links else [],
+                "failed_switches": parse_node_ids(fail_switches, "--fail-switches",
+                                                  nodes=topo.nodes) if fail_switches else []}
     made = _embeddings(topo, embed_specs, op, dtype, failures)
     schedule = _schedule(swing, host_shape(topo))
     plan = None

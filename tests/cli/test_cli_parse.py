@@ -136,11 +136,29 @@ def test_mesh_nodes_and_links():
     with pytest.raises(ValueError, match=r"^Core mesh must be rows x cols such as 2x4, not "
                                          r"'2x4x1'$"):
         parse_mesh("2x4x1")
-    assert parse_node_ids("0-3,9", "--participants") == [0, 1, 2, 3, 9]
+    assert parse_node_ids("0-3,9", "--participants", nodes=10) == [0, 1, 2, 3, 9]
     with pytest.raises(ValueError, match=r"^--participants must be node ids such as 0,3,5 or "
                                          r"0-7, not '5-2'$"):
-        parse_node_ids("5-2", "--participants")
-    assert parse_links("0-1, 2-7") == [(0, 1), (2, 7)]
+        parse_node_ids("5-2", "--participants", nodes=10)
+    with pytest.raises(ValueError, match=r"^--participants names node 10, outside 0..9$"):
+        parse_node_ids("0-3,10", "--participants", nodes=10)
+    # A range is bounded by the network before it is expanded.
+    with pytest.raises(ValueError, match=r"^--participants names node 99999999999, outside "
+                                         r"0..9$"):
+        parse_node_ids("0-99999999999", "--participants", nodes=10)
+    assert parse_links("0-1, 2-7", nodes=8) == [(0, 1), (2, 7)]
     with pytest.raises(ValueError, match=r"^--fail-links must be links u-v separated by "
                                          r"commas, not '0:1'$"):
-        parse_links("0:1")
+        parse_links("0:1", nodes=8)
+    with pytest.raises(ValueError, match=r"^--fail-links names node 8, outside 0..7$"):
+        parse_links("0-8", nodes=8)
+
+
+def test_numbers_of_thousands_of_digits_are_named_too_large():
+    with pytest.raises(ValueError, match=rf"^--elements {'9' * 40} is too large$"):
+        parse_size("9" * 5000, "--elements")
+    with pytest.raises(ValueError, match=rf"^Core mesh 2x{'9' * 38} is too large$"):
+        parse_mesh("2x" + "9" * 5000)
+    with pytest.raises(ValueError, match=rf"^--participants names node {'9' * 40}, outside "
+                                         r"0..9$"):
+        parse_node_ids("9" * 5000, "--participants", nodes=10)

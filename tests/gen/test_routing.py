@@ -225,6 +225,7 @@ def test_errors():
 @pytest.mark.parametrize("call", [
     lambda: hop_distances(None, 0, 1),
     lambda: valiant(None, 0, 1),
+    lambda: hop_distances(None, [0, 1], [1]),
     lambda: parse_failures(None, ["0-1"], ()),
     lambda: alive_ports(None),
 ])

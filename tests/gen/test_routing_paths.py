@@ -141,7 +141,35 @@ def test_errors():
         valiant(torus(2), 0, 1)
     with pytest.raises(ValueError, match=r"^Source names node 20, outside 0..12$"):
         valiant(topo, 20, 1)
+    with pytest.raises(TypeError, match=r"^Seed must be an integer, not 'x'$"):
+        valiant(topo, 0, 5, seed="x")
+    with pytest.raises(ValueError, match=r"^Seed must be at least 0, not -1$"):
+        valiant(topo, 0, 5, seed=-1)
     assert isinstance(r, Routing)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda t, r: paths(r, [0, 1, 2], [1, 2]),
+     r"^Source and destination must broadcast together, not shapes \(3,\) and \(2,\)$"),
+    (lambda t, r: valiant(t, [0, 1, 2], [1, 2]),
+     r"^Source and destination must broadcast together, not shapes \(3,\) and \(2,\)$"),
+    (lambda t, r: r.next_port([0, 1, 2], [1, 2]),
+     r"^Node and destination must broadcast together, not shapes \(3,\) and \(2,\)$"),
+    (lambda t, r: paths(r, [0, 1, 2], [1, 2, 3], via=[4, 5]),
+     r"^Via must broadcast against the 3 pairs, not shape \(2,\)$"),
+    (lambda t, r: link_loads(r, [0, 1, 2], [1, 2, 3], weight=[1, 2]),
+     r"^Weight must broadcast against the 3 pairs, not shape \(2,\)$"),
+])
+def test_shapes_that_do_not_broadcast_are_named(call, message):
+    topo = polarfly(3)
+    with pytest.raises(ValueError, match=message):
+        call(topo, routing(topo))
+
+
+def test_weights_must_be_numbers():
+    topo = polarfly(3)
+    with pytest.raises(TypeError, match=r"^Weight must be numbers, not 'a'$"):
+        link_loads(routing(topo), [0, 1], [1, 2], weight="a")
 
 
 def test_valiant_on_other_topologies_uses_shortest_legs():
