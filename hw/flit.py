@@ -64,6 +64,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap import MAX_COLLECTIVE_IDS
 
 __all__ = [
     "Flit",
@@ -179,7 +180,7 @@ class FlitParams:
     def __post_init__(self) -> None:
         _check_range("Payload width", self.payload_width, 1, 1024)
         _check_range("Routing depth", self.routing_depth, 1, 1 << 16)
-        _check_range("Collective ids", self.collective_ids, 1, 256)
+        _check_range("Collective ids", self.collective_ids, 1, MAX_COLLECTIVE_IDS)
         _check_range("p2p virtual channels", self.p2p_vcs, 1, 16)
         _check_range("Index width", self.index_width, 1, 32)
         _check_range("Tag width", self.tag_width, 1, 32)

@@ -102,7 +102,7 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     Parameters
     ----------
     collective_ids : int
-        Collective identifiers, 1..65536.
+        Collective identifiers, 1..256.
     step_depth : int
         Step-table entries, 1..65535.
     vector_depth : int

@@ -45,8 +45,9 @@ __all__ = [
     "switch_map",
 ]
 
-#: Largest number of collective ids a map supports (collective-id fields are at most 16 bits).
-MAX_COLLECTIVE_IDS = 1 << 16
+#: Largest number of collective ids a map supports: the switch's flits carry the id in at most
+#: 8 bits (:class:`innet.hw.flit.FlitParams`).
+MAX_COLLECTIVE_IDS = 256
 
 #: Largest radix a map supports: a port mask of up to 33 words.
 MAX_RADIX = 1024
@@ -196,7 +197,7 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     radix : int
         Network ports (the topology's maximum degree), 1..:data:`MAX_RADIX`.
     collective_ids : int
-        Collective identifiers, 1..65536.
+        Collective identifiers, 1..256.
     routing_depth : int
         Routing-table entries (destinations ``0..routing_depth-1``), 1..2**node_id_width.
     node_id_width : int

@@ -203,9 +203,9 @@ def test_errors():
         embed(topo, op="xor", dtype="fp32")
     with pytest.raises(ValueError, match=r"^Operation must be one of "):
         embed(topo, op="avg")
-    with pytest.raises(ValueError, match=r"^Collective id must be between 0 and 65535, not "
-                                         r"65536$"):
-        embed(topo, collective_id=65536)
+    with pytest.raises(ValueError, match=r"^Collective id must be between 0 and 255, not "
+                                         r"256$"):
+        embed(topo, collective_id=256)
     with pytest.raises(TypeError, match=r"^Collective id must be an integer, not '1'$"):
         embed(topo, collective_id="1")
     with pytest.raises(ValueError, match=r"^Participant 3 is listed twice$"):

@@ -162,6 +162,6 @@ def test_striping_roots_and_errors():
         assert ranges[-1][1] == elements
         assert all(a <= b for a, b in ranges)
         assert all(b == c for (_, b), (c, _) in itertools.pairwise(ranges))
-    with pytest.raises(ValueError, match=r"^Collective id must be between 0 and 65535, not "
-                                         r"65536$"):
-        stripe(HX, 2, first_id=65535)
+    with pytest.raises(ValueError, match=r"^Collective id must be between 0 and 255, not "
+                                         r"256$"):
+        stripe(HX, 2, first_id=255)

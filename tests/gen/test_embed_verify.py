@@ -38,7 +38,7 @@ def test_header():
                                       "barrier, not 'scan'")
     check(replace(BASE, op=Op.XOR, dtype=DType.FP32), "Operation xor is not defined on fp32")
     check(replace(BASE, op=3), r"Op and dtype must be Op and DType codes, not 3 and .*")
-    check(replace(BASE, collective_id=70000), "Collective id 70000 is outside 0..65535")
+    check(replace(BASE, collective_id=256), "Collective id 256 is outside 0..255")
     check(replace(BASE, participants=()), "Embedding has no participants")
     check(replace(BASE, participants=(5, 3)), "Participants must be listed once each, in "
                                               "ascending order")

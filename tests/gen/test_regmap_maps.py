@@ -146,7 +146,7 @@ def test_switch_small_example_addresses():
     ((-3, 4, 16), {}, ValueError, "Radix must be at least 1, not -3"),
     (("8", 4, 16), {}, TypeError, "Radix must be an integer, not '8'"),
     ((8, 0, 16), {}, ValueError, "Collective ids must be at least 1, not 0"),
-    ((8, 65537, 16), {}, ValueError, "Collective ids must be at most 65536, not 65537"),
+    ((8, 257, 16), {}, ValueError, "Collective ids must be at most 256, not 257"),
     ((8, 4, 0), {}, ValueError, "Routing depth must be at least 1, not 0"),
     ((8, 4, 257), {"node_id_width": 8}, ValueError, "Routing depth must be at most 256, not 257"),
     ((8, 4, 16), {"node_id_width": 0}, ValueError, "Node id width must be at least 1, not 0"),
@@ -268,7 +268,7 @@ def test_endpoint_small_example_addresses():
 
 @pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
     ((0, 8, 64), {}, ValueError, "Collective ids must be at least 1, not 0"),
-    ((65537, 8, 64), {}, ValueError, "Collective ids must be at most 65536, not 65537"),
+    ((257, 8, 64), {}, ValueError, "Collective ids must be at most 256, not 257"),
     ((4, 0, 64), {}, ValueError, "Step depth must be at least 1, not 0"),
     ((4, 65536, 64), {}, ValueError, "Step depth must be at most 65535, not 65536"),
     ((4, 8, 0), {}, ValueError, "Vector depth must be at least 1, not 0"),
