@@ -7,8 +7,8 @@ Modules are imported only when their command runs or help is shown, so they keep
 
 Errors end the program with one line on stderr, ``innet: error: ...``: a user error (a bad value,
 a missing file, a malformed command line) exits 2; a failed result (a simulation that is not
-bit-exact, a failed check or tool) exits 1. Any other exception is a bug in innet: it is reported
-as an internal error and exits 1. ``INNET_DEBUG=1`` shows the traceback of either instead.
+bit-exact, a failed check or tool) exits 1, and so does running out of memory. Any other
+exception is a bug in innet: it is reported as an internal error and exits 1. ``INNET_DEBUG=1`` shows the traceback of either instead.
 An interrupt (Ctrl-C, exit 130) or ``SIGTERM`` (exit 143) unwinds the program as an exception, so
 that the tools it started are stopped and its temporary files removed.
 """
@@ -71,6 +71,11 @@ class _Commands(click.Group):
             if debug():
                 raise
             fail(_line(error), code=USER_ERROR)
+        except MemoryError:
+            if debug():
+                raise
+            fail("out of memory: this run needs more than the machine has; try a smaller "
+                 "network or vector", code=FAILED)
         except Exception as error:
             if debug():
                 raise

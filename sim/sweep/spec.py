@@ -27,6 +27,7 @@ defaults is the same point.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import tomllib
@@ -157,6 +158,12 @@ NETWORK: dict[str, Param] = {
     "seed": _int(0, 0, 2**31 - 1),
 }
 
+#: Most points a spec may name (each is a synthesis or a simulation of minutes).
+MAX_POINTS = 10_000
+
+#: Most switches of a simulated HyperX or torus (PolarFly's q <= 31 gives at most 993).
+MAX_SHAPE_NODES = 1024
+
 #: Parameters of the ``[sweep]`` table.
 SWEEP: dict[str, Param] = {"timeout": Param("float", 1800.0, 1.0)}
 
@@ -238,8 +245,10 @@ def load_spec(path: str | Path) -> Spec:
     text = path.read_text()
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
+    except ValueError as error:  # TOMLDecodeError, or an integer of thousands of digits
         raise ValueError(f"{path.name} is not valid TOML: {error}") from None
+    except RecursionError:
+        raise ValueError(f"{path.name} is not valid TOML: nested too deeply") from None
     try:
         return parse_spec(data, name=path.stem)
     except ValueError as error:
@@ -253,9 +262,9 @@ def parse_spec(data: Mapping[str, Any], name: str = "") -> Spec:
     ------
     ValueError
         For an unknown table or parameter, a value of the wrong type or out of range, an
-        empty list, a value given twice in one list, parameters that do not go together, or a
-        spec without points; the message names the key (``hardware[2].radix``) and the
-        accepted values.
+        empty list, a value given twice in one list, parameters that do not go together, a
+        spec without points or with more than :data:`MAX_POINTS`; the message names the key
+        (``hardware[2].radix``) and the accepted values.
     """
     unknown = sorted(set(data) - {"sweep", "hardware", "network"})
     if unknown:
@@ -279,6 +288,8 @@ def parse_spec(data: Mapping[str, Any], name: str = "") -> Spec:
             where = f"{kind}[{i}]"
             expand = _hardware if kind == "hardware" else _network
             for params in expand(where, table):
+                if len(points) == MAX_POINTS:
+                    raise ValueError(f"The spec names more than {MAX_POINTS:,} points; split it")
                 if params in seen:
                     raise ValueError(f"{where} repeats the point of {seen[params]}; each point "
                                      f"is named once")
@@ -324,10 +335,16 @@ def _grid(where: str, table: Mapping[str, Any], schema: Mapping[str, Param]
             raise ValueError(f"{where}.{key} is an empty list; give {param.accepted()}, or a "
                              f"list of them")
         checked = [_value(f"{where}.{key}", param, v) for v in values]
-        twice = [v for v in checked if checked.count(v) > 1]
-        if twice:
-            raise ValueError(f"{where}.{key} lists {_shown(twice[0])} twice")
+        distinct = set()
+        for v in checked:
+            if v in distinct:
+                raise ValueError(f"{where}.{key} lists {_shown(v)} twice")
+            distinct.add(v)
         axes.append(checked)
+    count = math.prod(len(axis) for axis in axes)
+    if count > MAX_POINTS:
+        raise ValueError(f"{where} names {count:,} points; a spec names at most "
+                         f"{MAX_POINTS:,}")
     return [dict(zip(schema, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
@@ -386,24 +403,39 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
 
 
 def _check_topology(where: str, values: Mapping[str, Any]) -> None:
+    problem = _topology_problem(values["topology"], values["q"], values["shape"])
+    if problem is not None:
+        raise ValueError(f"{where}.{problem}")
+
+
+@functools.lru_cache(maxsize=256)
+def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None:
+    """What is wrong with a network point's topology (its key first), or None; once per
+    topology however many points share it."""
     from innet.gen.topology import parse_shape
 
-    if values["topology"] == "polarfly":
+    values = {"topology": kind, "q": q, "shape": shape}
+    if kind == "polarfly":
         try:
             topology(values)
         except ValueError:
-            raise ValueError(f"{where}.q must be a prime power from 2 to 31, not "
-                             f"{values['q']}") from None
-        return
+            return f"q must be a prime power from 2 to 31, not {q}"
+        return None
     try:
-        parse_shape(values["shape"])
-    except ValueError:
-        raise ValueError(f"{where}.shape must be sizes joined by 'x' such as \"3x3\", not "
-                         f"{values['shape']!r}") from None
+        dims = parse_shape(shape)
+    except ValueError as error:
+        if str(error).startswith("Shape must be sizes"):
+            return f"shape must be sizes joined by 'x' such as \"3x3\", not {shape!r:.60}"
+        return f"shape {shape!r:.60}: {error}"
+    nodes = math.prod(dims)
+    if nodes > MAX_SHAPE_NODES:
+        return (f"shape {shape!r} has {nodes:,} switches; a simulated network has at most "
+                f"{MAX_SHAPE_NODES:,}")
     try:
         topology(values)
     except ValueError as error:
-        raise ValueError(f"{where}.shape {values['shape']!r}: {error}") from None
+        return f"shape {shape!r}: {error}"
+    return None
 
 
 def topology(values: Mapping[str, Any]):

@@ -108,6 +108,14 @@ def test_internal_errors_say_they_are_a_bug(broken_polarfly, error):
                            f"for the traceback\n")
 
 
+def test_running_out_of_memory_is_a_failed_run_not_a_bug(broken_polarfly):
+    broken_polarfly(MemoryError())
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"])
+    assert done.exit_code == 1
+    assert done.stderr == ("innet: error: out of memory: this run needs more than the machine "
+                           "has; try a smaller network or vector\n")
+
+
 def test_innet_debug_shows_the_traceback(broken_polarfly):
     broken_polarfly(TypeError("unsupported operand"))
     done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"], env={"INNET_DEBUG": "1"})

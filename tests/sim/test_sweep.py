@@ -141,6 +141,20 @@ def test_a_default_named_or_left_out_is_the_same_point():
      "sweep.timeout must be a number of at least 1, not 0"),
     ({"sweep": {"workers": 2}, "hardware": [{"component": "alu"}]},
      "sweep has no parameter 'workers'; it takes timeout"),
+    ({"network": [{"topology": "hyperx", "shape": "65536x65536"}]},
+     "network[0].shape '65536x65536': Shape 65536x65536 is too large: 4294967296 nodes"),
+    ({"network": [{"topology": "hyperx", "shape": "64x64x64"}]},
+     "network[0].shape '64x64x64' has 262,144 switches; a simulated network has at most 1,024"),
+    ({"network": [{"topology": "polarfly", "q": 2, "seed": list(range(1000)),
+                   "elements": list(range(1, 1001))}]},
+     "network[0] names 1,000,000 points; a spec names at most 10,000"),
+    ({"network": [{"topology": "polarfly", "q": 2, "seed": list(range(100_000))}]},
+     "network[0] names 100,000 points; a spec names at most 10,000"),
+    ({"network": [{"topology": "polarfly", "q": 2, "seed": [*range(100_000), 5]}]},
+     "network[0].seed lists 5 twice"),
+    ({"network": [{"topology": "polarfly", "q": q, "seed": list(range(3000))}
+                  for q in (2, 3, 4, 5)]},
+     "The spec names more than 10,000 points; split it"),
 ])
 def test_bad_specs_are_refused_naming_the_key(data, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
