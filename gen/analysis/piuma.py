@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from innet.gen.checks import check_int
 from innet.gen.topology import Topology
 from innet.gen.topology.piuma import (
     PiumaLayout,
@@ -74,6 +75,8 @@ __all__ = [
     "AGREEMENT",
     "DEFAULT_VECTOR_BYTES",
     "DIAMETER_BUDGET",
+    "MAX_ELEMENT_BYTES",
+    "MAX_FLAGS",
     "TABLE1",
     "Claim",
     "Point",
@@ -96,6 +99,10 @@ __all__ = [
 
 #: The "moderately long" vector of the throughput claims: 128 KB.
 DEFAULT_VECTOR_BYTES = 128 * 1024
+
+#: Largest element and flag count of :class:`SystemParams`.
+MAX_ELEMENT_BYTES = 1 << 20
+MAX_FLAGS = 1024
 
 
 def _number(name: str, value: object, *, allow_zero: bool = False) -> float:
@@ -163,13 +170,9 @@ class SystemParams:
         object.__setattr__(self, "bw_link", _number("Link bandwidth", self.bw_link))
         object.__setattr__(self, "round_overhead",
                            _number("Round overhead", self.round_overhead, allow_zero=True))
-        for name, label, low in (("element_bytes", "Element bytes", 1), ("flags", "Flags", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(f"{label} must be an integer, not {value!r:.60}")
-            if value < low:
-                raise ValueError(f"{label} must be at least {low}, not {value}")
-            object.__setattr__(self, name, int(value))
+        for name, label, low, high in (("element_bytes", "Element bytes", 1, MAX_ELEMENT_BYTES),
+                                       ("flags", "Flags", 0, MAX_FLAGS)):
+            object.__setattr__(self, name, check_int(label, getattr(self, name), low, high))
 
     @property
     def latencies(self) -> dict[str, float]:

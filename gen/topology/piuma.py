@@ -104,8 +104,12 @@ PLACEMENTS = ("spread", "hub")
 TABLE1_LATENCIES = {"core": 5.0, "socket": 25.0, "node": 50.0}
 #: Most sockets per node and cores per socket (PIUMA, Table 1: 16 and 8).
 MAX_SOCKETS = MAX_CORES = 4096
-#: Most nodes of a wiring plan (:func:`piuma_plan`; a network built is bounded by its ports).
+#: Most nodes of a wiring plan (:func:`piuma_plan`; a network built is bounded by its ports
+#: and switches).
 MAX_NODES = 1 << 20
+#: Most switches of a PIUMA network built (:func:`piuma`): a million take about 6 s and a few
+#: GB; the closed forms of :mod:`innet.gen.analysis.piuma` cover larger systems.
+MAX_SWITCHES = 1 << 21
 
 _KIND = "piuma"
 
@@ -258,6 +262,13 @@ class PiumaLayout:
         mesh port, ``("socket", o, 0)`` for a socket link of offset ``o``, ``("node", d, δ)``
         for a node link."""
         rows, cols = self.mesh
+        socket_ports: list[list[tuple[str, int, int]]] = [[] for _ in range(self.cores)]
+        for o in range(1, self.sockets):
+            socket_ports[self.socket_core[o]].append(("socket", o, 0))
+        node_ports: dict[int, list[tuple[str, int, int]]] = {}
+        for d, row in enumerate(self.node_slot):
+            for delta in range(1, len(row)):
+                node_ports.setdefault(row[delta], []).append(("node", d, delta))
         out = []
         for slot in range(self.slots):
             core = slot % self.cores
@@ -268,10 +279,8 @@ class PiumaLayout:
                     ports.append(("core", dim, -1))
                 if x < size - 1:
                     ports.append(("core", dim, 1))
-            ports += [("socket", o, 0) for o in range(1, self.sockets)
-                      if self.socket_core[o] == core]
-            ports += [("node", d, delta) for d, row in enumerate(self.node_slot)
-                      for delta in range(1, len(row)) if row[delta] == slot]
+            ports += socket_ports[core]
+            ports += node_ports.get(slot, ())
             out.append(tuple(ports))
         return tuple(out)
 
@@ -376,12 +385,16 @@ def _check_plan(nodes: object, sockets: object, cores: object, mesh: object,
 
 def _check_ports(shape: tuple[int, ...], sockets: int, cores: int,
                  mesh: tuple[int, int]) -> None:
-    """Refuse a network of more port entries than supported before wiring it: every socket
-    has the links of its mesh and one to every other socket of its node, every node one to
-    each node whose coordinates differ from its own in one dimension."""
+    """Refuse a network of more switches or port entries than supported before wiring it
+    (:data:`MAX_SWITCHES`, :data:`MAX_PORT_ENTRIES`): every socket has the links of its mesh
+    and one to every other socket of its node, every node one to each node whose coordinates
+    differ from its own in one dimension."""
     rows, cols = mesh
     nodes = math.prod(shape)
     chips = nodes * sockets
+    if chips * cores > MAX_SWITCHES:
+        raise ValueError(f"A PIUMA network of {chips * cores:,} switches is too large; at most "
+                         f"{MAX_SWITCHES:,} are built")
     ports = (chips * (2 * (rows * (cols - 1) + cols * (rows - 1)) + sockets - 1)
              + nodes * sum(size - 1 for size in shape))
     if ports > MAX_PORT_ENTRIES:

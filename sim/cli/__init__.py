@@ -8,9 +8,10 @@ Modules are imported only when their command runs or help is shown, so they keep
 Errors end the program with one line on stderr, ``innet: error: ...``: a user error (a bad value,
 a missing file, a malformed command line) exits 2; a failed result (a simulation that is not
 bit-exact, a failed check or tool) exits 1, and so does running out of memory. Any other
-exception is a bug in innet: it is reported as an internal error and exits 1. ``INNET_DEBUG=1`` shows the traceback of either instead.
-An interrupt (Ctrl-C, exit 130) or ``SIGTERM`` (exit 143) unwinds the program as an exception, so
-that the tools it started are stopped and its temporary files removed.
+exception is a bug in innet: it is reported as an internal error and exits 1. ``INNET_DEBUG=1``
+shows the traceback of either instead. An interrupt (Ctrl-C, exit 130) or ``SIGTERM`` (exit
+143) unwinds the program as an exception, so that the tools it started are stopped and its
+temporary files removed.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from innet.gen.analysis.piuma import MAX_ELEMENT_BYTES, MAX_FLAGS
 from innet.gen.topology.piuma import MAX_NODES
 from innet.sim.cli._common import (
     json_option,
@@ -122,9 +123,10 @@ def command() -> None:
               help="Memory bandwidth per core.")
 @click.option("--bw-link", default="64Gbps", show_default=True,
               help="Unidirectional link bandwidth.")
-@click.option("--element-bytes", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--element-bytes", type=click.IntRange(1, MAX_ELEMENT_BYTES), default=4,
+              show_default=True,
               help="Bytes per element of the vector.")
-@click.option("--flags", type=int, default=1, show_default=True,
+@click.option("--flags", type=click.IntRange(0, MAX_FLAGS), default=1, show_default=True,
               help="One-way latencies per host round for the flag exchange.")
 @click.option("--round-overhead", default="0ns", show_default=True,
               help="Extra cost of every host round (not in Table 1).")

@@ -143,6 +143,8 @@ def test_analyze_sweep_text_json_and_plot(innet, tmp_path):
     (["analyze", "piuma", "--generate-up-to", "many"],
      "--generate-up-to must be a size such as 64, 4K or 1Mi, not 'many'"),
     (["analyze", "piuma", "--max-nodes", "4M"], "--max-nodes must be at most 1,048,576, not '4M'"),
+    (["analyze", "piuma", "--flags", "2000"],
+     "Invalid value for '--flags': 2000 is not in the range 0<=x<=1024."),
     (["analyze", "piuma", "--max-nodes", "16KiB"],
      "--max-nodes must be a size such as 64, 4K or 1Mi, not '16KiB'"),
     (["analyze", "piuma", "--nodes", "2", "--latency-core", "0ns"],

@@ -255,9 +255,12 @@ def test_errors():
         piuma(2, latency_node="5ns")
     with pytest.raises(ValueError, match=r"^A PIUMA network needs at least 2 switches, not 1$"):
         piuma(1, 1, 1)
-    with pytest.raises(ValueError, match=r"^A PIUMA network of 33554432 switches and 414711808 "
-                                         r"ports is too large; at most 268435456 port entries "
-                                         r"are supported$"):
+    with pytest.raises(ValueError, match=r"^A PIUMA network of 2097152 switches and "
+                                         r"1099512676352 ports is too large; at most 268435456 "
+                                         r"port entries are supported$"):
+        piuma((1 << 20,), 2, 1)
+    with pytest.raises(ValueError, match=r"^A PIUMA network of 33,554,432 switches is too "
+                                         r"large; at most 2,097,152 are built$"):
         piuma((512, 512), 16, 8)
     with pytest.raises(ValueError, match=r"^Sockets must be at most 4096, not 100000$"):
         piuma(1, 100000)
