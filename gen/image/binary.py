@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from innet.gen.image.model import IMAGE_VERSION, MAGIC, Header, Image, ImageError, MapParams
+from innet.gen.jsonio import load_json
 
 __all__ = [
     "HEADER_BYTES",
@@ -257,7 +258,7 @@ def _topology(data: bytes, start: int, size: int, nodes: int) -> tuple[Any, Any,
     peer_port = np.frombuffer(r.take(4 * cells, "peer-port array"),
                               dtype="<i4").reshape(nodes, columns)
     try:
-        meta = json.loads(meta_raw.decode("utf-8"))
+        meta = load_json(meta_raw.decode("utf-8"))
         if not isinstance(meta, dict) or set(meta) != _META:
             raise ValueError(f"metadata must be an object with {', '.join(sorted(_META))}")
         topology = Topology(kind=meta["kind"], params=meta["params"],
@@ -290,6 +291,9 @@ def from_bytes(data: bytes) -> tuple[Header, Image]:
     if topo_end > len(data):
         raise _fail(f"the topology section of {extra['topology_bytes']} bytes runs past the "
                     f"end of the image")
+    if 8 * targets > len(data) - topo_end:  # before any array of the node count is made
+        raise _fail(f"the blocks of {targets} targets need at least {8 * targets} bytes, the "
+                    f"image has {len(data) - topo_end} after its topology section", "Body")
     topology, links, switches = _topology(data, HEADER_BYTES, extra["topology_bytes"], nodes)
     r = _Reader(data, topo_end, len(data))
     writes = []

@@ -42,6 +42,7 @@ from innet.gen.image.model import (
     MapParams,
     target_of,
 )
+from innet.gen.jsonio import load_json
 from innet.gen.regmap import Map, MappedRegister, mask_ports
 
 __all__ = ["FORMAT", "check_annotations", "from_json", "render_fields", "to_json"]
@@ -204,8 +205,8 @@ def from_json(text: str | bytes) -> tuple[Header, Image, list[list[dict[str, Any
         If the text is not JSON, lacks a member, or holds a value of the wrong type.
     """
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as error:
+        data = load_json(text)
+    except ValueError as error:
         raise _fail(f"malformed: {error}") from None
     if not isinstance(data, dict):
         raise _fail(f"an image must be a JSON object, not {type(data).__name__}")

@@ -283,7 +283,7 @@ class Image:
             links = tuple(sorted({(min(int(u), int(v)), max(int(u), int(v)))
                                   for u, v in self.failed_links}))
             switches = tuple(sorted({int(s) for s in self.failed_switches}))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise TypeError(f"Failed links must be (u, v) pairs and failed switches node ids, "
                             f"not {self.failed_links!r:.40} and {self.failed_switches!r:.40}"
                             ) from None

@@ -24,15 +24,13 @@ import numpy as np
 
 from innet.gen.swing.butterfly import NONPOW2_MODES, PAPER_LIMIT, butterfly_schedule
 from innet.gen.swing.rings import bucket_schedule, ring_schedule
-from innet.gen.swing.schedule import Schedule
+from innet.gen.swing.schedule import MAX_RANKS, Schedule
 
 __all__ = ["ALGORITHMS", "MAX_ENTRIES", "MAX_RANKS", "build_schedule", "check_shape"]
 
 #: Algorithm names accepted by :func:`build_schedule`.
 ALGORITHMS = ("swing-b", "swing-l", "recdoub-b", "recdoub-l", "ring", "bucket")
 
-#: The largest number of ranks a schedule may have.
-MAX_RANKS = 1 << 20
 
 #: The largest number of entries (collectives x steps x ranks) a schedule may have.
 MAX_ENTRIES = 1 << 25

@@ -58,16 +58,25 @@ result of :func:`innet.gen.swing.execute.golden`, is the table order.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["JSON_FORMAT", "JSON_VERSION", "Entry", "Schedule"]
+from innet.gen.jsonio import load_json
+
+__all__ = ["JSON_FORMAT", "JSON_VERSION", "MAX_BLOCKS", "MAX_RANKS", "Entry", "Schedule"]
 
 #: Format name and version written by :meth:`Schedule.to_json`.
 JSON_FORMAT = "innet-swing-schedule"
 JSON_VERSION = 1
+
+#: The largest number of ranks a schedule may have.
+MAX_RANKS = 1 << 20
+
+#: The largest number of blocks a collective's vector may be cut into.
+MAX_BLOCKS = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -159,9 +168,12 @@ class Schedule:
         shape = tuple(shape)
         if not shape or not all(isinstance(d, int | np.integer) and d >= 1 for d in shape):
             raise ValueError(f"Shape must be a non-empty sequence of positive integers, "
-                             f"not {shape!r}")
+                             f"not {shape!r:.60}")
         shape = tuple(int(d) for d in shape)
-        ranks = int(np.prod(shape))
+        ranks = math.prod(shape)
+        if ranks > MAX_RANKS:
+            raise ValueError(f"Shape {'x'.join(map(str, shape)):.60} has {ranks} ranks, more "
+                             f"than the {MAX_RANKS} supported")
         send_peer = _int_array("send_peer", send_peer, 3)
         recv_peer = _int_array("recv_peer", recv_peer, 3)
         send = _int_array("send", send, 4)
@@ -184,8 +196,9 @@ class Schedule:
         if len(blocks) != collectives:
             raise ValueError(f"blocks must have one count per collective ({collectives}), "
                              f"not {len(blocks)}")
-        if not all(isinstance(b, int | np.integer) and b >= 1 for b in blocks):
-            raise ValueError(f"Block counts must be positive integers, not {blocks!r}")
+        if not all(isinstance(b, int | np.integer) and 1 <= b <= MAX_BLOCKS for b in blocks):
+            raise ValueError(f"Block counts must be integers from 1 to {MAX_BLOCKS}, not "
+                             f"{blocks!r:.60}")
         self._algorithm = algorithm
         self._shape = shape
         self._blocks = tuple(int(b) for b in blocks)
@@ -418,11 +431,9 @@ class Schedule:
             If the text is not a schedule of this format and version, or is not valid.
         """
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
+            data = load_json(text)
+        except ValueError as error:
             raise ValueError(f"Schedule JSON does not parse: {error}") from None
-        except RecursionError:
-            raise ValueError("Schedule JSON does not parse: nested too deeply") from None
         if not isinstance(data, dict) or data.get("format") != JSON_FORMAT:
             raise ValueError(f"Schedule JSON must have format {JSON_FORMAT!r}")
         if data.get("version") != JSON_VERSION:

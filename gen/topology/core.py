@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from innet.gen.jsonio import load_json
+
 __all__ = ["LOCAL", "Link", "PortMap", "Topology", "check_topology", "port_map_from_edges",
            "port_map_from_rows"]
 
@@ -605,11 +607,9 @@ class Topology:
     def from_json(cls, text: str | bytes) -> Topology:
         """Parse :meth:`to_json` output back into an equal :class:`Topology`."""
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
+            data = load_json(text)
+        except ValueError as error:
             raise ValueError(f"Topology JSON is malformed: {error}") from None
-        except RecursionError:
-            raise ValueError("Topology JSON is malformed: nested too deeply") from None
         return cls.from_dict(data)
 
 

@@ -130,10 +130,11 @@ def _embedding_file(source: Path, topo) -> list[Any]:
     """The embeddings of a JSON file as `innet embed` writes it (one tree, or ``trees``),
     verified on ``topo``."""
     from innet.gen.embed import Embedding, verify
+    from innet.gen.jsonio import load_json
 
     try:
-        data = json.loads(source.read_text())
-    except json.JSONDecodeError as error:
+        data = load_json(source.read_text())
+    except ValueError as error:
         raise ValueError(f"{source} is not JSON: {error}") from None
     trees = data.get("trees", [data]) if isinstance(data, dict) else None
     if not isinstance(trees, list) or not all(isinstance(tree, dict) for tree in trees):

@@ -232,6 +232,9 @@ NOT_AN_EMBEDDING = ("in/e.json is not an embedding (a JSON object, as `innet emb
     (lambda data: {"trees": [1]}, NOT_AN_EMBEDDING),
     (lambda data: "{bad", ("in/e.json is not JSON: Expecting property name enclosed in double "
                            "quotes: line 1 column 2 (char 1)")),
+    (lambda data: "[" * 100_000, "in/e.json is not JSON: nested too deeply"),
+    (lambda data: '{"root": ' + "9" * 5000 + "}",
+     "in/e.json is not JSON: an integer of 5,000 digits"),
     (lambda data: data.update(collective_id=-1),
      "in/e.json: Embedding JSON is malformed: collective id -1 is negative"),
     (lambda data: data.update(topology={"kind": "torus"}),

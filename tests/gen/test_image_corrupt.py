@@ -118,6 +118,10 @@ CASES = {
                                  f"remain")),
     "target count not twice the nodes": (patched(20, "<I", 14),
                                          "Header: target count 14 is not twice the 6 nodes"),
+    "more nodes than the target blocks hold": (
+        patched(20, "<II", 2**32 - 2, 2**31 - 1),
+        (f"Body: the blocks of 4294967294 targets need at least 34359738352 bytes, the image "
+         f"has {len(BIN) - FIRST_TARGET} after its topology section")),
     "switch register-map hash mismatch": (
         SW, (f"Header: switch register-map hash mismatch: the image was packed for map "
             f"{SW_WAS}, its parameters give {SW_NOW} in this innet")),
@@ -158,6 +162,13 @@ CASES = {
                              "Header: unknown format version 7; this innet reads version 1"),
     "JSON version as text": (JSON.replace('"version": 1,', '"version": "1",', 1),
                              "Header: format version must be an integer, not '1'"),
+    "JSON integer of thousands of digits": (
+        JSON.replace('"version": 1,', '"version": 1' + "0" * 5000 + ",", 1),
+        "JSON: malformed: an integer of 5,001 digits"),
+    "JSON failed switch not a node id": (
+        JSON.replace('"switches": []', '"switches": [1e400]', 1),
+        ("JSON: Failed links must be (u, v) pairs and failed switches node ids, not [] and "
+         "[inf]")),
     # -- writes ----------------------------------------------------------------------------
     "write to a read-only register": (writes(0, lambda w: sorted([*w, (1, 3)])),
                                       ("Switch 0 (target 0): Register 'radix' at 0x1 is "

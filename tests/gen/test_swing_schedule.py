@@ -86,7 +86,8 @@ def test_fraction_sent_weights_blocks_by_share():
      r"^reduce must have shape \(1, 1\), not \(1, 2\)$"),
     ({"blocks": [2, 2]}, ValueError,
      r"^blocks must have one count per collective \(1\), not 2$"),
-    ({"blocks": [0]}, ValueError, r"^Block counts must be positive integers, not \(0,\)$"),
+    ({"blocks": [0]}, ValueError,
+     r"^Block counts must be integers from 1 to 2147483648, not \(0,\)$"),
     ({"send_peer": [[[0, 0]]]}, ValueError,
      r"^Collective 0, step 0: rank 0 has send peer 0, not a rank other than itself in 0\.\.1$"),
     ({"recv": [[[(0, 3), (1, 2)]]]}, ValueError,
@@ -164,6 +165,13 @@ def _edit(mutate):
     (_edit(lambda d: d["collectives"][0]["reduce"].__setitem__(0, "a")),
      r"^Schedule JSON field 'reduce' is not a rectangular array of bool$"),
     ("[" * 100000 + "]" * 100000, r"^Schedule JSON does not parse: nested too deeply$"),
+    ('{"shape": ' + "9" * 5000 + "}",
+     r"^Schedule JSON does not parse: an integer of 5,000 digits$"),
+    (_edit(lambda d: d.update(shape=[2**62, 2**62])),
+     (r"^Shape 4611686018427387904x4611686018427387904 has \d+ ranks, more than the 1048576 "
+      r"supported$")),
+    (_edit(lambda d: d["collectives"][0].update(blocks=10**30)),
+     r"^Block counts must be integers from 1 to 2147483648, not \(10{30},"),
     (_edit(lambda d: d["collectives"][0]["send"][0][0].__setitem__(1, 1)),
      (r"^Collective 0, step 0: rank 0's send has an empty range; a range is empty exactly "
      r"when there is no peer$")),
