@@ -20,7 +20,7 @@ from innet.hw.endpoint.protocol import CLASS_BITS, Message
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP
 
-__all__ = ["ERROR_FIELDS", "Endpoint"]
+__all__ = ["ERROR_FIELDS", "MAX_VECTOR_DEPTH", "Endpoint"]
 
 #: Sticky error flags of an endpoint, bit 0 upward.
 ERROR_FIELDS = {
@@ -31,6 +31,9 @@ ERROR_FIELDS = {
 
 #: Bits of an element (the uint32 patterns of innet.gen.ops; the ALU is 32 bits wide).
 ELEMENT_BITS = 32
+
+#: Most elements of the vector memory (4 MiB; the simulation's vectors are at most as long).
+MAX_VECTOR_DEPTH = 1 << 20
 
 
 class Endpoint(wiring.Component):
@@ -72,7 +75,8 @@ class Endpoint(wiring.Component):
         ``tag_width`` at least 2 (the message class of :mod:`~innet.hw.endpoint.protocol`).
     vector_depth : int
         Elements of the vector memory (and of the step engine's scratch buffer), 1 to
-        ``2 ** params.index_width`` (element indices travel in the flit's ``index``).
+        ``2 ** params.index_width`` (element indices travel in the flit's ``index``) and at
+        most :data:`MAX_VECTOR_DEPTH`.
     step_depth : int
         Step-table entries, 1 to ``2 ** params.index_width`` (a CTS carries its entry in the
         ``index``) and at most :data:`innet.gen.regmap.MAX_STEP_DEPTH`.
@@ -135,7 +139,7 @@ class Endpoint(wiring.Component):
                              f"class), not {params.tag_width}")
         limit = 1 << params.index_width
         why = f" (a {params.index_width}-bit flit index)"
-        check_int("Vector depth", vector_depth, low=1)
+        check_int("Vector depth", vector_depth, low=1, high=MAX_VECTOR_DEPTH)
         if vector_depth > limit:
             raise ValueError(f"Vector depth must be at most {limit}{why}, not {vector_depth}")
         check_int("Step depth", step_depth, low=1,

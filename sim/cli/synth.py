@@ -7,6 +7,7 @@ Each component is a subcommand with its construction parameters (``innet synth s
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 from collections.abc import Callable
@@ -52,9 +53,9 @@ class Seeds(click.ParamType):
         seeds = []
         for item in str(value).split(","):
             text = item.strip()
-            if not text.isdigit() or int(text) >= 2**31:
+            if not (text.isdigit() and text.isascii()) or len(text) > 10 or int(text) >= 2**31:
                 self.fail(f"Seeds must be whole numbers from 0 to {2**31 - 1} separated by "
-                          f"commas, not {value!r}", param, ctx)
+                          f"commas, not {value!r:.60}", param, ctx)
             seeds.append(int(text))
         return tuple(seeds)
 
@@ -72,7 +73,7 @@ def flow_options(func: Callable) -> Callable:
     def command(**kwargs: Any) -> Any:
         flow = {name: kwargs.pop(name) for name in _FLOW}
         seeds = [seed for group in flow["seeds"] for seed in group] or [1]
-        twice = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+        twice = sorted(seed for seed, n in collections.Counter(seeds).items() if n > 1)
         if twice:
             raise click.BadParameter(f"Seeds must be distinct, not {twice[0]} twice",
                                      param_hint="'--seed'")

@@ -28,6 +28,7 @@ from innet.sim.cli._common import (
     write_atomic,
 )
 from innet.sim.cli._options import decorate, topology_from_args, topology_options
+from innet.sim.network import MAX_SEED
 
 __all__ = ["command"]
 
@@ -56,7 +57,7 @@ def _common(func: Callable) -> Callable:
                      show_default=True,
                      help="BFS sources when distances must be sampled (large expanded or "
                           "failed networks)."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
                      help="Seed of METIS, the failure experiment and distance sampling."),
     ]
     return decorate(func, options)

@@ -53,6 +53,8 @@ def test_endpoint_readable_summary(innet, tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--vector-depth", "0"], "Vector depth must be at least 1, not 0"),
+    (["--vector-depth", "4294967295", "--index-width", "32"],
+     "Vector depth must be at most 1048576, not 4294967295"),
     (["--vector-depth", "70000"],
      "Vector depth must be at most 65536 (a 16-bit flit index), not 70000"),
     (["--vector-depth", "8", "--tag-width", "1"],

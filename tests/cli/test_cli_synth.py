@@ -292,6 +292,9 @@ def test_targets_match_the_flow():
                           "from 0 to 2147483647 separated by commas, not '1,-2'")),
     (["--seeds", "1,2", "--seed", "2"], ("Invalid value for '--seed': Seeds must be distinct, "
                                          "not 2 twice")),
+    (["--seed", "9" * 5000], ("Invalid value for '--seed' / '--seeds': Seeds must be whole "
+                              "numbers from 0 to 2147483647 separated by commas, not "
+                              f"'{'9' * 59}")),
     (["--breakdown-depth", "0"], ("Invalid value for '--breakdown-depth': 0 is not in the "
                                   "range x>=1.")),
     (["--no-pnr", "--seeds", "1,2"], ("Several seeds place and route one synthesis several "

@@ -97,6 +97,8 @@ def test_exports_and_plot(innet, tmp_path):
     (["hyperx", "--q", "3"], "--q does not apply to hyperx, which takes --shape"),
     (["piuma", "--sockets", "2"], "piuma needs --nodes, such as 2x2"),
     (["torus", "--shape", "4", "--starter", "1"], "--starter applies to polarfly, not torus"),
+    (["torus", "--shape", "4x4", "--failures", "--seed", "-1"],
+     "Invalid value for '--seed': -1 is not in the range 0<=x<=4294967295."),
 ])
 def test_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     out = tmp_path / "x.json"
