@@ -38,10 +38,12 @@ from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = [
     "ALGORITHMS",
+    "MAX_TABLE_ENTRIES",
     "UNREACHABLE",
     "Routing",
     "check_nodes",
     "check_pairs",
+    "check_table_size",
     "hardware_dtype",
     "port_dtype",
     "routing",
@@ -54,6 +56,10 @@ ALGORITHMS = ("auto", "cross-product", "dimension-order", "shortest-path", "pium
 
 #: Table entry for a destination that cannot be reached (only with failures).
 UNREACHABLE = -2
+
+#: Most entries of a full routing table (:meth:`Routing.table`; 2 GiB of int8, about 46,000
+#: nodes).
+MAX_TABLE_ENTRIES = 1 << 31
 
 #: Sources per block when a table is materialised (bounds temporaries to ~block * N entries).
 _BLOCK_ENTRIES = 1 << 22
@@ -95,6 +101,14 @@ def check_nodes(topo: Topology, name: str, values: Any) -> np.ndarray:
     if len(bad):
         raise ValueError(f"{name} names node {array.flat[bad[0]]}, outside 0..{topo.nodes - 1}")
     return array
+
+
+def check_table_size(nodes: int) -> None:
+    """Refuse a full routing table of ``nodes x nodes`` entries above
+    :data:`MAX_TABLE_ENTRIES`."""
+    if nodes * nodes > MAX_TABLE_ENTRIES:
+        raise ValueError(f"A routing table of {nodes:,} x {nodes:,} entries is too large; at "
+                         f"most {MAX_TABLE_ENTRIES:,} are supported")
 
 
 def check_pairs(topo: Topology, src: Any, dst: Any, names: tuple[str, str] = (
@@ -203,9 +217,15 @@ class Routing:
         """The full routing table: ``table[u, dest]`` = output port, ``LOCAL`` on the diagonal.
 
         An ``N x N`` read-only array of :attr:`dtype` (``int8`` up to radix 128).
+
+        Raises
+        ------
+        ValueError
+            If ``N x N`` exceeds :data:`MAX_TABLE_ENTRIES`.
         """
         if "table" not in self._cache:
             n = self.nodes
+            check_table_size(n)
             out = np.empty((n, n), dtype=self.dtype)
             fill = getattr(self._impl, "fill_rows", None)
             block = max(1, _BLOCK_ENTRIES // max(n, 1))

@@ -156,6 +156,10 @@ def _run(topo, description: str, opts: dict[str, Any],
 
     if opts["trees"] < 1:
         raise ValueError(f"--trees must be at least 1, not {opts['trees']}")
+    if opts["booksim_routing"] is not None:
+        from innet.gen.routing.core import check_table_size
+
+        check_table_size(topo.nodes)
     model = CostModel(link_latency=opts["link_latency"], switch_latency=opts["switch_latency"],
                       local_latency=opts["local_latency"],
                       front_latency=opts["front_latency"],

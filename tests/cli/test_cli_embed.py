@@ -137,6 +137,9 @@ def test_readable_summary_and_files(innet, tmp_path):
     (["hyperx", "--shape", "4x0"], "Dimension 1 of shape 4x0 must be at least 1, not 0"),
     (["hyperx", "--shape", "4x4", "--op", "xor", "--dtype", "fp32"],
      "Operation xor is not defined on fp32"),
+    (["torus", "--shape", "256x256", "--booksim-routing", "t.route"],
+     ("A routing table of 65,536 x 65,536 entries is too large; at most 2,147,483,648 are "
+      "supported")),
     (["torus", "--shape", "3x3", "--participants", "0,1", "--fail-switches", "4",
       "--booksim-routing", "t.route"],
      "Node 4 cannot be reached from node 0; the table has no register form"),

@@ -234,6 +234,16 @@ def test_functions_of_a_topology_refuse_anything_else(call):
         call()
 
 
+def test_a_table_too_large_is_refused_before_it_is_made(monkeypatch):
+    from innet.gen.routing import core
+
+    monkeypatch.setattr(core, "MAX_TABLE_ENTRIES", 8)
+    with pytest.raises(ValueError, match=r"^A routing table of 3 x 3 entries is too large; at "
+                                         r"most 8 are supported$"):
+        routing(torus((3,))).table()
+    assert routing(torus((2,))).table().shape == (2, 2)
+
+
 def test_routing_from_table_errors():
     topo = torus((3, 3))
     good = routing(topo).table().astype(np.int64)
