@@ -52,7 +52,8 @@ PATTERNS = ("uniform", "permutation")
 LOADS = ("backdoor", "lanes", "bus")
 #: Largest seed of a simulation (cocotb's, 32 bits).
 MAX_SEED = (1 << 32) - 1
-#: Most elements of a simulated vector (the endpoints' vector memory holds as many).
+#: Most elements of a simulated vector: as many as an endpoint's vector memory holds
+#: (:data:`innet.gen.regmap.MAX_VECTOR_DEPTH`; this module does not import the register map).
 MAX_ELEMENTS = 1 << 20
 
 

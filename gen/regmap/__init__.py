@@ -15,7 +15,12 @@ The RTL register files and the configuration images are generated from the same 
 """
 
 from innet.gen.regmap.addrmap import ArrayInfo, Map, MappedRegister
-from innet.gen.regmap.endpoint import MAX_STEP_DEPTH, CollectiveMode, endpoint_map
+from innet.gen.regmap.endpoint import (
+    MAX_STEP_DEPTH,
+    MAX_VECTOR_DEPTH,
+    CollectiveMode,
+    endpoint_map,
+)
 from innet.gen.regmap.export import to_c_header, to_json, to_markdown
 from innet.gen.regmap.model import (
     FORMAT_VERSION,
@@ -48,6 +53,7 @@ __all__ = [
     "MAX_COLLECTIVE_IDS",
     "MAX_RADIX",
     "MAX_STEP_DEPTH",
+    "MAX_VECTOR_DEPTH",
     "WORD_BITS",
     "Access",
     "Array",

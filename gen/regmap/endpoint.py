@@ -31,10 +31,13 @@ from innet.gen.regmap.model import (
 )
 from innet.gen.regmap.switch import MAX_COLLECTIVE_IDS, ident_register, param_register
 
-__all__ = ["MAX_STEP_DEPTH", "CollectiveMode", "endpoint_map"]
+__all__ = ["MAX_STEP_DEPTH", "MAX_VECTOR_DEPTH", "CollectiveMode", "endpoint_map"]
 
 #: Largest step-table depth (the step count shares a register with the operation).
 MAX_STEP_DEPTH = (1 << 16) - 1
+
+#: Largest vector memory of an endpoint, in 32-bit elements (4 MiB).
+MAX_VECTOR_DEPTH = 1 << 20
 
 RO, WO = Access.RO, Access.WO
 
@@ -117,7 +120,7 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     """
     check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
     check_param("Step depth", step_depth, 1, MAX_STEP_DEPTH)
-    check_param("Vector depth", vector_depth, 1, (1 << 32) - 1)
+    check_param("Vector depth", vector_depth, 1, MAX_VECTOR_DEPTH)
     check_param("Node id width", node_id_width, 1, 32)
     cw = max(1, (collective_ids - 1).bit_length())
     iw = vector_depth.bit_length()

@@ -14,13 +14,14 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap import MAX_VECTOR_DEPTH
 from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP
 
-__all__ = ["ERROR_FIELDS", "MAX_VECTOR_DEPTH", "Endpoint"]
+__all__ = ["ERROR_FIELDS", "Endpoint"]
 
 #: Sticky error flags of an endpoint, bit 0 upward.
 ERROR_FIELDS = {
@@ -31,9 +32,6 @@ ERROR_FIELDS = {
 
 #: Bits of an element (the uint32 patterns of innet.gen.ops; the ALU is 32 bits wide).
 ELEMENT_BITS = 32
-
-#: Most elements of the vector memory (4 MiB; the simulation's vectors are at most as long).
-MAX_VECTOR_DEPTH = 1 << 20
 
 
 class Endpoint(wiring.Component):
@@ -76,7 +74,7 @@ class Endpoint(wiring.Component):
     vector_depth : int
         Elements of the vector memory (and of the step engine's scratch buffer), 1 to
         ``2 ** params.index_width`` (element indices travel in the flit's ``index``) and at
-        most :data:`MAX_VECTOR_DEPTH`.
+        most :data:`innet.gen.regmap.MAX_VECTOR_DEPTH`.
     step_depth : int
         Step-table entries, 1 to ``2 ** params.index_width`` (a CTS carries its entry in the
         ``index``) and at most :data:`innet.gen.regmap.MAX_STEP_DEPTH`.

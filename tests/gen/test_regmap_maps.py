@@ -27,7 +27,7 @@ from innet.gen.regmap import (
 
 SWITCH_SIZES = [(1, 1, 1), (2, 2, 4), (8, 4, 16), (31, 3, 100), (32, 5, 7), (40, 16, 256),
                 (63, 1, 1024)]
-ENDPOINT_SIZES = [(1, 1, 1), (4, 8, 1024), (3, 5, 1000), (16, 64, 4096), (2, 100, 2**32 - 1)]
+ENDPOINT_SIZES = [(1, 1, 1), (4, 8, 1024), (3, 5, 1000), (16, 64, 4096), (2, 100, 2**20)]
 
 
 def check_layout(m):
@@ -272,7 +272,7 @@ def test_endpoint_small_example_addresses():
     ((4, 0, 64), {}, ValueError, "Step depth must be at least 1, not 0"),
     ((4, 65536, 64), {}, ValueError, "Step depth must be at most 65535, not 65536"),
     ((4, 8, 0), {}, ValueError, "Vector depth must be at least 1, not 0"),
-    ((4, 8, 2**32), {}, ValueError, "Vector depth must be at most 4294967295, not 4294967296"),
+    ((4, 8, 2**20 + 1), {}, ValueError, "Vector depth must be at most 1048576, not 1048577"),
     ((4, 8, 64), {"node_id_width": 0}, ValueError, "Node id width must be at least 1, not 0"),
     ((4, None, 64), {}, TypeError, "Step depth must be an integer, not None"),
 ])

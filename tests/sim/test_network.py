@@ -183,6 +183,13 @@ def test_errors(runs, message):
         simulate(polarfly(2), runs, max_elements=1024)
 
 
+def test_a_simulated_vector_fits_an_endpoint_memory():
+    from innet.gen.regmap import MAX_VECTOR_DEPTH
+    from innet.sim.network import MAX_ELEMENTS
+
+    assert MAX_ELEMENTS == MAX_VECTOR_DEPTH
+
+
 def test_backpressure_type_and_range():
     with pytest.raises(TypeError, match=r"^Backpressure must be a number, not '0.5'$"):
         simulate(polarfly(2), [S("innet", 1, backpressure="0.5")])
