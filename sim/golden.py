@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.embed import Embedding
+from innet.gen.embed.types import check_embedding
 from innet.gen.ops import DType, Op, check_supported, combine, sum_fp32
 from innet.gen.topology import LOCAL
 
@@ -162,12 +162,6 @@ def _up(embedding, local: Callable[[int], Any], reduce: Callable[[int, list], An
     return done
 
 
-def _check_embedding(embedding: object) -> Embedding:
-    if not isinstance(embedding, Embedding):
-        raise TypeError(f"Embedding must be an Embedding, not {type(embedding).__name__}")
-    return embedding
-
-
 def _down(embedding, at_root: Any, hop: Callable[[Any, int, int], Any]) -> dict[int, Any]:
     """Per switch with ``LOCAL`` in ``resp_out``, what reaches it from the root down the
     response tree: ``at_root`` at the root, ``hop(parent's, parent, child)`` one switch
@@ -221,7 +215,7 @@ def embedding_partials(embedding, inputs: Mapping[int, Any]) -> dict[int, np.nda
         child switch in the embedding's links, the request tree has a cycle or reaches an
         unconfigured switch, or the root reduces nothing.
     """
-    _check_embedding(embedding)
+    check_embedding(embedding)
     if not isinstance(inputs, Mapping):
         raise TypeError(f"Inputs must be a mapping of node to vector, not "
                         f"{type(inputs).__name__}")
@@ -308,7 +302,7 @@ def idle_latency(embedding, *, radix: int,
     from innet.hw.ceng import engine_latency
     from innet.hw.switch import HOP_CYCLES
 
-    _check_embedding(embedding)
+    check_embedding(embedding)
 
     latency = _link_latencies(link_latency)
     op = Op.parse(embedding.op)

@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from innet.gen.cost import Cost, CostModel
-from innet.gen.embed.types import Embedding
-from innet.gen.topology import Topology
+from innet.gen.embed.types import Embedding, check_embedding
+from innet.gen.topology import Topology, check_topology
 
 __all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies",
            "response_latencies"]
@@ -45,10 +45,8 @@ __all__ = ["Cost", "CostModel", "crossover", "embedding_cost", "path_latencies",
 
 def _check(embedding: Embedding, topo: Topology) -> None:
     """Refuse arguments of the wrong type or an embedding made for another topology."""
-    if not isinstance(embedding, Embedding):
-        raise TypeError(f"Embedding must be an Embedding, not {embedding!r:.60}")
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
+    check_embedding(embedding)
+    check_topology(topo)
     if embedding.topology != topo.fingerprint:
         raise ValueError(f"Embedding was made for topology {embedding.topology[:16]}, not "
                          f"{topo.fingerprint[:16]}")

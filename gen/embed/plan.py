@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from innet.gen.embed.dynamic import check_collective_id
-from innet.gen.embed.types import Embedding
+from innet.gen.embed.types import Embedding, check_embedding
 
 __all__ = ["assign_collective_ids", "check_disjoint", "conflict"]
 
@@ -42,9 +42,8 @@ def conflict(a: Embedding, b: Embedding) -> str | None:
     TypeError
         If ``a`` or ``b`` is not an Embedding.
     """
-    for e in (a, b):
-        if not isinstance(e, Embedding):
-            raise TypeError(f"Embedding must be an Embedding, not {type(e).__name__}")
+    check_embedding(a)
+    check_embedding(b)
     (req_a, resp_a), (req_b, resp_b) = _channels(a), _channels(b)
     for mine, theirs, name in ((req_a, req_b, "requests"), (resp_a, resp_b, "responses")):
         shared = sorted(mine.keys() & theirs.keys())

@@ -32,7 +32,7 @@ from typing import Any
 from innet.gen.ops import DType, Op
 from innet.gen.topology import LOCAL
 
-__all__ = ["KINDS", "Embedding", "SwitchConfig", "port_json", "ports_json"]
+__all__ = ["KINDS", "Embedding", "SwitchConfig", "check_embedding", "port_json", "ports_json"]
 
 #: Collective kinds an :class:`Embedding` can describe.
 KINDS = ("allreduce", "reduce", "broadcast", "barrier")
@@ -210,3 +210,16 @@ class Embedding:
             raise ValueError(f"Embedding JSON lacks {missing.args[0]!r}") from None
         except (TypeError, ValueError, OverflowError) as error:
             raise ValueError(f"Embedding JSON is malformed: {error}") from None
+
+
+def check_embedding(embedding: object) -> Embedding:
+    """``embedding`` if it is an :class:`Embedding`.
+
+    Raises
+    ------
+    TypeError
+        ``Embedding must be an Embedding, not {type name}``.
+    """
+    if not isinstance(embedding, Embedding):
+        raise TypeError(f"Embedding must be an Embedding, not {type(embedding).__name__}")
+    return embedding

@@ -120,8 +120,7 @@ def bfs_distances(topo: Topology, sources: Any, alive: np.ndarray | None = None)
         If ``topo`` is not a Topology, a source is not a node id of it, or ``alive`` does not
         have the shape of its ports.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
+    check_topology(topo)
     given = np.asarray(sources)
     if given.dtype == bool or not np.issubdtype(given.dtype, np.integer):
         raise TypeError(f"Sources must be node ids, not {sources!r:.60}")

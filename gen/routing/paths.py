@@ -13,6 +13,7 @@ intermediate and then minimally to its destination.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,12 +193,17 @@ def link_loads(routing: Routing, src: Any, dst: Any, weight: Any = 1, via: Any =
     ValueError
         As :func:`paths`, or if ``weight`` does not broadcast against the pairs.
     """
+    try:
+        pairs = math.prod(np.broadcast_shapes(np.shape(src), np.shape(dst)))
+    except ValueError:
+        pairs = None  # paths() names the shapes that do not broadcast
+    if pairs is not None:  # the weights are checked before any pair is routed
+        weights = _broadcast("Weight", weight, (pairs,))
+        if weights.dtype == bool or not np.issubdtype(weights.dtype, np.number) \
+                or np.issubdtype(weights.dtype, np.complexfloating):
+            raise TypeError(f"Weight must be numbers, not {weight!r:.60}")
     routes = paths(routing, src, dst, via)
     topo = routing.topology
-    weights = _broadcast("Weight", weight, routes.hops.shape)
-    if weights.dtype == bool or not np.issubdtype(weights.dtype, np.number) \
-            or np.issubdtype(weights.dtype, np.complexfloating):
-        raise TypeError(f"Weight must be numbers, not {weight!r:.60}")
     packet, node, port = routes.links()
     radix = max(topo.radix, 1)
     flat = np.bincount(node.astype(np.int64) * radix + port, weights=weights[packet],

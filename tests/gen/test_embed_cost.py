@@ -172,9 +172,9 @@ def test_errors():
         # A tree of another network was climbed for ever by the latencies.
         with pytest.raises(ValueError, match=r"^Embedding was made for topology "):
             cost(e, polarfly(3))
-        with pytest.raises(TypeError, match=r"^Topology must be a Topology, not None$"):
+        with pytest.raises(TypeError, match=r"^Topology must be a Topology, not NoneType$"):
             cost(e, None)
-        with pytest.raises(TypeError, match=r"^Embedding must be an Embedding, not None$"):
+        with pytest.raises(TypeError, match=r"^Embedding must be an Embedding, not NoneType$"):
             cost(None, polarfly(2))
         with pytest.raises(TypeError, match=r"^Model must be a CostModel, not 'x'$"):
             cost(e, polarfly(2), "x")

@@ -1,5 +1,6 @@
 """Paths and link loads for many pairs, Valiant and Compact Valiant (PolarFly, Section VII-B)."""
 
+import importlib
 from collections import Counter
 
 import networkx as nx
@@ -166,10 +167,20 @@ def test_shapes_that_do_not_broadcast_are_named(call, message):
         call(topo, routing(topo))
 
 
-def test_weights_must_be_numbers():
+def test_weights_must_be_numbers_and_are_checked_before_any_pair_is_routed(monkeypatch):
+    module = importlib.import_module("innet.gen.routing.paths")
+
+    def never(*args, **kwargs):
+        raise AssertionError("routed before the weights were checked")
+
     topo = polarfly(3)
+    r = routing(topo)
+    monkeypatch.setattr(module, "paths", never)
     with pytest.raises(TypeError, match=r"^Weight must be numbers, not 'a'$"):
-        link_loads(routing(topo), [0, 1], [1, 2], weight="a")
+        link_loads(r, [0, 1], [1, 2], weight="a")
+    with pytest.raises(ValueError, match=r"^Weight must broadcast against the 2 pairs, not "
+                                         r"shape \(3,\)$"):
+        link_loads(r, [0, 1], [1, 2], weight=[1, 2, 3])
 
 
 def test_valiant_on_other_topologies_uses_shortest_legs():
