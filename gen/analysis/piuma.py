@@ -64,6 +64,7 @@ import numpy as np
 from innet.gen.checks import check_int
 from innet.gen.topology import Topology
 from innet.gen.topology.piuma import (
+    MAX_SWITCHES,
     PiumaLayout,
     check_latency,
     link_latency_array,
@@ -580,12 +581,19 @@ def sweep(params: SystemParams = TABLE1, *, max_nodes: int = 16384, dims: int = 
     Raises
     ------
     ValueError
-        If ``max_nodes`` is not a power of two or ``dims`` / ``generate_up_to`` are invalid.
+        If ``max_nodes`` is not a power of two, ``dims`` / ``generate_up_to`` are invalid, or
+        the largest network generated would have more than
+        :data:`~innet.gen.topology.piuma.MAX_SWITCHES` switches (checked before any is built).
     """
     sweep_shape(max_nodes, dims)  # validates
     if isinstance(generate_up_to, bool) or not isinstance(generate_up_to, int) \
             or generate_up_to < 0:
         raise ValueError(f"Generate up to must be a node count >= 0, not {generate_up_to!r}")
+    largest = 1 << (min(max_nodes, max(generate_up_to, 1)).bit_length() - 1)
+    if generate_up_to and largest * params.sockets * params.cores > MAX_SWITCHES:
+        raise ValueError(f"Generate up to {generate_up_to:,} nodes builds {largest:,} nodes of "
+                         f"{params.sockets * params.cores} switches; at most {MAX_SWITCHES:,} "
+                         f"switches are built")
     points = []
     count = 1
     while count <= max_nodes:

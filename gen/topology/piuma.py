@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from innet.gen.checks import MAX_DIGITS, digits, whole
 from innet.gen.topology.core import MAX_PORT_ENTRIES, PortMap, Topology
 
 __all__ = [
@@ -167,10 +168,10 @@ def parse_nodes(text: str) -> tuple[int, ...]:
     parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
     if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
         raise ValueError(f"Nodes must be sizes joined by 'x' such as 4x4, not {text!r:.60}")
-    if any(len(p.strip()) > 12 for p in parts):
-        raise ValueError(f"Nodes {str(text).strip():.40} is too large: a size has more than 12 "
-                         f"digits")
-    return check_nodes_shape(tuple(int(p) for p in parts))
+    if any(digits(p) > MAX_DIGITS for p in parts):
+        raise ValueError(f"Nodes {str(text).strip():.40} is too large: a size has more than "
+                         f"{MAX_DIGITS} digits")
+    return check_nodes_shape(tuple(whole(p) for p in parts))
 
 
 def _spell(shape: Sequence[int]) -> str:
@@ -398,8 +399,8 @@ def _check_ports(shape: tuple[int, ...], sockets: int, cores: int,
     ports = (chips * (2 * (rows * (cols - 1) + cols * (rows - 1)) + sockets - 1)
              + nodes * sum(size - 1 for size in shape))
     if ports > MAX_PORT_ENTRIES:
-        raise ValueError(f"A PIUMA network of {chips * cores} switches and {ports} ports is "
-                         f"too large; at most {MAX_PORT_ENTRIES} port entries are supported")
+        raise ValueError(f"A PIUMA network of {chips * cores:,} switches and {ports:,} ports is "
+                         f"too large; at most {MAX_PORT_ENTRIES:,} port entries are supported")
 
 
 def check_latency(level: str, value: object) -> float:

@@ -378,16 +378,16 @@ def command(kind: str, **opts: Any) -> None:
     innet embed polarfly --q 3 --compare
     innet embed torus --shape 4x4 --compare --sizes 1,64,1K --json
     """
+    if kind == "piuma" and click.get_current_context().get_parameter_source(
+            "link_latency") is not click.core.ParameterSource.DEFAULT:
+        raise ValueError("--link-latency does not apply to piuma: every link costs its level's "
+                         "latency at --clock-mhz")
     topo = topology_from_args(kind, opts).topology
     if kind != "piuma":
         _run(topo, _describe(topo), opts)
         return
     from innet.gen.topology import link_latencies
 
-    if click.get_current_context().get_parameter_source("link_latency") is not \
-            click.core.ParameterSource.DEFAULT:
-        raise ValueError("--link-latency does not apply to piuma: every link costs its level's "
-                         "latency at --clock-mhz")
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
     per_ns = opts["clock_mhz"] / 1000.0

@@ -196,11 +196,14 @@ def test_sweep_shape_and_errors():
         SystemParams(flags=-1)
     with pytest.raises(TypeError, match=r"^Element bytes must be an integer, not 4.0$"):
         SystemParams(element_bytes=4.0)
-    with pytest.raises(ValueError, match=rf"^Element bytes must be at most 1048576, not "
-                                         rf"1{'0' * 400}$"):
-        SystemParams(element_bytes=10**400)
+    with pytest.raises(ValueError, match=r"^Element bytes must be at most 1048576, not a "
+                                         r"5000-bit integer$"):
+        SystemParams(element_bytes=1 << 4999)
     with pytest.raises(ValueError, match=r"^Flags must be at most 1024, not 1025$"):
         SystemParams(flags=1025)
+    with pytest.raises(ValueError, match=r"^Generate up to 65,536 nodes builds 32,768 nodes of "
+                                         r"128 switches; at most 2,097,152 switches are built$"):
+        sweep(TABLE1, max_nodes=32768, generate_up_to=65536)
     with pytest.raises(ValueError, match=r"^Placement must be one of spread, hub, not 'x'$"):
         SystemParams(placement="x")
     with pytest.raises(ValueError, match=r"^Latency of the core level must be finite and > 0 "

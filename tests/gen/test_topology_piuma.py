@@ -221,7 +221,7 @@ def test_json_round_trip_and_parameters():
     assert parse_nodes("4x4") == (4, 4)
     assert parse_nodes("1") == (1,)
     with pytest.raises(ValueError, match=rf"^Nodes 2x{'9' * 38} is too large: a size has more "
-                                         r"than 12 digits$"):
+                                         r"than 18 digits$"):
         parse_nodes("2x" + "9" * 5000)
 
 
@@ -255,9 +255,9 @@ def test_errors():
         piuma(2, latency_node="5ns")
     with pytest.raises(ValueError, match=r"^A PIUMA network needs at least 2 switches, not 1$"):
         piuma(1, 1, 1)
-    with pytest.raises(ValueError, match=r"^A PIUMA network of 2097152 switches and "
-                                         r"1099512676352 ports is too large; at most 268435456 "
-                                         r"port entries are supported$"):
+    with pytest.raises(ValueError, match=r"^A PIUMA network of 2,097,152 switches and "
+                                         r"1,099,512,676,352 ports is too large; at most "
+                                         r"268,435,456 port entries are supported$"):
         piuma((1 << 20,), 2, 1)
     with pytest.raises(ValueError, match=r"^A PIUMA network of 33,554,432 switches is too "
                                          r"large; at most 2,097,152 are built$"):
@@ -313,6 +313,37 @@ def test_the_size_check_before_wiring_counts_every_port(monkeypatch, nodes, sock
 
     ports = int((piuma(nodes, sockets, cores, placement=placement).ports.peer >= 0).sum())
     monkeypatch.setattr(module, "MAX_PORT_ENTRIES", ports - 1)
-    with pytest.raises(ValueError, match=rf" and {ports} ports is too large; at most "
-                                         rf"{ports - 1} port entries are supported$"):
+    with pytest.raises(ValueError, match=rf" and {ports:,} ports is too large; at most "
+                                         rf"{ports - 1:,} port entries are supported$"):
         piuma(nodes, sockets, cores, placement=placement)
+
+
+def _slot_ports_by_search(layout):
+    """Every slot's ports found by looking at every socket link and node link for each slot:
+    the port order of the module documentation, by the definition."""
+    rows, cols = layout.mesh
+    out = []
+    for slot in range(layout.slots):
+        core = slot % layout.cores
+        r, c = divmod(core, cols)
+        ports = []
+        for dim, (x, size) in enumerate(((r, rows), (c, cols))):
+            if x > 0:
+                ports.append(("core", dim, -1))
+            if x < size - 1:
+                ports.append(("core", dim, 1))
+        ports += [("socket", o, 0) for o in range(1, layout.sockets)
+                  if layout.socket_core[o] == core]
+        ports += [("node", d, delta) for d, row in enumerate(layout.node_slot)
+                  for delta in range(1, len(row)) if row[delta] == slot]
+        out.append(tuple(ports))
+    return tuple(out)
+
+
+@pytest.mark.parametrize(("nodes", "sockets", "cores", "placement"), [
+    ((2,), 2, 1, "spread"), ((4, 4), 16, 8, "spread"), ((3, 5), 6, 4, "hub"),
+    ((2, 2, 3), 5, 6, "spread"), ((7,), 3, 2, "hub"), ((1,), 9, 9, "spread"),
+])
+def test_slot_ports_are_those_a_search_finds(nodes, sockets, cores, placement):
+    layout = piuma_plan(nodes, sockets, cores, placement=placement)
+    assert layout.slot_ports == _slot_ports_by_search(layout)
