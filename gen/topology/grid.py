@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from innet.gen.checks import MAX_DIGITS, digits, whole
 from innet.gen.topology.core import MAX_PORT_ENTRIES, PortMap, Topology
 
 __all__ = ["check_shape", "hyperx", "parse_shape", "torus"]
@@ -51,10 +52,6 @@ def check_shape(shape: Sequence[int] | int, what: str = "Shape") -> tuple[int, .
     return shape
 
 
-#: Most digits a size of a shape may be written with (far beyond any network that fits).
-_MAX_DIGITS = 12
-
-
 def parse_shape(text: str) -> tuple[int, ...]:
     """Parse ``"4x4x4"`` (also ``4,4,4`` or ``4*4``) into ``(4, 4, 4)`` and validate it.
 
@@ -66,10 +63,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
     if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
         raise ValueError(f"Shape must be sizes joined by 'x' such as 4x4x4, not {text!r:.60}")
-    if any(len(p.strip()) > _MAX_DIGITS for p in parts):
+    if any(digits(p) > MAX_DIGITS for p in parts):
         raise ValueError(f"Shape {str(text).strip():.40} is too large: a size has more than "
-                         f"{_MAX_DIGITS} digits")
-    return check_shape(tuple(int(p) for p in parts))
+                         f"{MAX_DIGITS} digits")
+    return check_shape(tuple(whole(p) for p in parts))
 
 
 def _spell(shape: tuple[int, ...]) -> str:

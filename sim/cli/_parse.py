@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from innet.gen.checks import MAX_DIGITS, digits, whole
+
 __all__ = [
     "SIZE_GRAMMAR",
     "Finite",
@@ -31,9 +33,6 @@ __all__ = [
     "parse_sizes",
     "parse_time",
 ]
-
-#: Most digits a number on the command line may have (far beyond any value it can take).
-_MAX_DIGITS = 18
 
 #: What the help of every size option says about the grammar.
 SIZE_GRAMMAR = "K = Ki = 1024, M = Mi = 2^20, G = Gi = 2^30"
@@ -65,9 +64,11 @@ def parse_size(text: str, what: str = "Size", *, low: int = 0, high: int | None 
     match = _SIZE.fullmatch(str(text))
     if match is None or (match.group(3) and unit != "B"):
         raise ValueError(f"{what} must be a size such as {_example(unit)}, not {text!r}")
-    if len(match.group(1)) > _MAX_DIGITS:
+    if digits(match.group(1)) > MAX_DIGITS:
+        if high is not None:
+            raise ValueError(f"{what} must be at most {high:,}, not {text.strip()!r:.40}")
         raise ValueError(f"{what} {text.strip():.40} is too large")
-    value = int(match.group(1)) * _MULTIPLIERS[(match.group(2) or "").lower()]
+    value = whole(match.group(1)) * _MULTIPLIERS[(match.group(2) or "").lower()]
     if value < low:
         raise ValueError(f"{what} must be at least {low}, not {text.strip()!r}")
     if high is not None and value > high:
@@ -222,9 +223,9 @@ def parse_mesh(text: str | None) -> tuple[int, int] | None:
     parts = text.lower().split("x")
     if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
         raise ValueError(f"Core mesh must be rows x cols such as 2x4, not {text!r:.60}")
-    if any(len(p) > _MAX_DIGITS for p in parts):
+    if any(digits(p) > MAX_DIGITS for p in parts):
         raise ValueError(f"Core mesh {text:.40} is too large")
-    return int(parts[0]), int(parts[1])
+    return whole(parts[0]), whole(parts[1])
 
 
 def node_id(text: str, what: str, nodes: int) -> int:
@@ -235,9 +236,10 @@ def node_id(text: str, what: str, nodes: int) -> int:
     ValueError
         ``{what} names node {text}, outside 0..{nodes - 1}``.
     """
-    if len(text) > len(str(nodes)) or int(text) >= nodes:
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(nodes)) or int(digits) >= nodes:
         raise ValueError(f"{what} names node {text:.40}, outside 0..{nodes - 1}")
-    return int(text)
+    return int(digits)
 
 
 def parse_node_ids(text: str, what: str, *, nodes: int) -> list[int]:

@@ -31,7 +31,8 @@ from typing import Any
 
 import click
 
-from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT
+from innet.gen.checks import MAX_DIGITS, digits, whole
+from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT, MAX_COLLECTIVE_IDS
 from innet.sim.cli._common import (
     FAILED,
     console,
@@ -83,10 +84,11 @@ def parse_embed(text: str, *, nodes: int) -> dict[str, Any]:
                                  f"{' or auto' if key == 'root' else ''}, not {value!r:.60}")
             if key == "root":
                 spec[key] = node_id(value, "--embed root", nodes)
-            elif len(value) > 12:
-                raise ValueError(f"--embed id {value:.40} is too large")
+            elif digits(value) > MAX_DIGITS:
+                raise ValueError(f"Collective id must be between 0 and "
+                                 f"{MAX_COLLECTIVE_IDS - 1}, not {value:.40}")
             else:
-                spec[key] = int(value)
+                spec[key] = whole(value)
         else:
             spec[key] = value
     return spec

@@ -137,6 +137,7 @@ def test_mesh_nodes_and_links():
                                          r"'2x4x1'$"):
         parse_mesh("2x4x1")
     assert parse_node_ids("0-3,9", "--participants", nodes=10) == [0, 1, 2, 3, 9]
+    assert parse_node_ids("007," + "0" * 5000 + "8", "--participants", nodes=10) == [7, 8]
     with pytest.raises(ValueError, match=r"^--participants must be node ids such as 0,3,5 or "
                                          r"0-7, not '5-2'$"):
         parse_node_ids("5-2", "--participants", nodes=10)
@@ -157,6 +158,9 @@ def test_mesh_nodes_and_links():
 def test_numbers_of_thousands_of_digits_are_named_too_large():
     with pytest.raises(ValueError, match=rf"^--elements {'9' * 40} is too large$"):
         parse_size("9" * 5000, "--elements")
+    with pytest.raises(ValueError, match=rf"^--elements must be at most 1,024, not '{'9' * 39}$"):
+        parse_size("9" * 5000, "--elements", high=1024)
+    assert parse_size("0" * 5000 + "7") == 7
     with pytest.raises(ValueError, match=rf"^Core mesh 2x{'9' * 38} is too large$"):
         parse_mesh("2x" + "9" * 5000)
     with pytest.raises(ValueError, match=rf"^--participants names node {'9' * 40}, outside "

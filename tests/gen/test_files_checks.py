@@ -1,4 +1,4 @@
-"""innet.gen.files.write_atomic and innet.gen.checks.check_int."""
+"""innet.gen.files.write_atomic and innet.gen.checks: check_int, digits, whole."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from innet.gen.checks import check_int
+from innet.gen.checks import MAX_DIGITS, check_int, digits, whole
 from innet.gen.files import write_atomic
 
 
@@ -88,7 +88,22 @@ def test_check_int_accepts_and_returns():
     ("4", TypeError, r"^Radix must be an integer, not '4'$"),
     (1, ValueError, r"^Radix must be at least 2, not 1$"),
     (17, ValueError, r"^Radix must be at most 16, not 17$"),
+    (2**128 - 1, ValueError, rf"^Radix must be at most 16, not {2**128 - 1}$"),
 ])
 def test_check_int_refuses(value, error, message):
     with pytest.raises(error, match=message):
         check_int("Radix", value, low=2, high=16)
+
+
+def test_check_int_names_a_huge_value_by_its_bits():
+    # Its digits are beyond what Python converts to text.
+    with pytest.raises(ValueError, match=r"^Radix must be at most 16, not a 16610-bit integer$"):
+        check_int("Radix", 10**5000, low=2, high=16)
+    with pytest.raises(ValueError, match=r"^Radix must be at least 2, not a 16610-bit integer$"):
+        check_int("Radix", -(10**5000), low=2, high=16)
+
+
+def test_digits_and_whole_leave_leading_zeros_aside():
+    assert [digits(t) for t in ("0", "000", "0042", " 7 ", "9" * 5000)] == [1, 1, 2, 1, 5000]
+    assert [whole(t) for t in ("0", "000", "0042", "0" * 5000 + "7")] == [0, 0, 42, 7]
+    assert whole("9" * MAX_DIGITS) == 10**MAX_DIGITS - 1

@@ -130,11 +130,15 @@ def test_parse_shape(text, shape):
     ("-4", r"^Shape must be sizes joined by 'x' such as 4x4x4, not '-4'$"),
     ("1x1", r"^Shape 1x1 must have at least 2 nodes, not 1$"),
     ("4096x4096x4096", r"^Shape 4096x4096x4096 is too large: 68719476736 nodes$"),
-    ("4x" + "9" * 5000, rf"^Shape 4x{'9' * 38} is too large: a size has more than 12 digits$"),
+    ("4x" + "9" * 5000, rf"^Shape 4x{'9' * 38} is too large: a size has more than 18 digits$"),
 ])
 def test_parse_shape_errors(text, message):
     with pytest.raises(ValueError, match=message):
         parse_shape(text)
+
+
+def test_leading_zeros_do_not_count_as_digits():
+    assert parse_shape("4x" + "0" * 5000 + "4") == (4, 4)
 
 
 @pytest.mark.parametrize("build", [hyperx, torus])
