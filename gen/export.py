@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from innet.gen.jsonio import load_json
 from innet.gen.topology import PortMap, Topology
 
 __all__ = [
@@ -134,8 +135,12 @@ def from_graphml(text: str) -> Topology:
             peer[x, px], peer_port[x, px] = y, py
     classes = tuple(graph.nodes[u]["cls"] for u in range(n)) if n and all(
         "cls" in graph.nodes[u] for u in range(n)) else ()
-    return Topology(kind=graph.graph["kind"], params=json.loads(graph.graph["params"]),
-                    labels=tuple(tuple(json.loads(graph.nodes[u]["label"])) for u in range(n)),
+    try:
+        params = load_json(graph.graph["params"])
+        labels = tuple(tuple(load_json(graph.nodes[u]["label"])) for u in range(n))
+    except ValueError as error:
+        raise ValueError(f"GraphML holds a malformed JSON attribute: {error}") from None
+    return Topology(kind=graph.graph["kind"], params=params, labels=labels,
                     ports=PortMap(peer, peer_port), classes=classes)
 
 

@@ -23,7 +23,8 @@ def load_json(text: str | bytes) -> Any:
     ------
     ValueError
         The parser's message for malformed text (a :class:`json.JSONDecodeError`),
-        ``nested too deeply``, or ``an integer of N digits`` beyond :data:`MAX_DIGITS`.
+        ``nested too deeply``, or ``an integer of N digits, more than 1,000``
+        (:data:`MAX_DIGITS`).
     """
     try:
         return json.loads(text, parse_int=_integer)
@@ -31,7 +32,8 @@ def load_json(text: str | bytes) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def _integer(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_DIGITS:
-        raise ValueError(f"an integer of {len(digits.lstrip('-')):,} digits")
-    return int(digits)
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise ValueError(f"an integer of {digits:,} digits, more than {MAX_DIGITS:,}")
+    return int(text)

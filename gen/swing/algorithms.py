@@ -18,13 +18,14 @@ Swing (the "mirrored recursive doubling" of Section 5.1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from innet.gen.swing.butterfly import NONPOW2_MODES, PAPER_LIMIT, butterfly_schedule
 from innet.gen.swing.rings import bucket_schedule, ring_schedule
-from innet.gen.swing.schedule import MAX_RANKS, Schedule
+from innet.gen.swing.schedule import MAX_RANKS, Schedule, spell_shape
 
 __all__ = ["ALGORITHMS", "MAX_ENTRIES", "MAX_RANKS", "build_schedule", "check_shape"]
 
@@ -56,17 +57,17 @@ def check_shape(shape: Sequence[int] | int) -> tuple[int, ...]:
                        for d in shape)):
         raise TypeError(f"Shape must be a sequence of integers, not {shape!r}")
     shape = tuple(int(d) for d in shape)
-    spelled = "x".join(str(d) for d in shape)
+    spelled = spell_shape(shape)
     if not shape:
         raise ValueError("Shape must have at least one side")
     if min(shape) < 1:
         raise ValueError(f"Every side of shape {spelled} must be at least 1")
-    ranks = int(np.prod(shape, dtype=object))
+    ranks = math.prod(shape)
     if ranks < 2:
         raise ValueError(f"Shape {spelled} must have at least 2 ranks, not {ranks}")
     if ranks > MAX_RANKS:
-        raise ValueError(f"Shape {spelled} has {ranks} ranks, more than the {MAX_RANKS} "
-                         f"supported")
+        raise ValueError(f"Shape {spelled} has {spell_shape((ranks,))} ranks, more than the "
+                         f"{MAX_RANKS} supported")
     return shape
 
 

@@ -66,7 +66,8 @@ import numpy as np
 
 from innet.gen.jsonio import load_json
 
-__all__ = ["JSON_FORMAT", "JSON_VERSION", "MAX_BLOCKS", "MAX_RANKS", "Entry", "Schedule"]
+__all__ = ["JSON_FORMAT", "JSON_VERSION", "MAX_BLOCKS", "MAX_RANKS", "Entry", "Schedule",
+           "spell_shape"]
 
 #: Format name and version written by :meth:`Schedule.to_json`.
 JSON_FORMAT = "innet-swing-schedule"
@@ -77,6 +78,13 @@ MAX_RANKS = 1 << 20
 
 #: The largest number of blocks a collective's vector may be cut into.
 MAX_BLOCKS = 1 << 31
+
+
+def spell_shape(shape: Sequence[int]) -> str:
+    """``4x4x2``, at most 60 characters; a side too long to print is shown by its bits."""
+    sides = (str(d) if d.bit_length() <= 128 else f"<{d.bit_length()}-bit>" for d in shape)
+    spelled = "x".join(sides)
+    return spelled if len(spelled) <= 60 else spelled[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -172,8 +180,8 @@ class Schedule:
         shape = tuple(int(d) for d in shape)
         ranks = math.prod(shape)
         if ranks > MAX_RANKS:
-            raise ValueError(f"Shape {'x'.join(map(str, shape)):.60} has {ranks} ranks, more "
-                             f"than the {MAX_RANKS} supported")
+            raise ValueError(f"Shape {spell_shape(shape)} has {spell_shape((ranks,))} ranks, "
+                             f"more than the {MAX_RANKS} supported")
         send_peer = _int_array("send_peer", send_peer, 3)
         recv_peer = _int_array("recv_peer", recv_peer, 3)
         send = _int_array("send", send, 4)

@@ -171,3 +171,8 @@ def test_graphml_errors():
     graph.add_edge(0, 1, port_lo=3, port_hi=0)
     with pytest.raises(ValueError, match=r"^GraphML gives node 0 a port 3 out of range$"):
         export.from_graphml("\n".join(nx.generate_graphml(graph)))
+    graph = nx.Graph(kind="x", params="[" * 100_000)
+    graph.add_edge(0, 1, port_lo=0, port_hi=0)
+    with pytest.raises(ValueError, match=r"^GraphML holds a malformed JSON attribute: nested too "
+                                         r"deeply$"):
+        export.from_graphml("\n".join(nx.generate_graphml(graph)))

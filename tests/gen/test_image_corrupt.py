@@ -164,7 +164,7 @@ CASES = {
                              "Header: format version must be an integer, not '1'"),
     "JSON integer of thousands of digits": (
         JSON.replace('"version": 1,', '"version": 1' + "0" * 5000 + ",", 1),
-        "JSON: malformed: an integer of 5,001 digits"),
+        "JSON: malformed: an integer of 5,001 digits, more than 1,000"),
     "JSON failed switch not a node id": (
         JSON.replace('"switches": []', '"switches": [1e400]', 1),
         ("JSON: Failed links must be (u, v) pairs and failed switches node ids, not [] and "

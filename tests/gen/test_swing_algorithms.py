@@ -150,6 +150,8 @@ def test_odd_ring_runs_section_3_2():
     (("ring", (1, 1)), {}, ValueError, r"^Shape 1x1 must have at least 2 ranks, not 1$"),
     (("ring", (2048, 1024)), {}, ValueError,
      r"^Shape 2048x1024 has 2097152 ranks, more than the 1048576 supported$"),
+    (("ring", (2**200, 3)), {}, ValueError,
+     r"^Shape <201-bit>x3 has <202-bit> ranks, more than the 1048576 supported$"),
     (("ring", 8), {"multiport": 1}, TypeError, r"^Multiport must be a bool, not 1$"),
     (("swing-b", 8), {"nonpow2": "odd"}, ValueError,
      r"^Non-power-of-two mode must be one of auto, paper, fold, not 'odd'$"),
