@@ -203,6 +203,45 @@ def _port_latency(peer: np.ndarray, model: CostModel) -> np.ndarray:
     return latency
 
 
+def _route_step(peer: np.ndarray, next_port: NextPort, origin: np.ndarray, dst: np.ndarray,
+                size: np.ndarray, port_latency: np.ndarray | None, model: CostModel | None
+                ) -> tuple[float, int, float]:
+    """Route one step's messages hop by hop: its heaviest link load, its longest route in
+    hops and (with ``port_latency``) its slowest route's latency by ``model``."""
+    nodes, radix = peer.shape
+    load = np.zeros(nodes * radix)
+    cycles = np.zeros(len(dst))  # what each route's links added so far
+    cur = origin
+    hop = hops = 0
+    latency = 0.0
+    while len(cur):
+        if hop >= nodes:
+            raise ValueError(f"Routing from node {int(origin[0])} to node {int(dst[0])} does "
+                             f"not arrive within {nodes} hops")
+        port = np.asarray(next_port(cur, dst), dtype=np.int64)
+        bad = (port < 0) | (port >= radix)
+        if not bad.any():
+            bad = peer[cur, port] < 0
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[i])} chose "
+                             f"port {int(port[i])}, which the node does not have")
+        load += np.bincount(cur * radix + port, weights=size, minlength=load.size)
+        if port_latency is not None:
+            cycles += port_latency[cur, port]
+        cur = peer[cur, port].astype(np.int64)
+        hop += 1
+        arrived = cur == dst
+        if arrived.any():
+            hops = hop
+            if port_latency is not None:
+                latency = max(latency, float(np.max(model.latency(hop, cycles[arrived]))))
+        keep = ~arrived
+        origin, cur, dst, size, cycles = (origin[keep], cur[keep], dst[keep], size[keep],
+                                          cycles[keep])
+    return float(load.max(initial=0.0)), hops, latency
+
+
 def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                dimensions: int | None = None, *, model: CostModel | None = None
                ) -> Congestion:
@@ -230,7 +269,7 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
         routing returns a port a node does not have or does not reach a destination.
     """
     peer = np.asarray(peer)
-    nodes, radix = peer.shape
+    nodes, _ = peer.shape
     if nodes != schedule.ranks:
         raise ValueError(f"The schedule has {schedule.ranks} ranks but the network has "
                          f"{nodes} nodes")
@@ -270,43 +309,19 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
     slot[distinct] = np.arange(len(distinct))
     routed = slot[s] >= 0
 
-    load = np.zeros(len(distinct) * nodes * radix)
-    slot_hops = np.zeros(len(distinct), dtype=np.int64)
     priced = model is not None and bool(model.link_latencies)
     port_latency = _port_latency(peer, model) if priced else None
+    row = slot[s[routed]]
+    origin, dst, size = src[routed].astype(np.int64), dst[routed], size[routed]
+    # One distinct step at a time: the link loads of one step are nodes x radix numbers.
+    slot_load = np.zeros(len(distinct))
+    slot_hops = np.zeros(len(distinct), dtype=np.int64)
     slot_latency = np.zeros(len(distinct))
-    row, origin = slot[s[routed]], src[routed].astype(np.int64)
-    dst, size = dst[routed], size[routed]
-    cycles = np.zeros(len(dst))  # what each route's links added so far
-    cur = origin
-    hop = 0
-    while len(cur):
-        if hop >= nodes:
-            raise ValueError(f"Routing from node {int(origin[0])} to node {int(dst[0])} does "
-                             f"not arrive within {nodes} hops")
-        port = np.asarray(next_port(cur, dst), dtype=np.int64)
-        bad = (port < 0) | (port >= radix)
-        if not bad.any():
-            bad = peer[cur, port] < 0
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[i])} chose "
-                             f"port {int(port[i])}, which the node does not have")
-        load += np.bincount((row * nodes + cur) * radix + port, weights=size,
-                            minlength=load.size)
-        if priced:
-            cycles += port_latency[cur, port]
-        cur = peer[cur, port].astype(np.int64)
-        hop += 1
-        arrived = cur == dst
-        slot_hops[row[arrived]] = hop
-        if priced and arrived.any():
-            np.maximum.at(slot_latency, row[arrived], model.latency(hop, cycles[arrived]))
-        keep = ~arrived
-        row, origin, cur, dst = row[keep], origin[keep], cur[keep], dst[keep]
-        size, cycles = size[keep], cycles[keep]
-
-    slot_load = load.reshape(len(distinct), -1).max(axis=1) if steps else np.zeros(0)
+    for k in range(len(distinct)):
+        mine = row == k
+        load, hops, latency = _route_step(peer, next_port, origin[mine], dst[mine], size[mine],
+                                          port_latency, model)
+        slot_load[k], slot_hops[k], slot_latency[k] = load, hops, latency
     step_load = slot_load[slot[same_as]]
     step_hops = slot_hops[slot[same_as]]
     step_latency = slot_latency[slot[same_as]]
