@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,7 +20,10 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
 
     Missing parent directories are created. A failure part-way never leaves a half-written
     file behind, and the file gets the mode a plain ``open()`` would give it (the process's
-    umask applied to 0666). Text is written as given: no newline is added at the end.
+    umask applied to 0666). Text is written as given: no newline is added at the end. A
+    symbolic link is followed (the file it names is replaced, the link stays), and a device,
+    FIFO or socket (``/dev/stdout``, ``/dev/null``) is written in place, as a shell's ``>``
+    writes it: neither is replaced by a regular file.
 
     Raises
     ------
@@ -28,14 +32,23 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         directory where the file should go, or a file where a parent directory should, is
         named as such.
     """
-    path = _placed(Path(path), directory=False)
+    given = _placed(Path(path), directory=False)
+    path = Path(os.path.realpath(given)) if given.is_symlink() else given
     mode = "wb" if isinstance(data, bytes) else "w"
     chunks = [data] if isinstance(data, str | bytes) else data
+    if _special(path):
+        try:
+            with open(path, mode) as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+        except OSError as error:
+            raise type(error)(error.errno, error.strerror, str(given)) from None
+        return given
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as error:
-        raise type(error)(error.errno, error.strerror, str(path)) from None
+        raise type(error)(error.errno, error.strerror, str(given)) from None
     try:
         with os.fdopen(fd, mode) as handle:
             for chunk in chunks:
@@ -48,9 +61,18 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
     except BaseException as error:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(error, OSError) and error.errno is not None:
-            raise type(error)(error.errno, error.strerror, str(path)) from None
+            raise type(error)(error.errno, error.strerror, str(given)) from None
         raise
-    return path
+    return given
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a device, FIFO
+    or socket)."""
+    try:
+        return not stat.S_ISREG(mode := path.stat().st_mode) and not stat.S_ISDIR(mode)
+    except OSError:
+        return False
 
 
 def check_writable(path: str | os.PathLike, *, directory: bool = False) -> Path:
@@ -66,6 +88,10 @@ def check_writable(path: str | os.PathLike, *, directory: bool = False) -> Path:
         As :func:`write_atomic` would, naming ``path``.
     """
     path = _placed(Path(path), directory=directory)
+    if not directory and _special(path):
+        if not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return path
     existing = next(p for p in (path, *path.parents) if p.is_dir())
     try:
         fd, probe = tempfile.mkstemp(prefix=".innet-check.", dir=existing)

@@ -107,3 +107,28 @@ def test_digits_and_whole_leave_leading_zeros_aside():
     assert [digits(t) for t in ("0", "000", "0042", " 7 ", "9" * 5000)] == [1, 1, 2, 1, 5000]
     assert [whole(t) for t in ("0", "000", "0042", "0" * 5000 + "7")] == [0, 0, 42, 7]
     assert whole("9" * MAX_DIGITS) == 10**MAX_DIGITS - 1
+
+
+def test_write_atomic_follows_a_symbolic_link(tmp_path):
+    (tmp_path / "real.v").write_text("old")
+    (tmp_path / "link.v").symlink_to("real.v")
+    assert write_atomic(tmp_path / "link.v", "new") == tmp_path / "link.v"
+    assert (tmp_path / "link.v").is_symlink()
+    assert (tmp_path / "real.v").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.v", "real.v"]
+
+
+def test_write_atomic_writes_a_fifo_in_place(tmp_path):
+    import stat
+    import threading
+
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    write_atomic(fifo, ["a", "b"])
+    reader.join(timeout=10)
+    assert received == ["ab"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
