@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["MAX_DIGITS", "check_int", "digits", "whole"]
+__all__ = ["MAX_DIGITS", "check_int", "digits", "shown", "whole"]
 
 #: Most digits of a whole number written as text (leading zeros aside): longer ones are refused
 #: before they are converted, far beyond any value innet takes.
@@ -45,13 +45,13 @@ def check_int(name: str, value: object, low: int | None = None, high: int | None
         raise TypeError(f"{name} must be an integer, not {value!r}")
     value = int(value)
     if low is not None and value < low:
-        raise ValueError(f"{name} must be at least {low}, not {_shown(value)}")
+        raise ValueError(f"{name} must be at least {low}, not {shown(value)}")
     if high is not None and value > high:
-        raise ValueError(f"{name} must be at most {high}, not {_shown(value)}")
+        raise ValueError(f"{name} must be at most {high}, not {shown(value)}")
     return value
 
 
-def _shown(value: int) -> str:
+def shown(value: int) -> str:
     """``value``'s digits, or its size in bits where they would run to more than 38."""
     bits = abs(value).bit_length()
     return str(value) if bits <= 128 else f"a {bits}-bit integer"

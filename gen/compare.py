@@ -257,9 +257,13 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
     """
     from innet.gen.routing import routing
     from innet.gen.swing import build_schedule
+    from innet.gen.swing.butterfly import NONPOW2_MODES
 
     if not isinstance(topo, Topology):
         raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    if nonpow2 not in NONPOW2_MODES:  # else every host algorithm would be skipped for it
+        raise ValueError(f"Non-power-of-two mode must be one of {', '.join(NONPOW2_MODES)}, "
+                         f"not {nonpow2!r}")
     sizes = tuple(sizes)
     for m in sizes:
         if isinstance(m, bool) or not isinstance(m, int) or m < 0:

@@ -105,7 +105,7 @@ class RoundRobin(wiring.Component):
     """
 
     def __init__(self, count: int) -> None:
-        self._count = check_int("Arbiter size", count, low=1)
+        self._count = check_int("Arbiter size", count, low=1, high=1 << 16)
         super().__init__({"requests": In(count), "grant": Out(count), "take": In(1)})
 
     @property

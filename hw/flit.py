@@ -63,7 +63,7 @@ from amaranth import Const, Mux, Value
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, shown
 from innet.gen.regmap import MAX_COLLECTIVE_IDS
 
 __all__ = [
@@ -90,10 +90,11 @@ def bits_for(count: int) -> int:
 
 
 def _check_range(name: str, value, low: int, high: int) -> int:
-    """``value`` if it is an integer in ``low..high``; the range is named as "between"."""
-    check_int(name, value)
+    """``value`` as an int if it is an integer in ``low..high``; the range is named as
+    "between"."""
+    value = check_int(name, value)
     if not low <= value <= high:
-        raise ValueError(f"{name} must be between {low} and {high}, not {value}")
+        raise ValueError(f"{name} must be between {low} and {high}, not {shown(value)}")
     return value
 
 
@@ -178,12 +179,15 @@ class FlitParams:
     tag_width: int = 8
 
     def __post_init__(self) -> None:
-        _check_range("Payload width", self.payload_width, 1, 1024)
-        _check_range("Routing depth", self.routing_depth, 1, 1 << 16)
-        _check_range("Collective ids", self.collective_ids, 1, MAX_COLLECTIVE_IDS)
-        _check_range("p2p virtual channels", self.p2p_vcs, 1, 16)
-        _check_range("Index width", self.index_width, 1, 32)
-        _check_range("Tag width", self.tag_width, 1, 32)
+        for name, label, low, high in (
+                ("payload_width", "Payload width", 1, 1024),
+                ("routing_depth", "Routing depth", 1, 1 << 16),
+                ("collective_ids", "Collective ids", 1, MAX_COLLECTIVE_IDS),
+                ("p2p_vcs", "p2p virtual channels", 1, 16),
+                ("index_width", "Index width", 1, 32),
+                ("tag_width", "Tag width", 1, 32)):
+            # A numpy integer is kept as the int it equals (the widths are used as Python ints).
+            object.__setattr__(self, name, _check_range(label, getattr(self, name), low, high))
 
     # Derived widths ------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap.switch import MAX_COLLECTIVE_IDS, MAX_RADIX
 
 __all__ = ["Fork"]
 
@@ -73,8 +74,8 @@ class Fork(wiring.Component):
     """
 
     def __init__(self, flit_shape, outputs: int, ids: int) -> None:
-        check_int("Outputs", outputs, low=1)
-        self._ids = check_int("Collective ids", ids, low=1)
+        check_int("Outputs", outputs, low=1, high=MAX_RADIX + 1)
+        self._ids = check_int("Collective ids", ids, low=1, high=MAX_COLLECTIVE_IDS)
         super().__init__({
             "offer_valid": In(1), "offer": In(flit_shape), "offer_targets": In(outputs),
             "load": Out(1), "dropped": Out(1),

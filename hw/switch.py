@@ -192,24 +192,26 @@ def _served_vcs(params: FlitParams, collective) -> int:
     return params.p2p_vcs if collective is None else params.vcs
 
 
-def _check_switch(radix, params, buffer_depth, local_depth, collective, early_links) -> int:
-    """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the local depth."""
-    check_int("Radix", radix, low=1, high=MAX_RADIX)
+def _check_switch(radix, params, buffer_depth, local_depth, collective, early_links
+                  ) -> tuple[int, int, int]:
+    """Check the parameters :class:`SwitchCore` and :class:`Switch` share; the radix, buffer
+    depth and local depth as ints."""
+    radix = check_int("Radix", radix, low=1, high=MAX_RADIX)
     if not isinstance(params, FlitParams):
         raise TypeError(f"Params must be a FlitParams, not {params!r}")
-    check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
+    buffer_depth = check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
     if buffer_depth < CREDIT_ROUND_TRIP:
         raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
                          f"round trip) for full throughput, not {buffer_depth}")
     if local_depth is None:
         local_depth = buffer_depth
-    check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
+    local_depth = check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
     if collective is not None and not callable(collective):
         raise TypeError(f"Collective must be a callable building the collective path, or "
                         f"None, not {collective!r}")
     if not isinstance(early_links, bool):
         raise TypeError(f"Early links must be a bool, not {early_links!r}")
-    return local_depth
+    return radix, buffer_depth, local_depth
 
 
 class SwitchCore(wiring.Component):
@@ -293,8 +295,8 @@ class SwitchCore(wiring.Component):
     def __init__(self, radix: int, params: FlitParams, buffer_depth: int = CREDIT_ROUND_TRIP, *,
                  local_depth: int | None = None, collective=default_collective,
                  early_links: bool = False) -> None:
-        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective,
-                                    early_links)
+        radix, buffer_depth, local_depth = _check_switch(radix, params, buffer_depth,
+                                                         local_depth, collective, early_links)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth
@@ -784,8 +786,8 @@ class Switch(wiring.Component):
         params = FlitParams(payload_width=payload_width, routing_depth=routing_depth,
                             collective_ids=collective_ids, p2p_vcs=p2p_vcs,
                             index_width=index_width, tag_width=tag_width)
-        local_depth = _check_switch(radix, params, buffer_depth, local_depth, collective,
-                                    early_links)
+        radix, buffer_depth, local_depth = _check_switch(radix, params, buffer_depth,
+                                                         local_depth, collective, early_links)
         self._radix = radix
         self._params = params
         self._buffer_depth = buffer_depth

@@ -45,7 +45,7 @@ class MulAdd(wiring.Component):
     """
 
     def __init__(self, width: int = 32) -> None:
-        self._width = check_int("Width", width, low=1)
+        self._width = check_int("Width", width, low=1, high=64)
         super().__init__({
             "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
             "o": Out(width), "o_valid": Out(1),

@@ -118,10 +118,10 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     TypeError, ValueError
         On a parameter that is not an integer or out of range.
     """
-    check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
-    check_param("Step depth", step_depth, 1, MAX_STEP_DEPTH)
-    check_param("Vector depth", vector_depth, 1, MAX_VECTOR_DEPTH)
-    check_param("Node id width", node_id_width, 1, 32)
+    collective_ids = check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
+    step_depth = check_param("Step depth", step_depth, 1, MAX_STEP_DEPTH)
+    vector_depth = check_param("Vector depth", vector_depth, 1, MAX_VECTOR_DEPTH)
+    node_id_width = check_param("Node id width", node_id_width, 1, 32)
     cw = max(1, (collective_ids - 1).bit_length())
     iw = vector_depth.bit_length()
     sw = step_depth.bit_length()

@@ -208,10 +208,10 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     TypeError, ValueError
         On a parameter that is not an integer or out of range.
     """
-    check_param("Radix", radix, 1, MAX_RADIX)
-    check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
-    check_param("Node id width", node_id_width, 1, 32)
-    check_param("Routing depth", routing_depth, 1, 1 << node_id_width)
+    radix = check_param("Radix", radix, 1, MAX_RADIX)
+    collective_ids = check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
+    node_id_width = check_param("Node id width", node_id_width, 1, 32)
+    routing_depth = check_param("Routing depth", routing_depth, 1, 1 << node_id_width)
     pw = port_width(radix)
     coll = Cluster("coll", [
         Register("ctrl", [

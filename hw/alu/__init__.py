@@ -7,6 +7,6 @@ sum), :mod:`~innet.hw.alu.fp32` (binary32 fields), :mod:`~innet.hw.alu.logic` (l
 count, masks, carry-save add).
 """
 
-from innet.hw.alu.unit import ALU, LATENCY
+from innet.hw.alu.unit import ALU, LATENCY, MAX_TAG_WIDTH
 
-__all__ = ["ALU", "LATENCY"]
+__all__ = ["ALU", "LATENCY", "MAX_TAG_WIDTH"]

@@ -23,6 +23,7 @@ from innet.gen.ops import SUM_GUARD_BITS, DType, Op
 from innet.gen.regmap.switch import MAX_RADIX
 from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
 from innet.hw.alu.logic import leading_zeros, low_mask
+from innet.hw.alu.unit import MAX_TAG_WIDTH
 from innet.hw.arbiter import any_of
 
 __all__ = ["MultiOperandUnit", "multi_latency"]
@@ -127,7 +128,7 @@ class MultiOperandUnit(wiring.Component):
 
     def __init__(self, leaves: int, *, tag_width: int = 0) -> None:
         self._leaves = check_int("Leaves", leaves, low=2, high=MAX_RADIX + 1)
-        self._tag_width = check_int("Tag width", tag_width, low=0)
+        self._tag_width = check_int("Tag width", tag_width, low=0, high=MAX_TAG_WIDTH)
         members = {
             "i_valid": In(1), "i_mask": In(leaves), "i_op": In(4), "i_dtype": In(2),
             "i_leaf": In(32).array(leaves),

@@ -7,6 +7,7 @@ from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op
 from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
 from innet.hw.alu.logic import carry_save_add, leading_zeros, low_mask
@@ -16,6 +17,10 @@ __all__ = ["ALU", "LATENCY"]
 
 #: Cycles from an accepted operand pair to its result, for every operation.
 LATENCY = 9
+
+#: Widest tag the reduction units carry beside their operands (a collective id and an element
+#: index take at most 40 bits).
+MAX_TAG_WIDTH = 64
 
 
 class ALU(wiring.Component):
@@ -101,6 +106,7 @@ class ALU(wiring.Component):
             raise TypeError(f"Tag width must be an integer, not {tag_width!r}")
         if tag_width < 0:
             raise ValueError(f"Tag width must be zero or positive, not {tag_width}")
+        check_int("Tag width", tag_width, high=MAX_TAG_WIDTH)
         self._mul = mul
         self._tag_width = tag_width
         members = {

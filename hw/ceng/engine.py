@@ -16,13 +16,14 @@ from amaranth.lib.memory import Memory
 
 from innet.gen.checks import check_int
 from innet.gen.ops import Op
+from innet.gen.regmap.switch import MAX_RADIX
 from innet.hw.alu import LATENCY
 from innet.hw.alu.multi import MultiOperandUnit, multi_latency
 from innet.hw.arbiter import RoundRobin, any_of, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer, Bypass
 from innet.hw.ceng.tree import ReductionTree, levels_for
 from innet.hw.collective import TIMEOUT_BITS, path_members
-from innet.hw.credit import CREDIT_ROUND_TRIP
+from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH
 from innet.hw.flit import FlitParams, Kind, bits_for
 
 __all__ = ["ENGINE_PROPERTIES", "FRONT_CYCLES", "CollectiveEngine", "engine_latency",
@@ -189,20 +190,20 @@ class CollectiveEngine(wiring.Component):
                  mul: bool = False, queue_depth: int | None = None) -> None:
         if not isinstance(params, FlitParams):
             raise TypeError(f"Params must be a FlitParams, not {params!r}")
-        check_int("Radix", radix, low=1)
+        check_int("Radix", radix, low=1, high=MAX_RADIX)
         if params.payload_width != 32:
             raise ValueError(f"The collective engine reduces 32-bit payloads, not "
                              f"{params.payload_width}-bit ones")
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
-        check_int("Request buffer depth", depth, low=1)
+        check_int("Request buffer depth", depth, low=1, high=MAX_DEPTH)
         self._params = params
         self._radix = radix
         self._depth = depth
         self._mul = mul
         if queue_depth is None:
             queue_depth = self.reduce_cycles + FRONT_CYCLES + 1
-        check_int("Queue depth", queue_depth, low=FRONT_CYCLES)
+        check_int("Queue depth", queue_depth, low=FRONT_CYCLES, high=MAX_DEPTH)
         self._queue_depth = queue_depth
         super().__init__(path_members(params, radix))
 

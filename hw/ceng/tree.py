@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 from innet.gen.ops import DType, Op
 from innet.gen.regmap.switch import MAX_RADIX
-from innet.hw.alu import ALU, LATENCY
+from innet.hw.alu import ALU, LATENCY, MAX_TAG_WIDTH
 
 __all__ = ["ReductionTree", "exit_signature", "levels_for", "tree_shape"]
 
@@ -120,7 +120,7 @@ class ReductionTree(wiring.Component):
 
     def __init__(self, leaves: int, *, tag_width: int = 0, mul: bool = True) -> None:
         check_int("Leaves", leaves, low=2, high=MAX_RADIX + 1)
-        check_int("Tag width", tag_width, low=0)
+        check_int("Tag width", tag_width, low=0, high=MAX_TAG_WIDTH)
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
         self._leaves = leaves

@@ -297,3 +297,12 @@ def test_package_docstring_example():
 
     result = doctest.testmod(innet.gen.regmap)
     assert (result.failed, result.attempted) == (0, 4)
+
+
+def test_numpy_integers_give_the_same_maps():
+    import numpy as np
+
+    assert switch_map(np.int64(4), np.uint8(2), np.int32(16)).as_dict() == \
+        switch_map(4, 2, 16).as_dict()
+    assert endpoint_map(np.int64(2), np.int16(4), np.uint32(16)).as_dict() == \
+        endpoint_map(2, 4, 16).as_dict()

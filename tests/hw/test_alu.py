@@ -131,6 +131,7 @@ def check(seen, stream, mul: bool = True) -> None:
     ({"tag_width": 2.0}, TypeError, r"^Tag width must be an integer, not 2\.0$"),
     ({"tag_width": True}, TypeError, r"^Tag width must be an integer, not True$"),
     ({"tag_width": -1}, ValueError, r"^Tag width must be zero or positive, not -1$"),
+    ({"tag_width": 10**12}, ValueError, r"^Tag width must be at most 64, not 1000000000000$"),
 ])
 def test_constructor_rejects_bad_parameters(kwargs, error, message):
     with pytest.raises(error, match=message):

@@ -481,6 +481,9 @@ def test_unsupported_and_stray_flits_are_flagged_and_discarded():
     ({"mul": "yes"}, TypeError, "Multiplier option must be a bool, not 'yes'"),
     ({"queue_depth": 2}, ValueError, "Queue depth must be at least 3, not 2"),
     ({"depth": 0}, ValueError, "Request buffer depth must be at least 1, not 0"),
+    ({"depth": 70000}, ValueError, "Request buffer depth must be at most 4096, not 70000"),
+    ({"radix": 10**6}, ValueError, "Radix must be at most 1024, not 1000000"),
+    ({"queue_depth": 10**9}, ValueError, "Queue depth must be at most 4096, not 1000000000"),
 ])
 def test_parameter_errors(kwargs, error, message):
     args = {"params": FlitParams(), "radix": 3} | kwargs

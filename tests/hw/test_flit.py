@@ -120,6 +120,8 @@ def test_bits_for():
     ({"p2p_vcs": 0}, ValueError, "p2p virtual channels must be between 1 and 16, not 0"),
     ({"index_width": 33}, ValueError, "Index width must be between 1 and 32, not 33"),
     ({"tag_width": True}, TypeError, "Tag width must be an integer, not True"),
+    ({"payload_width": 1 << 5000}, ValueError,
+     "Payload width must be between 1 and 1024, not a 5001-bit integer"),
 ])
 def test_param_errors(kwargs, error, message):
     with pytest.raises(error, match=rf"^{message}$"):
@@ -147,3 +149,12 @@ def test_pack_errors():
         p.unpack(3 << p.offsets["kind"])
     with pytest.raises(ValueError, match=r"^Virtual channel must be between 0 and 6, not 7$"):
         p.vc_kind(7)
+
+
+def test_numpy_integers_are_kept_as_ints():
+    import numpy as np
+
+    params = FlitParams(payload_width=np.int64(16), collective_ids=np.uint8(2))
+    assert params == FlitParams(payload_width=16, collective_ids=2)
+    assert type(params.payload_width) is int
+    assert type(params.collective_ids) is int

@@ -86,6 +86,8 @@ def test_fork_matches_its_model_under_random_offers_grants_and_aborts():
 @pytest.mark.parametrize(("outputs", "ids", "message"), [
     (0, 1, "Outputs must be at least 1, not 0"),
     (2, 0, "Collective ids must be at least 1, not 0"),
+    (1026, 1, "Outputs must be at most 1025, not 1026"),
+    (2, 257, "Collective ids must be at most 256, not 257"),
 ])
 def test_fork_parameter_errors(outputs, ids, message):
     with pytest.raises(ValueError, match=f"^{message}$"):

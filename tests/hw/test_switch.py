@@ -691,6 +691,14 @@ def test_parameter_errors(kwargs, error, message):
         Switch(**kwargs)
 
 
+def test_numpy_integers_build_the_same_switch():
+    import numpy as np
+
+    switch = Switch(np.int64(2), buffer_depth=np.uint16(8), local_depth=np.int32(6))
+    assert (switch.radix, switch.buffer_depth, switch.local_depth) == (2, 8, 6)
+    assert all(type(v) is int for v in (switch.radix, switch.buffer_depth, switch.local_depth))
+
+
 def test_core_parameter_errors():
     with pytest.raises(TypeError, match=r"^Params must be a FlitParams, not 32$"):
         SwitchCore(2, 32)
