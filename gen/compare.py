@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from innet.gen.checks import shown
 from innet.gen.cost import Cost, CostModel, envelope
 from innet.gen.topology import Topology
 
@@ -41,6 +42,7 @@ __all__ = [
     "ALGORITHMS",
     "DEFAULT_SIZES",
     "HOST_ALGORITHMS",
+    "MAX_SIZE",
     "Comparison",
     "Prediction",
     "compare",
@@ -54,6 +56,8 @@ HOST_ALGORITHMS = ("swing-l", "swing-b", "recdoub-l", "recdoub-b", "ring", "buck
 ALGORITHMS = ("innet", *HOST_ALGORITHMS)
 #: Vector sizes in elements: 1, 4, 16, ..., 1,048,576.
 DEFAULT_SIZES = tuple(4**k for k in range(11))
+#: Largest vector size priced: element counts stay exact as floats.
+MAX_SIZE = 1 << 53
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,9 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
     sizes = tuple(sizes)
     for m in sizes:
         if isinstance(m, bool) or not isinstance(m, int) or m < 0:
-            raise ValueError(f"Sizes must be non-negative element counts, not {m!r}")
+            raise ValueError(f"Sizes must be non-negative element counts, not {m!r:.60}")
+        if m > MAX_SIZE:
+            raise ValueError(f"Sizes must be at most {MAX_SIZE} elements, not {shown(m)}")
     algorithms = tuple(algorithms)
     for name in algorithms:
         if name not in ALGORITHMS:

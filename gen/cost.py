@@ -80,7 +80,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, shown
 
 __all__ = ["Cost", "CostModel", "envelope", "reduce_cycles"]
 
@@ -94,6 +94,14 @@ def reduce_cycles(radix: int) -> int:
     return 9 + radix.bit_length() + (radix + 1).bit_length()
 
 
+def _finite(value: numbers.Real) -> bool:
+    """Whether ``value`` is a finite float (an integer beyond every float is not)."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def _number(name: str, value: Any, *, allow_none: bool = False, allow_zero: bool = True,
             allow_inf: bool = False) -> float | None:
     """A non-negative number (``name`` starts the error message)."""
@@ -101,13 +109,16 @@ def _number(name: str, value: Any, *, allow_none: bool = False, allow_zero: bool
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, not {value!r:.60}")
-    value = float(value)
+    try:
+        value, shown_value = float(value), None
+    except OverflowError:  # an integer beyond every float
+        value, shown_value = math.inf, shown(value)
     bad = math.isnan(value) or value < 0 or (value == 0 and not allow_zero) or (
         math.isinf(value) and not allow_inf)
     if bad:
         bound = ">= 0" if allow_zero else "> 0"
         what = f"{bound} (inf allowed)" if allow_inf else f"finite and {bound}"
-        raise ValueError(f"{name} must be {what}, not {value}")
+        raise ValueError(f"{name} must be {what}, not {shown_value or value}")
     return value
 
 
@@ -333,8 +344,9 @@ class Cost:
         for name, value in (("Alpha", self.alpha), ("Beta", self.beta)):
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"{name} must be a number of cycles, not {value!r:.60}")
-            if not math.isfinite(value):
-                raise ValueError(f"{name} must be finite, not {value}")
+            if not _finite(value):
+                shown_value = shown(value) if isinstance(value, numbers.Integral) else value
+                raise ValueError(f"{name} must be finite, not {shown_value}")
 
     def time(self, elements: Any) -> Any:
         """``alpha + beta * elements`` (scalar or array)."""

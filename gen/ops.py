@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, shown
 
 __all__ = [
     "CANONICAL_NAN",
@@ -52,11 +52,14 @@ def _parse(cls, what: str, name):
     """The member of the enum ``cls`` named ``name`` (any case), or ``name`` if it is one."""
     if isinstance(name, cls):
         return name
+    names = ", ".join(member.name.lower() for member in cls)
+    if not isinstance(name, str):
+        given = shown(name) if isinstance(name, int) else f"{name!r:.60}"
+        raise ValueError(f"{what} must be one of {names}, not {given}")
     try:
-        return cls[str(name).upper()]
+        return cls[name.upper()]
     except KeyError:
-        names = ", ".join(member.name.lower() for member in cls)
-        raise ValueError(f"{what} must be one of {names}, not {name!r}") from None
+        raise ValueError(f"{what} must be one of {names}, not {name!r:.60}") from None
 
 
 class Op(enum.IntEnum):

@@ -59,6 +59,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.regmap import MAX_STEP_DEPTH, MAX_VECTOR_DEPTH
+from innet.gen.topology import check_topology
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import bits_for, link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
@@ -423,6 +425,10 @@ class Network(wiring.Component):
                  mul: bool = False) -> None:
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
+        check_topology(topology)
+        # The index width is derived from the depths: a depth is named before a width is.
+        vector_depth = check_int("Vector depth", vector_depth, low=1, high=MAX_VECTOR_DEPTH)
+        step_depth = check_int("Step depth", step_depth, low=1, high=MAX_STEP_DEPTH)
         self.link_stages = stages = link_stage_map(topology, link_stages)
         diameter = topology_diameter(topology)
         if p2p_vcs is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import numbers
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -240,12 +240,28 @@ def built_network(topology, max_elements: int = 1024,
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
+    from innet.gen.checks import check_int
     from innet.gen.ops import DType, Op, check_supported
+    from innet.gen.regmap import MAX_COLLECTIVE_IDS
 
     if not isinstance(scenario, Scenario):
         raise TypeError(f"A run must be a Scenario or a tuple of Scenarios, not {scenario!r:.60}")
-    if scenario.algo not in ALGOS and scenario.algo not in HOST_SCHEDULES:
-        raise ValueError(f"Algorithm must be one of {', '.join(ALGOS)}, not {scenario.algo!r}")
+    if not isinstance(scenario.algo, str) or (scenario.algo not in ALGOS
+                                              and scenario.algo not in HOST_SCHEDULES):
+        raise ValueError(f"Algorithm must be one of {', '.join(ALGOS)}, not "
+                         f"{scenario.algo!r:.60}")
+    if not isinstance(scenario.name, str):
+        raise TypeError(f"Name must be a string, not {scenario.name!r:.60}")
+    last = topology.nodes - 1
+    if scenario.participants is not None:
+        if not isinstance(scenario.participants, tuple):
+            raise TypeError(f"Participants must be a tuple of node ids, not "
+                            f"{scenario.participants!r:.60}")
+        for node in scenario.participants:
+            check_int("Participant", node, low=0, high=last)
+    if scenario.root is not None:
+        check_int("Root", scenario.root, low=0, high=last)
+    check_int("Collective id", scenario.collective_id, low=0, high=MAX_COLLECTIVE_IDS - 1)
     n = scenario.elements
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"Elements must be an integer, not {n!r}")
@@ -427,7 +443,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     if not isinstance(topology, Topology):
         raise TypeError(f"Topology must be a Topology, not {topology!r:.60}")
     check_int("Seed", seed, low=0, high=MAX_SEED)
-    check_int("Threads", threads, low=1)
+    check_int("Threads", threads, low=1, high=os.cpu_count() or 1)
     for name, flag in (("Waves", waves), ("Check load", check_load)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be a bool, not {flag!r:.60}")
@@ -451,6 +467,9 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                          f"and a node of the topology, not {inject!r}")
     if inject is not None and inject[0] == "load" and load != "backdoor":
         raise ValueError(f"The load injection applies to the backdoor load, not {load!r}")
+    if isinstance(runs, str | bytes) or not isinstance(runs, Iterable):
+        raise TypeError(f"Runs must be a sequence of Scenarios (or tuples of them), not "
+                        f"{runs!r:.60}")
     groups = [tuple(r) if isinstance(r, tuple | list) else (r,) for r in runs]
     if not groups or any(not g for g in groups):
         raise ValueError("Simulate needs at least one scenario per run")

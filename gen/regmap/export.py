@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -131,6 +132,8 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
         If ``regmap`` is not a :class:`Map`.
     """
     _check_map(regmap)
+    if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
+        raise ValueError(f"Prefix must be a C identifier such as INNET, not {prefix!r:.60}")
     p = f"{prefix}_{regmap.name.upper()}"
     digits = max(2, -(-regmap.address_width // 4))
     params = " ".join(f"{k}={v}" for k, v in sorted(regmap.params.items()))

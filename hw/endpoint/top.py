@@ -15,6 +15,7 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.gen.regmap import MAX_VECTOR_DEPTH
+from innet.hw.credit import MAX_DEPTH
 from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
@@ -144,8 +145,8 @@ class Endpoint(wiring.Component):
                   high=MAX_STEP_DEPTH if limit >= MAX_STEP_DEPTH else None)
         if step_depth > limit:
             raise ValueError(f"Step depth must be at most {limit}{why}, not {step_depth}")
-        check_int("Buffer depth", buffer_depth, low=1)
-        check_int("Local depth", local_depth, low=1)
+        check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
+        check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
         if node_id_width is None:
             node_id_width = params.node_width
         check_int("Node id width", node_id_width, low=1, high=32)

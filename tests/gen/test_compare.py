@@ -228,6 +228,9 @@ def test_compare_errors():
     with pytest.raises(ValueError, match=r"^Sizes must be non-negative element counts, "
                                          r"not -1$"):
         compare(topo, [-1])
+    with pytest.raises(ValueError, match=r"^Sizes must be at most 9007199254740992 elements, "
+                                         r"not a 1027-bit integer$"):
+        compare(topo, [10**309])
     with pytest.raises(ValueError, match=r"^Non-power-of-two mode must be one of auto, paper, "
                                          r"fold, not 'bogus'$"):
         compare(topo, [1], nonpow2="bogus")

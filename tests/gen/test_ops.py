@@ -121,6 +121,9 @@ def test_parse_names():
     with pytest.raises(ValueError, match=r"^Operation must be one of add, min, max, and, or, xor, "
                        r"nor, mul, not 'sum'$"):
         Op.parse("sum")
+    with pytest.raises(ValueError, match=r"^Operation must be one of add, min, max, and, or, xor, "
+                       r"nor, mul, not a 16610-bit integer$"):
+        Op.parse(10**5000)
     with pytest.raises(ValueError, match=r"^Data type must be one of int32, uint32, fp32, "
                        r"not 'f64'$"):
         DType.parse("f64")

@@ -221,3 +221,9 @@ def test_exports_show_the_rw1c_error_flags():
 def test_exports_refuse_what_is_not_a_map(export):
     with pytest.raises(TypeError, match=r"^Register map must be a Map, not dict$"):
         export(switch_map(4, 2, 16).as_dict())
+
+
+@pytest.mark.parametrize("prefix", ["has space", "", "1X", None])
+def test_a_c_header_prefix_must_be_a_c_identifier(prefix):
+    with pytest.raises(ValueError, match=r"^Prefix must be a C identifier such as INNET, not "):
+        to_c_header(switch_map(4, 2, 16), prefix=prefix)

@@ -114,6 +114,8 @@ async def wait_until(ctx, predicate, limit: int, what: str) -> int:
     ({"params": FlitParams(), "step_depth": 65536}, ValueError,
      "Step depth must be at most 65535, not 65536"),
     ({"buffer_depth": 0}, ValueError, "Buffer depth must be at least 1, not 0"),
+    ({"buffer_depth": 99999999999}, ValueError,
+     "Buffer depth must be at most 4096, not 99999999999"),
     ({"local_depth": None}, TypeError, "Local depth must be an integer, not None"),
     ({"node_id_width": 33}, ValueError, "Node id width must be at most 32, not 33"),
     ({"mul": 1}, TypeError, "Multiplier option must be a bool, not 1"),

@@ -89,3 +89,15 @@ def _fragments(fragment):
     yield fragment
     for sub, _name, _loc in fragment.subfragments:
         yield from _fragments(sub)
+
+
+@pytest.mark.parametrize(("args", "error", "message"), [
+    ({"vector_depth": 1 << 5000}, ValueError,
+     r"^Vector depth must be at most 1048576, not a 5001-bit integer$"),
+    ({"step_depth": 0}, ValueError, r"^Step depth must be at least 1, not 0$"),
+    ({"topology": None}, TypeError, r"^Topology must be a Topology, not NoneType$"),
+])
+def test_sizes_are_named_before_the_widths_derived_from_them(args, error, message):
+    kwargs = {"topology": RING, "vector_depth": 4, "step_depth": 2} | args
+    with pytest.raises(error, match=message):
+        Network(kwargs.pop("topology"), **kwargs)

@@ -19,6 +19,7 @@ and name it.
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -291,6 +292,21 @@ def test_check_load_must_be_a_bool():
      r"^Progress must be a callable, not 'x'$"),
     ((polarfly(2), [S("innet", 1)]), {"seed": -1}, ValueError,
      r"^Seed must be at least 0, not -1$"),
+    ((polarfly(2), [S("innet", 1)]), {"threads": 10**9}, ValueError,
+     rf"^Threads must be at most {os.cpu_count()}, not 1000000000$"),
+    ((polarfly(2), None), {}, TypeError,
+     r"^Runs must be a sequence of Scenarios \(or tuples of them\), not None$"),
+    ((polarfly(2), [S("innet", 1, participants=[0, 1])]), {}, TypeError,
+     r"^Participants must be a tuple of node ids, not \[0, 1\]$"),
+    ((polarfly(2), [S("innet", 1, participants=(0, 9))]), {}, ValueError,
+     r"^Participant must be at most 6, not 9$"),
+    ((polarfly(2), [S("innet", 1, root=[0])]), {}, TypeError,
+     r"^Root must be an integer, not \[0\]$"),
+    ((polarfly(2), [S("innet", 1, collective_id=256)]), {}, ValueError,
+     r"^Collective id must be at most 255, not 256$"),
+    ((polarfly(2), [S([], 1)]), {}, ValueError,
+     r"^Algorithm must be one of innet, swing-l, swing-b, recdoub, ring, not \[\]$"),
+    ((polarfly(2), [S("innet", 1, name=3)]), {}, TypeError, r"^Name must be a string, not 3$"),
 ])
 def test_arguments_are_checked_before_anything_is_built(monkeypatch, args, kwargs, error,
                                                         message):
