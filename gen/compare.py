@@ -36,7 +36,7 @@ from typing import Any
 
 from innet.gen.checks import shown
 from innet.gen.cost import Cost, CostModel, envelope
-from innet.gen.topology import Topology
+from innet.gen.topology import Topology, check_topology
 
 __all__ = [
     "ALGORITHMS",
@@ -151,7 +151,14 @@ class Comparison:
 
 def host_shape(topo: Topology) -> tuple[int, ...]:
     """The rank layout host-style schedules use on ``topo``: its shape on a torus, mesh or
-    HyperX (rank ``r`` on node ``r``, row-major), a ring of all nodes otherwise."""
+    HyperX (rank ``r`` on node ``r``, row-major), a ring of all nodes otherwise.
+
+    Raises
+    ------
+    TypeError
+        If ``topo`` is not a Topology.
+    """
+    check_topology(topo)
     shape = topo.params.get("shape") if topo.kind in ("torus", "hyperx") else None
     return tuple(int(d) for d in shape) if shape else (topo.nodes,)
 
@@ -174,11 +181,15 @@ def host_prediction(topo: Topology, algorithm: str, model: CostModel | None = No
 
     Raises
     ------
+    TypeError
+        If ``topo`` is not a Topology or ``model`` not a CostModel.
     ValueError
         If the schedule cannot be built for this network (e.g. too many entries).
     """
     from innet.gen.swing import build_schedule
 
+    if model is not None and not isinstance(model, CostModel):
+        raise TypeError(f"Model must be a CostModel, not {type(model).__name__}")
     schedule = build_schedule(algorithm, host_shape(topo), nonpow2=nonpow2)
     return _host(schedule, topo, model, route)
 

@@ -212,8 +212,11 @@ class CostModel:
                             f"{self.link_latencies!r:.60}")
         frozen = {}
         for key, value in self.link_latencies.items():
-            if not (isinstance(key, tuple) and len(key) == 2):
-                raise TypeError(f"Link latency keys must be (u, v) pairs, not {key!r}")
+            if not (isinstance(key, tuple) and len(key) == 2 and all(
+                    isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in key)):
+                raise TypeError(f"Link latency keys must be (u, v) pairs of node ids, not "
+                                f"{key!r:.60}")
+            key = (int(key[0]), int(key[1]))
             frozen[(min(key), max(key))] = _number(f"Latency of link {key[0]}-{key[1]}", value)
         object.__setattr__(self, "link_latencies", frozen)
 

@@ -225,6 +225,10 @@ def test_compare_errors():
     topo = torus(4)
     with pytest.raises(TypeError, match=r"^Topology must be a Topology, not str$"):
         compare("torus", [1])
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not NoneType$"):
+        host_shape(None)
+    with pytest.raises(TypeError, match=r"^Model must be a CostModel, not str$"):
+        host_prediction(topo, "ring", model="x")
     with pytest.raises(ValueError, match=r"^Sizes must be non-negative element counts, "
                                          r"not -1$"):
         compare(topo, [-1])

@@ -162,8 +162,12 @@ def test_errors():
     with pytest.raises(TypeError, match=r"^Link latencies must be a mapping of \(u, v\) to "
                                         r"cycles, not \[1\]$"):
         CostModel(link_latencies=[1])
-    with pytest.raises(TypeError, match=r"^Link latency keys must be \(u, v\) pairs, not 3$"):
+    with pytest.raises(TypeError, match=r"^Link latency keys must be \(u, v\) pairs of node ids, "
+                                        r"not 3$"):
         CostModel(link_latencies={3: 1})
+    with pytest.raises(TypeError, match=r"^Link latency keys must be \(u, v\) pairs of node ids, "
+                                        r"not \('a', 1\)$"):
+        CostModel(link_latencies={("a", 1): 1})
     with pytest.raises(ValueError, match=r"^Latency of link 0-1 must be finite and >= 0, not "
                                          r"inf$"):
         CostModel(link_latencies={(0, 1): float("inf")})
