@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -223,7 +223,19 @@ def fold(op: Op, dtype: DType, operands: Sequence) -> np.ndarray:
     """Left fold ``((x0 op x1) op x2) ...`` of ``uint32`` bit-pattern vectors, in the given order.
 
     For a tree-shaped order, combine the subtrees with :func:`combine` instead.
+
+    Raises
+    ------
+    TypeError
+        If ``operands`` is not a sequence of vectors (a mapping, a string, a non-iterable), or
+        an operand is not bit patterns.
+    ValueError
+        If there is no operand, or as :func:`combine`.
     """
+    if isinstance(operands, Mapping | str | bytes) or not isinstance(operands, Iterable):
+        raise TypeError(f"Operands must be a sequence of bit-pattern vectors, not "
+                        f"{operands!r:.60}")
+    operands = list(operands)
     if len(operands) == 0:
         raise ValueError("Fold needs at least one operand")
     result = bit_patterns(operands[0], "Operands")

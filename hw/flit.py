@@ -300,20 +300,23 @@ class FlitParams:
             exist.
         """
         if not isinstance(flit, Flit):
-            raise TypeError(f"Expected a Flit, not {flit!r}")
+            raise TypeError(f"Expected a Flit, not {flit!r:.60}")
+        # Every field an integer first: the checks below compare them.
+        values = {name: check_int(f"Flit field {name}", getattr(flit, name))
+                  for name, _, _ in self._fields if name != "kind"}
         kind = Kind(flit.kind)
-        if kind in (Kind.REQ, Kind.RESP) and not 0 <= flit.cid < self.collective_ids:
+        if kind in (Kind.REQ, Kind.RESP) and not 0 <= values["cid"] < self.collective_ids:
             raise ValueError(f"Collective id must be between 0 and {self.collective_ids - 1}, "
-                             f"not {flit.cid}")
-        if kind is Kind.P2P and not 0 <= flit.hop < self.p2p_vcs:
-            raise ValueError(f"Hop must be between 0 and {self.p2p_vcs - 1}, not {flit.hop}")
+                             f"not {shown(values['cid'])}")
+        if kind is Kind.P2P and not 0 <= values["hop"] < self.p2p_vcs:
+            raise ValueError(f"Hop must be between 0 and {self.p2p_vcs - 1}, not "
+                             f"{shown(values['hop'])}")
         word = 0
         for name, at, width in self._fields:
-            value = kind.value if name == "kind" else getattr(flit, name)
-            check_int(f"Flit field {name}", value)
+            value = kind.value if name == "kind" else values[name]
             if not 0 <= value < (1 << width):
                 raise ValueError(f"Flit field {name} must be between 0 and {(1 << width) - 1}, "
-                                 f"not {value}")
+                                 f"not {shown(value)}")
             word |= value << at
         return word
 

@@ -107,6 +107,12 @@ def test_fold_is_left_to_right():
     assert from_bits(fold(Op.ADD, DType.FP32, values), DType.FP32)[0] == np.float32(1.0)
     with pytest.raises(ValueError, match=r"^Fold needs at least one operand$"):
         fold(Op.ADD, DType.INT32, [])
+    for operands in ({1: 1}, None, "ab"):
+        with pytest.raises(TypeError, match=r"^Operands must be a sequence of bit-pattern "
+                                            r"vectors, not "):
+            fold(Op.ADD, DType.INT32, operands)
+    ones = np.ones(2, dtype=np.uint32)
+    assert fold(Op.ADD, DType.INT32, iter([ones] * 3)).tolist() == [3, 3]
 
 
 def test_bits_round_trip():

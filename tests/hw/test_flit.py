@@ -141,6 +141,11 @@ def test_pack_errors():
         p.pack(3)
     with pytest.raises(TypeError, match=r"^Flit field index must be an integer, not 1.5$"):
         p.pack(Flit.p2p(0, 0, 0, index=1.5))
+    with pytest.raises(TypeError, match=r"^Flit field cid must be an integer, not None$"):
+        p.pack(Flit(Kind.REQ, cid=None))
+    with pytest.raises(ValueError, match=r"^Hop must be between 0 and 1, not a 16610-bit "
+                                         r"integer$"):
+        p.pack(Flit(Kind.P2P, hop=10**5000))
     with pytest.raises(ValueError, match=r"^Flit word must be between 0 and 2\*\*73 - 1, not -1$"):
         p.unpack(-1)
     with pytest.raises(TypeError, match=r"^Expected an integer flit, not 'x'$"):
