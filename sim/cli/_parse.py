@@ -236,10 +236,9 @@ def node_id(text: str, what: str, nodes: int) -> int:
     ValueError
         ``{what} names node {text}, outside 0..{nodes - 1}``.
     """
-    digits = text.lstrip("0") or "0"
-    if len(digits) > len(str(nodes)) or int(digits) >= nodes:
+    if digits(text) > len(str(nodes)) or whole(text) >= nodes:
         raise ValueError(f"{what} names node {text:.40}, outside 0..{nodes - 1}")
-    return int(digits)
+    return whole(text)
 
 
 def parse_node_ids(text: str, what: str, *, nodes: int) -> list[int]:
