@@ -347,10 +347,17 @@ class Map:
         ValueError
             For a register without ``RW`` or ``RW1C`` fields, a field that is neither, an
             unknown field or a value out of range (the message names the register and field).
+        TypeError
+            If ``values`` or a register's field values are not a mapping.
         """
+        if not isinstance(values, Mapping):
+            raise TypeError(f"Register values must be a mapping, not {type(values).__name__}")
         writes = []
         for name, fields in values.items():
             reg = self.register(name)
+            if not isinstance(fields, Mapping):
+                raise TypeError(f"Fields of register {reg.name!r} must be a mapping, not "
+                                f"{type(fields).__name__}")
             if not reg.writable:
                 raise ValueError(f"Register {reg.name!r} is read-only")
             for fname in fields:

@@ -338,6 +338,9 @@ def test_pack_unpack_round_trip(data):
                                       "configuration")),
     ({"ctrl": {"port": 99}}, ValueError,
      "Field 'ctrl.port' value 99 does not fit in 5 bits (0..31)"),
+    (None, TypeError, "Register values must be a mapping, not NoneType"),
+    ([("ctrl", {})], TypeError, "Register values must be a mapping, not list"),
+    ({"ctrl": None}, TypeError, "Fields of register 'ctrl' must be a mapping, not NoneType"),
 ])
 def test_pack_errors(values, error, message):
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
