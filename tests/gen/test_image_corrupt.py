@@ -386,13 +386,28 @@ def test_every_case_has_its_own_message():
     assert len(messages) == len(set(messages)) >= 60
 
 
-def test_radix_below_the_topology():
+def test_a_changed_radix_is_named_by_the_map_hash_first():
     with pytest.raises(ImageError) as info:
         decode(CASES["radix below the topology's"][0])
-    # the digest no longer matches either: the hash check comes first and names it
+    # the register maps' digests no longer match: the hash check comes first and names it
     assert re.fullmatch(r"Header: switch register-map hash mismatch: the image was packed for "
                         r"map [0-9a-f]{16}, its parameters give [0-9a-f]{16} in this innet",
                         str(info.value))
+
+
+def test_radix_below_the_topology():
+    # Radix 2 with the register-map digests of radix 2, so that the hash check passes and the
+    # network check sees a switch too small for the mesh's degree-3 nodes.
+    small = dataclasses.replace(PARAMS, radix=2)
+    data = bytearray(BIN)
+    struct.pack_into("<I", data, 28, small.radix)
+    data[56:88] = bytes.fromhex(small.switch_map.digest)
+    data[88:120] = bytes.fromhex(small.endpoint_map.digest)
+    message = (f"Header, params.radix: switch radix 2 is below the topology's maximum degree "
+               f"{TOPO.radix}")
+    assert TOPO.radix == PARAMS.radix == 3
+    with pytest.raises(ImageError, match="^" + re.escape(message) + "$"):
+        decode(reseal(bytes(data)))
 
 
 def test_malformed_json_names_the_position():

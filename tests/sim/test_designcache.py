@@ -117,15 +117,28 @@ def test_only_the_newest_entries_of_a_name_are_kept(cache, monkeypatch):
     assert make.calls == 7
 
 
-def test_source_digest_covers_every_generating_package():
-    import importlib
-    from pathlib import Path
+def test_source_digest_covers_every_generating_package(tmp_path, monkeypatch):
+    import shutil
 
-    digest = source_digest()
-    assert len(digest) == 64
-    assert digest == source_digest()
+    # Copies of the three packages stand in for the installed ones; the digest must change
+    # with an edit to any of them, in a top-level module or a nested one, and with a new module.
+    copies = {}
     for name in ("innet.hw", "innet.gen", "innet.sim"):
-        assert list(Path(importlib.import_module(name).__file__).parent.rglob("*.py"))
+        copies[name] = tmp_path / name
+        shutil.copytree(designcache._package_root(name), copies[name],
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(designcache, "_package_root", copies.__getitem__)
+    digest = source_digest.__wrapped__
+    seen = [digest()]
+    assert len(seen[0]) == 64
+    assert digest() == seen[0]
+    for root in copies.values():
+        for module in (root / "__init__.py", max(root.rglob("*.py"), key=lambda p: len(p.parts))):
+            module.write_bytes(module.read_bytes() + b"\n")
+            seen.append(digest())
+    (copies["innet.sim"] / "added.py").write_text("")
+    seen.append(digest())
+    assert len(set(seen)) == len(seen) == 8
 
 
 def test_bad_parameters_and_generators_are_refused(cache):
