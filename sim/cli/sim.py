@@ -1,7 +1,7 @@
 """``innet sim``: cycle-accurate simulations of a whole network.
 
     innet sim allreduce polarfly --q 3 --elements 1K --op add --dtype fp32 \\
-        --algo innet|swing-l|swing-b|recdoub|ring|all [--background 0.5] \\
+        --algo innet|swing-l|swing-b|recdoub|recdoub-l|recdoub-b|ring|all [--background 0.5] \\
         [--pattern uniform|permutation] [--load backdoor|lanes|bus] [--check-load] \\
         [--threads N] [--waves] [--json] [-o result.json]
     innet sim allreduce piuma --nodes 2 --sockets 2 --cores 4 [--clock-mhz 200] ...
@@ -43,11 +43,12 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Size
-from innet.sim.network import LOADS, MAX_ELEMENTS, MAX_SEED
+from innet.sim.network import ALGOS, HOST_SCHEDULES, LOADS, MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
 
-_ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
+#: Every algorithm ``--algo`` names: ``all`` runs :data:`innet.sim.network.ALGOS`.
+_CHOICES = tuple(dict.fromkeys(("innet", *HOST_SCHEDULES, "all")))
 
 
 @click.group("sim")
@@ -62,8 +63,9 @@ def command() -> None:
               help=f"Vector length per node ({SIZE_GRAMMAR}).")
 @op_option
 @dtype_option
-@click.option("--algo", default="all", show_default=True,
-              help=f"One of {', '.join(_ALGOS)} or all.")
+@click.option("--algo", type=click.Choice(_CHOICES), default="all", show_default=True,
+              help=f"The algorithm: recdoub is recdoub-b, the bandwidth-optimal recursive "
+                   f"doubling; all runs {', '.join(ALGOS)}.")
 @click.option("--background", type=Finite(), default=0.0, show_default=True,
               help="Background p2p load per node (0..1).")
 @click.option("--pattern", type=click.Choice(["uniform", "permutation"]), default="uniform",
@@ -120,9 +122,7 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
         if longest > MAX_LINK_STAGES:
             raise ValueError(f"--clock-mhz {clock_mhz:g} makes the longest link {longest:,} "
                              f"cycles; at most {MAX_LINK_STAGES:,} are simulated")
-    algos = list(_ALGOS) if algo == "all" else [algo]
-    if algo != "all" and algo not in _ALGOS:
-        raise ValueError(f"--algo must be one of {', '.join(_ALGOS)} or all, not {algo!r}")
+    algos = list(ALGOS) if algo == "all" else [algo]
     runs = [Scenario(a, elements, op=op, dtype=dtype, background=background, pattern=pattern,
                      name=a) for a in algos]
     with progress() as bar:

@@ -11,7 +11,8 @@ CORES = os.cpu_count() or 1
 
 @pytest.mark.parametrize(("args", "message"), [
     (["polarfly", "--q", "2", "--algo", "tree"],
-     "--algo must be one of innet, swing-l, swing-b, recdoub, ring or all, not 'tree'"),
+     ("Invalid value for '--algo': 'tree' is not one of 'innet', 'swing-l', 'swing-b', "
+      "'recdoub', 'recdoub-l', 'recdoub-b', 'ring', 'all'.")),
     (["polarfly", "--q", "2", "--clock-mhz", "100"], "--clock-mhz applies to piuma, not polarfly"),
     (["polarfly", "--q", "2", "--sockets", "4"],
      "--sockets does not apply to polarfly, which takes --q, --r0, --r1"),

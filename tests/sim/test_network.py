@@ -92,16 +92,18 @@ def test_scenarios(name):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize(("args", "load"), [([], "backdoor"), (["--check-load"], "backdoor"),
-                                            (["--load", "bus"], "bus")])
-def test_cli_json(innet, args, load):
+@pytest.mark.parametrize(("args", "load", "algo"), [
+    ([], "backdoor", "innet"), (["--check-load"], "backdoor", "recdoub-l"),
+    (["--load", "bus"], "bus", "innet")])
+def test_cli_json(innet, args, load, algo):
     proc = innet("sim", "allreduce", "polarfly", "--q", "2", "--elements", "1", "--algo",
-                 "innet", "--json", *args)
+                 algo, "--json", *args)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["load"] == load
     assert report["threads"] == 1
-    got = report["algorithms"]["innet"]
+    assert list(report["algorithms"]) == [algo]
+    got = report["algorithms"][algo]
     assert got["correct"] is True
     assert got["latency_cycles"] > 0
     assert set(got) >= {"correct", "latency_cycles", "throughput_elems_per_cycle",
