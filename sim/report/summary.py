@@ -314,14 +314,14 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 
 def _headline_lines(report: dict[str, Any]) -> list[str]:
-    lines = []
-    for figure in report["headline"].values():
-        measured = figure["measured"]
-        value = "not measured" if measured is None else f"{measured:.3g}"
-        lines.append(f"{figure['description']}: {value} ({figure['evidence']})")
+    figures = list(report["headline"].values())
+    lines = [f"{f['description']}: {f['measured']:.3g} ({f['evidence']})"
+             for f in figures if f["measured"] is not None]
     if lines:
         lines.append("measured on a quiet network: no background traffic, no endpoint "
                      "backpressure")
+    lines += [f"{f['description']}: not measured ({f['evidence']})"
+              for f in figures if f["measured"] is None]
     stall = report.get("backpressure") or 0
     if stall and report["comparison"]:
         lines.append(f"the table: random backpressure {stall:g} at every endpoint, which slows "

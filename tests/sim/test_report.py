@@ -77,7 +77,20 @@ def test_missing_runs_leave_figures_unmeasured():
     assert report["headline"]["latency"]["measured"] is None
     assert report["headline"]["latency"]["correct"] is None
     assert report["headline"]["throughput"]["measured"] is None
-    assert "not measured" in rep.to_markdown(report)
+    md = rep.to_markdown(report)
+    assert "not measured" in md
+    assert "measured on a quiet network" not in md
+
+
+def test_the_quiet_network_line_follows_the_measured_figures_only():
+    # A 1-element pair measures the latency figure, not the 4,096-element throughput.
+    report = rep.build_report([o for o in runs() if o.scenario.elements == 1])
+    lines = [line for line in rep.to_markdown(report).splitlines() if line.startswith("- ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "- Swing-L latency over in-network latency, 1 element",
+        "- measured on a quiet network",
+        "- in-network throughput, 4096 elements, elements/cycle"]
+    assert lines[2].endswith(": not measured (needs a quiet 4096-element run)")
 
 
 def test_report_json_has_the_contract_keys_per_algorithm():
