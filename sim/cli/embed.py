@@ -178,6 +178,9 @@ def _run(topo, description: str, opts: dict[str, Any],
         _check_compare(opts)
     elif opts["sizes"] is not None:
         raise ValueError("--sizes applies to --compare; add --compare")
+    elif opts["clock_mhz"] is not None and topo.kind != "piuma":
+        raise ValueError(f"--clock-mhz applies to --compare and to piuma, not to {topo.kind} "
+                         f"without --compare")
     participants = (parse_node_ids(opts["participants"], "--participants", nodes=topo.nodes)
                     if opts["participants"] is not None else None)
     links = parse_links(opts["fail_links"], nodes=topo.nodes) if opts["fail_links"] else None
