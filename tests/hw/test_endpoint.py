@@ -297,13 +297,16 @@ def test_intrinsic_cycles(mode, count):
 
 
 @pytest.mark.rtl
-def test_the_window_is_the_intrinsics_from_the_cycle_after_its_start():
+@pytest.mark.parametrize("stall", [0.0, 0.3])
+def test_the_window_is_the_intrinsics_from_the_cycle_after_its_start(stall):
     """The start's strobe comes the cycle after the write of coll.ctrl, and the intrinsic
     reads its first element in it: a window write in that cycle is ignored (the request and
-    the result carry what the memory held) and a window read gives 0."""
+    the result carry what the memory held) and a window read gives 0. The same with the
+    network's deliveries stalled at random."""
     eps, sim = make(1, vector_depth=8)
     ep = eps[0]
-    net = ModelNet(eps, seed=7, stall=0.0, collective={1: (ops.Op.ADD, ops.DType.INT32, [0])})
+    net = ModelNet(eps, seed=7, stall=stall,
+                   collective={1: (ops.Op.ADD, ops.DType.INT32, [0])})
 
     async def bench(ctx):
         await load_vector(ctx, ep, 0, [5, 6])
@@ -543,11 +546,11 @@ def test_step_engine_errors_and_restart():
         assert (await read_reg(ctx, eps[1], "engine.status"))["error"] == 1
         assert ctx.get(eps[1].quiet) == 0  # a CTS is held
         # More steps than the table holds: refused.
-        # beyond its max
         await sim_write(ctx, eps[0].cfg, eps[0].regmap["engine.cfg"].address, [3])
         await start(ctx, eps[0], "engine")
         assert await read_reg(ctx, eps[0], "engine.status") == {"busy": 0, "done": 0,
                                                                 "error": 1}
+        net.check_empty()
 
     sim.add_testbench(net.run, background=True)
     sim.add_testbench(bench)
@@ -620,12 +623,14 @@ def test_host_p2p_passes_through():
 
 
 @pytest.mark.rtl
-def test_step_engine_overlapping_ranges_with_different_peers():
+@pytest.mark.parametrize(("seed", "stall"), [(13, 0.0), (14, 0.3)])
+def test_step_engine_overlapping_ranges_with_different_peers(seed, stall):
     """A table the generators do not produce but the registers allow: each rank sends to the
     next and receives from the previous. Rank 0 sends all 64 elements and receives the last 16,
     which arrive before its snapshot has copied them: the receive must wait for the snapshot
     (without that wait this test fails), so that the send carries the values from before the
-    entry."""
+    entry. Without stalls the data arrive as early as they can; with random stalls of the
+    network's deliveries, in other orders."""
     from innet.gen.swing import Schedule
 
     blocks = [(0, 4), (3, 4), (3, 4)]  # rank r sends these blocks to r + 1
@@ -635,10 +640,10 @@ def test_step_engine_overlapping_ranges_with_different_peers():
     recv = [[[blocks[2], blocks[0], blocks[1]]]]
     schedule = Schedule("rotate", (3,), [4], send_peer, recv_peer, send, recv, [[True]])
     eps, sim = make(3, vector_depth=64, step_depth=1)
-    net = ModelNet(eps, seed=13, stall=0.0)
+    net = ModelNet(eps, seed=seed, stall=stall)
     params = map_params(eps[0])
     n = 64
-    inputs = random_bits(np.random.default_rng(13), ops.DType.INT32, (3, n))
+    inputs = random_bits(np.random.default_rng(seed), ops.DType.INT32, (3, n))
     expected = golden(schedule, "add", "int32", inputs)
 
     async def bench(ctx):
