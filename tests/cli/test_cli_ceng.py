@@ -64,11 +64,23 @@ def test_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
 
 
 def test_switch_with_pass_through(innet, tmp_path):
+    from innet.hw.collective import CollectivePath
+    from innet.hw.variants import make_switch
+    from innet.hw.verilog import emit
+
     done = innet("verilog", "switch", "--radix", "2", "--collective-ids", "1", "--routing-depth",
-                 "4", "--payload-width", "16", "--collective", "pass", "--json", cwd=tmp_path)
+                 "4", "--payload-width", "16", "--collective", "pass", "--json", "-o", "sw.v",
+                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["collective"], report["mul"]) == ("pass", None)
+    assert report["flit"]["width"] == FlitParams(payload_width=16, routing_depth=4,
+                                                 collective_ids=1).width
+    # The file is the switch with the pass-through, not the p2p switch.
+    text = (tmp_path / "sw.v").read_text()
+    for collective, same in ((CollectivePath, True), (None, False)):
+        top, _ = make_switch(2, 16, 1, 4, collective=collective)
+        assert (emit(top, "innet_switch").verilog == text) is same
 
 
 @pytest.mark.parametrize(("registered", "delay"), [(False, 0), (True, 2)])
