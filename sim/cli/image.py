@@ -433,7 +433,7 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
                         f"{topo['links']} links, fingerprint {image.fingerprint[:16]}")),
             ("targets", (f"{image.target_count}: switches 0..{image.nodes - 1}, endpoints "
                         f"{image.nodes}..{image.target_count - 1} (target N + node)")),
-            ("parameters", (f"radix {p.radix}, collective ids {p.collective_ids}, routing "
+            ("parameters", (f"radix {p.radix}, collective-id slots {p.collective_ids}, routing "
                            f"depth {p.routing_depth}, step depth {p.step_depth}, vector "
                            f"depth {p.vector_depth}, node-id width {p.node_id_width}")),
             ("maps", (f"switch {summary['switch_map_digest'][:16]}, endpoint "

@@ -123,7 +123,7 @@ def test_inspect_tables(innet, tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0] == (f"{path}: innet configuration image, format 1 (hex), CRC "
                         f"{sample().header.crc32:#010x}")
-    assert ("  parameters  radix 3, collective ids 2, routing depth 8, step depth 4, vector "
+    assert ("  parameters  radix 3, collective-id slots 2, routing depth 8, step depth 4, vector "
             "depth 16, node-id width 16") in lines
     root = next(line for line in lines if re.match(r"\s+1 │", line))
     assert re.split(r"\s*│\s*", root.strip()) == ["1", "6/6", "0", "add", "int32",
