@@ -203,6 +203,14 @@ def _run(topo, description: str, opts: dict[str, Any],
         if root != "auto":
             raise ValueError("--root and --trees > 1 cannot be combined: each tree has its own "
                              "root")
+        from innet.gen.embed.dynamic import check_participants
+        from innet.gen.routing import parse_failures
+
+        count = len(check_participants(topo, participants,
+                                       parse_failures(topo, links, dead)[1]))
+        if opts["trees"] > count:
+            raise ValueError(f"--trees must be at most the number of participants ({count}), "
+                             f"not {opts['trees']}")
         striping = stripe(topo, opts["trees"], participants, first_id=opts["collective_id"],
                           model=model, **common)
         trees = list(striping.embeddings)
