@@ -158,7 +158,13 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool, output: P
     vector, max_nodes = options["vector"], options["max_nodes"]
     limit = options["generate_up_to"]
     shape = parse_nodes(nodes) if nodes is not None else None
-    if shape is None:
+    if shape is not None:
+        ctx = click.get_current_context()
+        for name in ("max_nodes", "dims"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                raise ValueError(f"--{name.replace('_', '-')} applies to the sweep, not to one "
+                                 f"network given by --nodes")
+    else:
         analysis.sweep_shape(max_nodes, options["dims"])  # validate before any work
     bar = progress()
     bar.disable = not bar.console.is_terminal
