@@ -17,6 +17,7 @@ __all__ = [
     "USER_ERROR",
     "USER_ERRORS",
     "console",
+    "count",
     "err_console",
     "fail",
     "failures",
@@ -61,6 +62,13 @@ def fail(message: str, code: int = USER_ERROR) -> NoReturn:
     line = " ".join(message.split())
     click.echo(f"innet: error: {line}", err=True)
     sys.exit(code)
+
+
+def count(n: int, what: str) -> str:
+    """``n`` and ``what``, plural unless ``n`` is 1: ``count(1, "link")`` is ``"1 link"``,
+    ``count(12, "switch")`` is ``"12 switches"``."""
+    ending = "" if n == 1 else "es" if what.endswith(("s", "sh", "ch", "x")) else "s"
+    return f"{n} {what}{ending}"
 
 
 def console():

@@ -33,6 +33,7 @@ import click
 
 from innet.gen.cost import CostModel
 from innet.sim.cli._common import (
+    count,
     json_option,
     output_option,
     print_json,
@@ -331,8 +332,9 @@ def _print(description, topo, trees, data, striping, opts) -> None:
     for e, summary in zip(trees, summaries, strict=True):
         pred = summary["predicted"]
         echo(f"{e.kind} {e.op.name.lower()} {e.dtype.name.lower()} on collective id "
-             f"{e.collective_id}: {len(e.participants)} participants, root {e.root}, "
-             f"depth {e.depth}, {len(e.switches)} switches, {len(e.links)} links")
+             f"{e.collective_id}: {count(len(e.participants), 'participant')}, root {e.root}, "
+             f"depth {e.depth}, {count(len(e.switches), 'switch')}, "
+             f"{count(len(e.links), 'link')}")
         echo(f"  predicted: alpha {pred['alpha_cycles']:g} cycles, beta "
              f"{pred['beta_cycles_per_element']:g} cycles/element, T({opts['elements']}) = "
              f"{summary['predicted_latency_cycles']:g} cycles")
@@ -343,8 +345,8 @@ def _print(description, topo, trees, data, striping, opts) -> None:
         echo(f"  predicted: alpha {cost.alpha:g} cycles, beta {cost.beta:g} cycles/element, "
              f"T({opts['elements']}) = {cost.time(opts['elements']):g} cycles")
     if (e := trees[0]).failed_links or e.failed_switches:
-        echo(f"avoiding {len(e.failed_links)} failed links and {len(e.failed_switches)} failed "
-             f"switches")
+        echo(f"avoiding {count(len(e.failed_links), 'failed link')} and "
+             f"{count(len(e.failed_switches), 'failed switch')}")
     if striping is None and len(e.switches) <= 32:
         def many(ports) -> str:
             return ",".join(map(str, ports_json(ports))) or "-"

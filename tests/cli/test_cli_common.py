@@ -1,11 +1,11 @@
-"""innet.sim.cli._common: atomic writes, and output paths checked before any work."""
+"""innet.sim.cli._common: atomic writes, output paths checked before any work, counted nouns."""
 
 import os
 import stat
 
 import pytest
 
-from innet.sim.cli._common import write_atomic
+from innet.sim.cli._common import count, write_atomic
 
 
 def test_write_atomic_writes_with_the_usual_mode(tmp_path):
@@ -58,3 +58,21 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(innet, tmp_
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"innet: error: {message}\n")
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["out", "plain"]
     assert (tmp_path / "plain").read_text() == "p"
+
+
+@pytest.mark.parametrize(("n", "what", "text"), [
+    (0, "link", "0 links"), (1, "link", "1 link"), (2, "link", "2 links"),
+    (1, "switch", "1 switch"), (13, "switch", "13 switches"), (3, "failed switch",
+                                                                 "3 failed switches"),
+])
+def test_count_is_singular_for_one_only(n, what, text):
+    assert count(n, what) == text
+
+
+def test_embed_counts_one_participant_in_the_singular(innet):
+    done = innet("embed", "polarfly", "--q", "3", "--participants", "5", "--fail-switches", "0")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == ("allreduce add int32 on collective id 0: 1 participant, root 5, depth 0, "
+                        "1 switch, 0 links")
+    assert "avoiding 0 failed links and 1 failed switch" in lines
