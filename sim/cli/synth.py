@@ -33,8 +33,9 @@ from innet.sim.cli._options import (
     switch_options,
     topology_from_args,
     topology_options,
+    vector_depth_option,
 )
-from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Size
+from innet.sim.cli._parse import Finite
 from innet.sim.synth.flow import PATHS_KEPT
 
 __all__ = ["Seeds", "command", "flow_options", "print_breakdown", "print_paths",
@@ -367,10 +368,9 @@ def ceng(radix: int, collective_ids: int, mul: bool, flow: dict[str, Any]) -> No
 
 @command.command("network")
 @topology_options
-@click.option("--max-elements", type=Size(low=1), default=1024, show_default=True,
-              help=f"Each endpoint's vector memory in elements ({SIZE_GRAMMAR}).")
+@vector_depth_option()
 @flow_options
-def network(kind: str, max_elements: int, flow: dict[str, Any], **options: Any) -> None:
+def network(kind: str, vector_depth: int, flow: dict[str, Any], **options: Any) -> None:
     """The whole network of KIND (polarfly, hyperx, torus, piuma): innet.hw.network's
     Network, a switch and an endpoint per node, sized as `innet sim allreduce` sizes it."""
     from innet.hw.network import Network
@@ -380,7 +380,7 @@ def network(kind: str, max_elements: int, flow: dict[str, Any], **options: Any) 
     topo, label = chosen.topology, chosen.name
     with err_console().status(f"emitting the {label} network"):
         design, _top = cached_network(Network, topo, f"innet_network_{topo.kind}{topo.nodes}",
-                                      **network_sizes(topo, max_elements))
+                                      **network_sizes(topo, vector_depth))
     run(design, design.toplevel, {"component": "network", "topology": label,
-                                  "nodes": topo.nodes, **network_sizes(topo, max_elements)},
+                                  "nodes": topo.nodes, **network_sizes(topo, vector_depth)},
         **flow)

@@ -113,7 +113,7 @@ def test_network_synthesises_the_simulated_network(monkeypatch):
 
     monkeypatch.setattr(synth, "synthesize_seeds", synthesize_seeds)
     done = CliRunner().invoke(main, ["synth", "network", "polarfly", "--q", "2",
-                                     "--max-elements", "16", "--no-pnr"])
+                                     "--vector-depth", "16", "--no-pnr"])
     assert done.exit_code == 1
     assert done.output.endswith("innet: error: stop here\n")
     expect, _top = emit_network(polarfly(2), **network_sizes(polarfly(2), 16))
