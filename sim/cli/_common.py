@@ -119,6 +119,11 @@ def output_option(help: str = "Write the artifacts to this path.", *,
                         callback=writable_path(directory=directory), **options)
 
 
+#: Suffixes of the files innet writes: a new output directory named with one is a mistake.
+_FILE_SUFFIXES = frozenset({".json", ".txt", ".md", ".csv", ".img", ".bin", ".hex", ".mem",
+                            ".v", ".h", ".png", ".graphml"})
+
+
 def writable_path(*, directory: bool = False, suffix: str | None = None) -> Callable:
     """A click callback that checks a path option's value can be written
     (:func:`innet.gen.files.check_writable`) and, with ``suffix``, is named with it (a file of
@@ -130,6 +135,9 @@ def writable_path(*, directory: bool = False, suffix: str | None = None) -> Call
         if suffix is not None and value.suffix.lower() != suffix:
             raise ValueError(f"{name} writes a {suffix[1:].upper()} file: name it with "
                              f"{suffix}, not '{value}'")
+        if directory and value.suffix.lower() in _FILE_SUFFIXES and not value.is_dir():
+            raise ValueError(f"{name} is a directory to write files into, and '{value}' is "
+                             f"named as a file: name a directory")
         try:
             return check_writable(value, directory=directory)
         except IsADirectoryError:

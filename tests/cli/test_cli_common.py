@@ -49,6 +49,12 @@ def test_write_atomic_leaves_nothing_behind_on_failure(tmp_path):
      "--output 'plain/b' cannot be written: plain is a file, not a directory"),
     (["swing", "torus", "--shape", "8", "-o", "plain"],
      "--output must be a directory, not the file 'plain'"),
+    (["embed", "torus", "--shape", "4", "-o", "emb.json"],
+     ("--output is a directory to write files into, and 'emb.json' is named as a file: name a "
+     "directory")),
+    (["swing", "torus", "--shape", "8", "-o", "new/sched.JSON"],
+     ("--output is a directory to write files into, and 'new/sched.JSON' is named as a file: "
+     "name a directory")),
 ])
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(innet, tmp_path, args,
                                                                      message):
@@ -58,6 +64,13 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(innet, tmp_
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"innet: error: {message}\n")
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["out", "plain"]
     assert (tmp_path / "plain").read_text() == "p"
+
+
+def test_an_output_directory_named_like_a_file_is_taken_when_it_exists(innet, tmp_path):
+    (tmp_path / "old.json").mkdir()
+    done = innet("embed", "torus", "--shape", "4", "-o", "old.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "old.json" / "embedding.json").is_file()
 
 
 @pytest.mark.parametrize(("n", "what", "text"), [

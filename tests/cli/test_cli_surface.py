@@ -41,7 +41,7 @@ TOPOLOGY_OPTIONS = {"q", "r0", "r1", "shape", "mesh", "nodes", "sockets", "cores
 SAME_EVERYWHERE = {"json", "op", "dtype", "local_depth", "buffer_depth", "payload_width",
                    "p2p_vcs", "index_width", "tag_width", *TOPOLOGY_OPTIONS}
 #: Options that count elements or bytes: the one size grammar.
-SIZE_OPTIONS = {"elements", "sizes", "model_sizes", "max_elements", "vector_depth",
+SIZE_OPTIONS = {"elements", "sizes", "model_sizes", "vector_depth",
                 "max_nodes", "generate_up_to", "vector"}
 #: Commands that only read or check: no -o.
 NO_OUTPUT = {("doctor",), ("image", "inspect"), ("image", "validate")}
