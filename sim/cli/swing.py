@@ -17,7 +17,13 @@ from innet.sim.cli._common import (
     write_atomic,
 )
 from innet.sim.cli._options import topology_from_args, topology_options
-from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Sizes, format_bytes
+from innet.sim.cli._parse import (
+    SIZE_GRAMMAR,
+    Sizes,
+    format_bytes,
+    parse_bandwidth,
+    parse_time,
+)
 
 __all__ = ["command"]
 
@@ -88,19 +94,18 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
               help=f"Predict every algorithm's time in µs at these vector sizes in bytes, e.g. "
                    f"32B..128MiB or 1Ki,1Mi ({SIZE_GRAMMAR}); for the RTL network in cycles "
                    f"see innet embed --compare.")
-@click.option("--alpha", type=Finite(min=0, max=1), default=None,
-              help="Per-message overhead in seconds [1e-6].")
-@click.option("--bandwidth", type=Finite(min=0, min_open=True), default=400.0,
-              show_default=True, help="Link bandwidth in Gb/s.")
-@click.option("--hop-latency", type=Finite(min=0, max=1), default=None,
-              help="Latency of one hop (link and switch) in seconds [4e-7].")
+@click.option("--alpha", default="1us", show_default=True, metavar="TIME",
+              help="Overhead of every step (message) of a rank, with its unit: 1us, 800ns.")
+@click.option("--bandwidth", default="400Gbps", show_default=True, metavar="RATE",
+              help="Link bandwidth: 400Gbps, 1.6Tbps (a bare number is in Gbit/s).")
+@click.option("--hop-latency", default="400ns", show_default=True, metavar="TIME",
+              help="Latency of one hop (link and switch), with its unit: 400ns, 0.1us.")
 @json_option
 @output_option("Write schedule.json (every entry) and summary.json to this directory.",
                directory=True)
 def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, verify: bool,
-            model_sizes: list[int] | None, alpha: float | None, bandwidth: float,
-            hop_latency: float | None, as_json: bool, output: Path | None,
-            **options: Any) -> None:
+            model_sizes: list[int] | None, alpha: str, bandwidth: str, hop_latency: str,
+            as_json: bool, output: Path | None, **options: Any) -> None:
     """Generate a Swing, recursive-doubling, ring or bucket allreduce schedule on the network
     of KIND (polarfly, hyperx, torus, piuma), with its congestion on the network's routing,
     and optionally check it and predict which algorithm wins at which size.
@@ -116,7 +121,7 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
     from innet.gen.cost import CostModel
     from innet.gen.swing import build_schedule
     from innet.gen.swing import verify as verify_schedule
-    from innet.gen.swing.cost import DEFAULT_ALPHA, DEFAULT_HOP_LATENCY, model_table
+    from innet.gen.swing.cost import model_table
 
     ctx = click.get_current_context()
     given = [f"--{name.replace('_', '-')}" for name in ("alpha", "bandwidth", "hop_latency")
@@ -124,8 +129,10 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
     if given and model_sizes is None:
         raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
                          f"--model-sizes; add --model-sizes")
-    alpha = DEFAULT_ALPHA if alpha is None else alpha
-    hop_latency = DEFAULT_HOP_LATENCY if hop_latency is None else hop_latency
+    alpha, hop_latency = _seconds(alpha, "--alpha"), _seconds(hop_latency, "--hop-latency")
+    bandwidth = parse_bandwidth(bandwidth, "--bandwidth")
+    if not bandwidth > 0:
+        raise ValueError(f"--bandwidth must be above 0, not {bandwidth:g} Gbit/s")
     beta = 8 / (bandwidth * 1e9)
     chosen = topology_from_args(kind, options)
     topo, network, shape = chosen.topology, chosen.name, host_shape(chosen.topology)
@@ -201,7 +208,7 @@ def _print(summary: dict, network: str, table, format_size, params) -> None:
         names = list(table[0]["times"])
         alpha, bandwidth, hop_latency = params
         grid = Table(title=f"predicted allreduce time in µs ({alpha * 1e6:g} µs/step, "
-                           f"{hop_latency * 1e9:g} ns/hop, {bandwidth:g} Gb/s)", box=None,
+                           f"{hop_latency * 1e9:g} ns/hop, {bandwidth:g} Gbit/s)", box=None,
                      pad_edge=False,
                      show_edge=False, padding=(0, 1))
         grid.add_column("size", justify="right")
@@ -212,3 +219,14 @@ def _print(summary: dict, network: str, table, format_size, params) -> None:
             cells = [f"{row['times'][n] * 1e6:.1f}" for n in names]
             grid.add_row(format_size(row["size"]), *cells, row["best"])
         out.print(grid)
+
+
+def _seconds(text: str, what: str) -> float:
+    """A time option's value (``1us``, ``400ns``) in seconds, at most one second. A bare number
+    is refused: its unit would be a guess."""
+    nanoseconds = parse_time(text, what)
+    if not any(c.isalpha() for c in str(text)):
+        raise ValueError(f"{what} needs a unit, such as 1us or 400ns, not {text!r}")
+    if nanoseconds > 1e9:
+        raise ValueError(f"{what} must be at most 1s, not {text!r}")
+    return nanoseconds * 1e-9

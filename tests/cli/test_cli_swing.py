@@ -54,7 +54,7 @@ def test_model_sizes_table(innet):
     for row in model["sizes"]:
         assert row["cycles"] == pytest.approx({n: t * 1e9 for n, t in row["times"].items()})
     readable = innet("swing", "torus", "--shape", "8x8", "--model-sizes", "32B,1Mi")
-    assert "predicted allreduce time in µs (1 µs/step, 400 ns/hop, 400 Gb/s)" in readable.stdout
+    assert "predicted allreduce time in µs (1 µs/step, 400 ns/hop, 400 Gbit/s)" in readable.stdout
     assert "1MiB" in readable.stdout
 
 
@@ -101,14 +101,20 @@ def test_verify_failure_exits_non_zero(monkeypatch):
     (["torus", "--shape", "4x4", "--model-sizes", "0..1KiB"],
      "innet: error: --model-sizes must be at least 1, not '0'"),
     (["torus", "--shape", "8", "--model-sizes", "1K", "--alpha", "1e308"],
-     "innet: error: Invalid value for '--alpha': 1e+308 is not in the range 0<=x<=1."),
+     "innet: error: --alpha must be a time such as 5ns or 0.5us, not '1e308'"),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--alpha", "0.5"],
+     "innet: error: --alpha needs a unit, such as 1us or 400ns, not '0.5'"),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--alpha", "2s"],
+     "innet: error: --alpha must be at most 1s, not '2s'"),
     (["torus", "--shape", "8", "--model-sizes", "1K", "--bandwidth", "nan"],
-     "innet: error: Invalid value for '--bandwidth': nan is not a finite number."),
+     "innet: error: --bandwidth must be a bandwidth such as 51.2Gbps, not 'nan'"),
+    (["torus", "--shape", "8", "--model-sizes", "1K", "--bandwidth", "0Gbps"],
+     "innet: error: --bandwidth must be above 0, not 0 Gbit/s"),
     (["torus", "--shape", "8", "--model-sizes", "1K", "--hop-latency", "inf"],
-     "innet: error: Invalid value for '--hop-latency': inf is not in the range 0<=x<=1."),
-    (["torus", "--shape", "8", "--alpha", "1e-6"],
+     "innet: error: --hop-latency must be a time such as 5ns or 0.5us, not 'inf'"),
+    (["torus", "--shape", "8", "--alpha", "1us"],
      "innet: error: --alpha applies to --model-sizes; add --model-sizes"),
-    (["torus", "--shape", "8", "--bandwidth", "100", "--hop-latency", "1e-7"],
+    (["torus", "--shape", "8", "--bandwidth", "100", "--hop-latency", "100ns"],
      "innet: error: --bandwidth, --hop-latency apply to --model-sizes; add --model-sizes"),
     (["torus", "--shape", "6", "--algo", "swing-l", "--nonpow2", "paper"],
      ("innet: error: nonpow2='paper' (Swing Appendix A.2 and Section 3.2) needs "
@@ -119,3 +125,16 @@ def test_errors_are_one_line(innet, args, message):
     assert done.returncode == 2
     assert done.stderr == message + "\n"
     assert done.stdout == ""
+
+
+def test_model_defaults_are_the_cost_model_s(innet):
+    from innet.gen.swing.cost import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_HOP_LATENCY
+
+    args = ("swing", "torus", "--shape", "4x4", "--model-sizes", "1K", "--json")
+    default = json.loads(innet(*args).stdout)["model"]
+    assert (default["alpha"], default["beta"], default["hop_latency"]) == pytest.approx(
+        (DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_HOP_LATENCY))
+    given = json.loads(innet(*args, "--alpha", "0.5us", "--bandwidth", "1.6Tbps",
+                             "--hop-latency", "100ns").stdout)["model"]
+    assert (given["alpha"], given["beta"], given["hop_latency"]) == pytest.approx(
+        (0.5e-6, 8 / 1.6e12, 100e-9))
