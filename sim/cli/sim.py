@@ -66,11 +66,12 @@ def command() -> None:
 @click.option("--algo", type=click.Choice(_CHOICES), default="all", show_default=True,
               help=f"The algorithm: recdoub is recdoub-b, the bandwidth-optimal recursive "
                    f"doubling; all runs {', '.join(ALGOS)}.")
-@click.option("--background", type=Finite(), default=0.0, show_default=True,
-              help="Background p2p load per node (0..1).")
+@click.option("--background", type=Finite(min=0, max=1), default=0.0, show_default=True,
+              help="Background p2p load per node.")
 @click.option("--pattern", type=click.Choice(["uniform", "permutation"]), default="uniform",
               show_default=True, help="Background traffic pattern.")
-@click.option("--backpressure", type=Finite(), default=0.25, show_default=True,
+@click.option("--backpressure", type=Finite(min=0, max=1, max_open=True), default=0.25,
+              show_default=True,
               help="Probability a local-link credit is held back in a cycle.")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the vectors, the backpressure and the background traffic.")
