@@ -85,7 +85,8 @@ def _summary(schedule, model, network: str, peers: bool) -> dict:
 @click.option("--algo", "algorithm", type=click.Choice(_ALGORITHMS), default="swing-b",
               show_default=True, help="The allreduce algorithm.")
 @click.option("--multiport/--single-port", default=None,
-              help="One collective per port direction (default: the paper's choice).")
+              help="One collective per port direction [default: multiport for Swing, ring "
+                   "and bucket, single-port for recursive doubling, as in the paper].")
 @click.option("--nonpow2", type=click.Choice(("auto", "paper", "fold")), default="auto",
               show_default=True, help="Sides that are not powers of two (Swing, rec. doubling).")
 @click.option("--verify", is_flag=True,

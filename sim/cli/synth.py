@@ -86,7 +86,9 @@ def flow_options(func: Callable) -> Callable:
 
     options = [
         click.option("--target", type=click.Choice(["ecp5", "ecp5-ooc", "ice40"]), default="ecp5",
-                     show_default=True, help="Synthesis target: a file of constraints/."),
+                     show_default=True,
+                     help="Synthesis target: the ECP5 LFE5U-85F (in context, or ecp5-ooc: out "
+                          "of context) or the iCE40 HX8K (small components)."),
         click.option("--seed", "--seeds", "seeds", type=Seeds(), multiple=True,
                      help="nextpnr placement seed (default 1; fmax moves 5-10 % with it); "
                           "several (1,2,3 or the option repeated) place and route the one "
