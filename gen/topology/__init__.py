@@ -20,7 +20,7 @@ Ports are numbered ``0..deg(u)-1`` in the order each constructor documents; the 
 :data:`LOCAL`.
 """
 
-from innet.gen.topology.core import LOCAL, Link, PortMap, Topology, check_topology
+from innet.gen.topology.core import LOCAL, Link, PortMap, Topology, check_topology, title
 from innet.gen.topology.ergraph import MAX_Q, QUADRIC, V1, V2, check_q, polarfly
 from innet.gen.topology.expansion import expand
 from innet.gen.topology.grid import check_shape, hyperx, parse_shape, torus
@@ -70,5 +70,6 @@ __all__ = [
     "piuma_plan",
     "polarfly",
     "polarfly_layout",
+    "title",
     "torus",
 ]

@@ -28,7 +28,7 @@ import numpy as np
 from innet.gen.jsonio import load_json
 
 __all__ = ["LOCAL", "Link", "PortMap", "Topology", "check_topology", "port_map_from_edges",
-           "port_map_from_rows"]
+           "port_map_from_rows", "title"]
 
 #: The local (endpoint) port in generator data; hardware gives it index ``radix``.
 LOCAL = -1
@@ -39,6 +39,30 @@ JSON_VERSION = 1
 
 #: Upper bound on ``N * radix`` (port-map entries) a topology may have: 2**28 entries are 2 GiB.
 MAX_PORT_ENTRIES = 1 << 28
+
+
+def title(kind: str, params: Mapping[str, Any]) -> str:
+    """The name every command shows for a network of ``kind`` and ``params`` (a
+    :attr:`Topology.params`, or its JSON form with lists for tuples): ``PolarFly q=3``,
+    ``PolarFly q=3 r0=1 r1=0``, ``HyperX 4x4``, ``torus 4x4``, ``mesh 4x4``, ``PIUMA 2x2 nodes x
+    16 sockets x 8 cores``; another kind as ``kind (key=value, ...)``."""
+    def dims(value: Any) -> str:
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            return "x".join(map(str, value))
+        return str(value)
+
+    p = dict(params)
+    if kind == "polarfly" and "q" in p:
+        extra = "".join(f" {k}={p[k]}" for k in ("r0", "r1") if p.get("r0") or p.get("r1"))
+        return f"PolarFly q={p['q']}{extra}"
+    if kind == "hyperx" and "shape" in p:
+        return f"HyperX {dims(p['shape'])}"
+    if kind == "torus" and "shape" in p:
+        return f"{'mesh' if p.get('mesh') else 'torus'} {dims(p['shape'])}"
+    if kind == "piuma" and {"nodes", "sockets", "cores"} <= set(p):
+        return (f"PIUMA {dims(p['nodes'])} nodes x {p['sockets']} sockets x {p['cores']} "
+                f"cores")
+    return f"{kind} ({', '.join(f'{k}={dims(v)}' for k, v in p.items())})"
 
 
 class Link(NamedTuple):
@@ -405,6 +429,11 @@ class Topology:
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
+
+    @property
+    def title(self) -> str:
+        """The network's name as every command shows it (:func:`title`): ``PolarFly q=3``."""
+        return title(self.kind, self.params)
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={_thaw(v)!r}" for k, v in self.params.items())

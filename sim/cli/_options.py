@@ -161,8 +161,7 @@ def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | Non
         if q is None:
             raise ValueError("polarfly needs --q")
         topo = topology.polarfly(q, r0=r0, r1=r1, starter=starter)
-        extra = "".join(f" {k}={v}" for k, v in (("r0", r0), ("r1", r1)) if v)
-        return TopologyChoice(topo, f"polarfly q={q}{extra}")
+        return TopologyChoice(topo, topo.title)
     if kind == "piuma":
         if values["nodes"] is None:
             raise ValueError("piuma needs --nodes, such as 2x2")
@@ -172,16 +171,13 @@ def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | Non
             latency_core=parse_time(values["latency_core"], "--latency-core"),
             latency_socket=parse_time(values["latency_socket"], "--latency-socket"),
             latency_node=parse_time(values["latency_node"], "--latency-node"))
-        p = topo.params
-        nodes = "x".join(map(str, p["nodes"]))
-        return TopologyChoice(topo, f"piuma {nodes} nodes x {p['sockets']} sockets x "
-                                    f"{p['cores']} cores")
+        return TopologyChoice(topo, topo.title)
     if values["shape"] is None:
         raise ValueError(f"{kind} needs --shape, such as 4x4")
     dims = topology.parse_shape(values["shape"])
     mesh = bool(values.get("mesh"))
     topo = topology.torus(dims, mesh=mesh) if kind == "torus" else topology.hyperx(dims)
-    return TopologyChoice(topo, f"{'mesh' if mesh else kind} {'x'.join(map(str, dims))}")
+    return TopologyChoice(topo, topo.title)
 
 
 # -- operations and data ------------------------------------------------------------------------

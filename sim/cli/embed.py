@@ -397,28 +397,14 @@ def command(kind: str, **opts: Any) -> None:
                          "latency at --clock-mhz")
     topo = topology_from_args(kind, opts).topology
     if kind != "piuma":
-        _run(topo, _describe(topo), opts)
+        _run(topo, topo.title, opts)
         return
     from innet.gen.topology import link_latencies
 
     if opts["clock_mhz"] is None:
         opts["clock_mhz"] = 1000.0
     per_ns = opts["clock_mhz"] / 1000.0
-    _run(topo, _describe(topo), opts,
+    _run(topo, topo.title, opts,
          link_latencies={key: ns * per_ns for key, ns in link_latencies(topo).items()})
 
 
-def _describe(topo) -> str:
-    """``PolarFly q=3 (r0=1, r1=0)``, ``HyperX 4x4``, ``Torus 4x4``, ``Mesh 4x4``, ``PIUMA
-    2x2 nodes x 16 sockets x 8 cores``."""
-    p = topo.params
-    if topo.kind == "polarfly":
-        r0, r1 = p.get("r0", 0), p.get("r1", 0)
-        return f"PolarFly q={p['q']}" + (f" (r0={r0}, r1={r1})" if r0 or r1 else "")
-    if topo.kind == "piuma":
-        return (f"PIUMA {'x'.join(map(str, p['nodes']))} nodes x {p['sockets']} sockets x "
-                f"{p['cores']} cores")
-    dims = "x".join(map(str, p["shape"]))
-    if topo.kind == "torus":
-        return f"{'Mesh' if p.get('mesh') else 'Torus'} {dims}"
-    return f"HyperX {dims}"

@@ -426,10 +426,12 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
         out.width = 200  # tables at their natural width when piped
     p = image.params
     topo = summary["topology"]
-    described = ", ".join(f"{k}={v}" for k, v in topo["params"].items())
+    from innet.gen.topology import title
+
+    described = title(topo["kind"], topo["params"])
     out.print(f"{path}: innet configuration image, format {summary['version']} ({fmt}), "
               f"CRC {summary['crc32']}", soft_wrap=True)
-    rows = [("network", (f"{topo['kind']} ({described}): {image.nodes} nodes, "
+    rows = [("network", (f"{described}: {image.nodes} nodes, "
                         f"{topo['links']} links, fingerprint {image.fingerprint[:16]}")),
             ("targets", (f"{image.target_count}: switches 0..{image.nodes - 1}, endpoints "
                         f"{image.nodes}..{image.target_count - 1} (target N + node)")),

@@ -88,19 +88,16 @@ def _spans(sizes: list[int], names: list[str]) -> str:
 
 
 def _title(summary: dict[str, Any]) -> str:
+    from innet.gen.topology import title
+
     params = summary["params"]
+    name = title(summary["kind"], params)
     if summary["kind"] == "polarfly":
-        extra = "".join(f", {k}={params[k]}" for k in ("r0", "r1") if params.get(k))
-        return f"PolarFly ER_{params['q']}{extra}"
+        return f"{name} (ER_{params['q']})"
     if summary["kind"] == "piuma":
-        nodes = "x".join(str(s) for s in params["nodes"])
         mesh = "x".join(str(s) for s in params["mesh"])
-        return (f"PIUMA {nodes} nodes x {params['sockets']} sockets x {params['cores']} cores "
-                f"({mesh} mesh), {params['placement']} placement")
-    shape = "x".join(str(s) for s in params["shape"])
-    if summary["kind"] == "torus":
-        return f"{'mesh' if params.get('mesh') else 'torus'} {shape}"
-    return f"HyperX {shape}"
+        return f"{name} ({mesh} mesh), {params['placement']} placement"
+    return name
 
 
 def _readable(summary: dict[str, Any]) -> list[str]:

@@ -282,7 +282,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
              FILES["image_json"]: encode(made.image, "json"),
              FILES["embedding_png"]: plots.embedding_png(topology, made.embedding),
              FILES["latency_png"]: plots.latency_png(
-                 outcomes, title=f"allreduce on PolarFly q={q} ({topology.nodes} switches), "
+                 outcomes, title=f"allreduce on {topology.title} ({topology.nodes} switches), "
                                  f"{op} {dtype}")}
     extra = {"files": sorted([*files, FILES["verilog"], FILES["ports"],
                               FILES["report_json"], FILES["report_md"]]),
@@ -291,7 +291,7 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
              "sizes": list(sizes), "op": op, "dtype": dtype, "seed": seed,
              "backpressure": backpressure, "wall_seconds": round(wall, 1)}
     report = build_report(outcomes, network=network_summary(topology),
-                          title=f"innet demo: allreduce on PolarFly q={q}", extra=extra,
+                          title=f"innet demo: allreduce on {topology.title}", extra=extra,
                           quiet_runs=quiet_runs)
     import json
 

@@ -329,14 +329,16 @@ def _headline_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _network_line(report: dict[str, Any]) -> str | None:
+def _network_line(report: dict[str, Any], *, named: bool = True) -> str | None:
+    """``PolarFly q=3: 13 switches, 24 links, radix 4`` (without the name unless ``named``)."""
     net = report.get("network")
     if not net:
         return None
-    params = ", ".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, list) else v}"
-                       for k, v in net.get("params", {}).items() if v or k == "q")
-    return (f"{net.get('kind', '?')} ({params}): {net.get('nodes', '?')} switches, "
-            f"{net.get('links', '?')} links, radix {net.get('radix', '?')}")
+    from innet.gen.topology import title
+
+    counts = (f"{net.get('nodes', '?')} switches, {net.get('links', '?')} links, radix "
+              f"{net.get('radix', '?')}")
+    return f"{title(net.get('kind', '?'), net.get('params', {}))}: {counts}" if named else counts
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -359,8 +361,8 @@ def render(report: dict[str, Any], console: Any) -> None:
     """Print the report on a rich console: the comparison table and the headline."""
     from rich.table import Table
 
-    line = _network_line(report)
-    table = Table(title=report["title"] + (f": {line}" if line else ""), title_justify="left")
+    line = _network_line(report, named=False)
+    table = Table(title=report["title"] + (f" ({line})" if line else ""), title_justify="left")
     for i, header in enumerate(_HEADERS):
         table.add_column(header, justify="left" if i in (1, 2) else "right")
     previous = None

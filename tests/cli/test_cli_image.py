@@ -35,7 +35,7 @@ def test_build_matches_the_api(tmp_path):
         schedule=build_schedule("swing-l", 13), elements=64)
     data = out.read_bytes()
     assert data == encode(expected)
-    assert text == (f"wrote {out}: bin image of polarfly q=3 (13 switches + 13 endpoints), "
+    assert text == (f"wrote {out}: bin image of PolarFly q=3 (13 switches + 13 endpoints), "
                     f"collective ids 0, 1, step tables from swing-l; "
                     f"{expected.write_count:,} writes, {len(data) / 1024:,.1f} KiB, CRC "
                     f"{expected.header.crc32:#010x}\n")

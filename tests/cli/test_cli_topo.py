@@ -58,7 +58,7 @@ def test_grids(innet, args, nodes, diameter, radix):
 def test_readable_summary_agrees_with_json(innet):
     text = innet("topo", "polarfly", "--q", "7").stdout.splitlines()
     s = json.loads(innet("topo", "polarfly", "--q", "7", "--json").stdout)
-    assert text[0] == "PolarFly ER_7"
+    assert text[0] == "PolarFly q=7 (ER_7)"
     rows = {line.split()[0]: line.split(None, 1)[1] for line in text[1:]}
     assert rows["nodes"] == str(s["nodes"])
     assert rows["links"] == str(s["links"])

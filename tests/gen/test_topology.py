@@ -7,7 +7,17 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from innet.gen.topology import LOCAL, Link, PortMap, Topology, hyperx, polarfly, torus
+from innet.gen.topology import (
+    LOCAL,
+    Link,
+    PortMap,
+    Topology,
+    hyperx,
+    piuma,
+    polarfly,
+    title,
+    torus,
+)
 
 # A path 0 - 1 - 2 with a chord-free triangle-free layout; port order: node 1 sees 2 first.
 PATH = [[(1, 1)], [(2, 0), (0, 0)], [(1, 0)]]
@@ -262,3 +272,24 @@ def test_from_edges_size_limit(monkeypatch):
     with pytest.raises(ValueError, match=r"^A port map of 3 nodes of radix 2 is too large; at "
                                          r"most 2 port entries are supported$"):
         Topology.from_edges("custom", {}, [(0,), (1,), (2,)], [(0, 1), (0, 2)])
+
+
+@pytest.mark.parametrize(("topo", "name"), [
+    (lambda: polarfly(3), "PolarFly q=3"),
+    (lambda: polarfly(3, r0=1), "PolarFly q=3 r0=1 r1=0"),
+    (lambda: hyperx((3, 3)), "HyperX 3x3"),
+    (lambda: torus((4, 2)), "torus 4x2"),
+    (lambda: torus((4,), mesh=True), "mesh 4"),
+    (lambda: piuma((2, 2), 2, 4), "PIUMA 2x2 nodes x 2 sockets x 4 cores"),
+])
+def test_every_kind_has_one_title(topo, name):
+    made = topo()
+    assert made.title == name
+    # The JSON form of the parameters (lists for tuples) gives the same name.
+    assert title(made.kind, json.loads(json.dumps(made.to_dict()["params"]))) == name
+
+
+def test_other_kinds_are_titled_by_their_parameters():
+    assert title("dragonfly", {"groups": 9, "shape": (2, 4), "name": "dfly"}) == (
+        "dragonfly (groups=9, shape=2x4, name=dfly)")
+    assert title("torus", {}) == "torus ()"

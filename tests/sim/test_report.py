@@ -124,7 +124,7 @@ def test_markdown_and_console_show_every_row_and_the_figures():
             "4200 cycles)") in md
     assert "PASS" not in md
     assert "FAIL" not in md
-    assert "polarfly (q=3): 13 switches, 26 links, radix 4" in md
+    assert "PolarFly q=3: 13 switches, 26 links, radix 4" in md
     console = Console(record=True, width=140)
     rep.render(report, console)
     text = console.export_text()
@@ -142,7 +142,7 @@ def test_network_summary_names_the_topology():
     assert summary["links"] == (9 * 4 + 4 * 3) // 2  # q + 1 = 4 quadrics have degree q
     assert summary["radix"] == 4
     line = rep.to_markdown(rep.build_report(runs(), network=rep.network_summary(torus((4, 4)))))
-    assert "torus (shape=4x4): 16 switches, 32 links, radix 4" in line
+    assert "torus 4x4: 16 switches, 32 links, radix 4" in line
 
 
 def test_headline_needs_runs_without_backpressure():
