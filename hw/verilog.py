@@ -120,5 +120,5 @@ def emit(component, name: str) -> Design:
             raise
         gib = int(reserve.group(1), 16) / (1 << 30)
         raise MemoryError(f"Amaranth's Yosys could not reserve the {gib:.1f} GiB of address "
-                          f"space it runs in (a limit such as ulimit -v?)") from None
+                          f"space it runs in (a limit such as ulimit -v?)") from error
     return Design(verilog=text, toplevel=name, ports=component.metadata.as_json())

@@ -135,7 +135,7 @@ def writable_path(*, directory: bool = False, suffix: str | None = None) -> Call
         if suffix is not None and value.suffix.lower() != suffix:
             raise ValueError(f"{name} writes a {suffix[1:].upper()} file: name it with "
                              f"{suffix}, not '{value}'")
-        if directory and value.suffix.lower() in _FILE_SUFFIXES and not value.is_dir():
+        if directory and value.suffix.lower() in _FILE_SUFFIXES and not value.exists():
             raise ValueError(f"{name} is a directory to write files into, and '{value}' is "
                              f"named as a file: name a directory")
         try:

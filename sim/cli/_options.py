@@ -90,14 +90,14 @@ def piuma_options(func: Callable) -> Callable:
                      help="PIUMA: which switches carry the socket and node links."),
         click.option("--latency-core", default=ns("latency_core"), show_default=True,
                      metavar="TIME",
-                     help="PIUMA: L_C, latency of a mesh link (5ns, 0.1us; a bare number is in "
-                          "ns)."),
+                     help="PIUMA: L_C, latency of a mesh link (a bare number is in ns)."),
         click.option("--latency-socket", default=ns("latency_socket"), show_default=True,
                      metavar="TIME",
-                     help="PIUMA: L_S, latency of a link between sockets."),
+                     help="PIUMA: L_S, latency of a link between sockets (a bare number is in "
+                          "ns)."),
         click.option("--latency-node", default=ns("latency_node"), show_default=True,
                      metavar="TIME",
-                     help="PIUMA: L_P, latency of a link between nodes."),
+                     help="PIUMA: L_P, latency of a link between nodes (a bare number is in ns)."),
     ])
 
 

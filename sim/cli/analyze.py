@@ -122,14 +122,16 @@ def command() -> None:
 @click.option("--bw-mem", default="51.2Gbps", show_default=True,
               metavar="RATE", help="Memory bandwidth per core (a bare number is in Gbit/s).")
 @click.option("--bw-link", default="64Gbps", show_default=True,
-              metavar="RATE", help="Unidirectional link bandwidth.")
+              metavar="RATE",
+              help="Unidirectional link bandwidth (a bare number is in Gbit/s).")
 @click.option("--element-bytes", type=click.IntRange(1, MAX_ELEMENT_BYTES), default=4,
               show_default=True,
               help="Bytes per element of the vector.")
 @click.option("--flags", type=click.IntRange(0, MAX_FLAGS), default=1, show_default=True,
               help="One-way latencies per host round for the flag exchange.")
 @click.option("--round-overhead", default="0ns", show_default=True,
-              metavar="TIME", help="Extra cost of every host round (not in Table 1).")
+              metavar="TIME",
+              help="Extra cost of every host round, not in Table 1 (a bare number is in ns).")
 @click.option("--max-nodes", type=Size(low=1, high=MAX_NODES), default="16K", show_default=True,
               help=f"Largest node count of the sweep, a power of two ({SIZE_GRAMMAR}).")
 @click.option("--dims", type=int, default=2, show_default=True,

@@ -117,7 +117,8 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 @dtype_option
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the test vectors and the random backpressure.")
-@click.option("--backpressure", type=Finite(), default=0.25, show_default=True,
+@click.option("--backpressure", type=Finite(min=0, max=1, max_open=True), default=0.25,
+              show_default=True,
               help="Probability that an endpoint's local-link credit is held back in a cycle.")
 @click.option("--study", type=click.Choice(["swing"]), default=None,
               help="Run a study instead of the demo: swing = Swing-B against recursive "

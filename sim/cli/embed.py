@@ -129,7 +129,8 @@ def _options(func):
                      default=_DEFAULT.element_bytes, show_default=True,
                      help="Cost model: bytes per element."),
         click.option("--clock-mhz", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="Clock frequency in MHz: --compare --json adds seconds."),
+                     help="Clock frequency in MHz: --compare --json adds seconds; on piuma, "
+                          "the clock at which link latencies become cycles [default: 1000]."),
         click.option("--booksim-routing", type=click.Path(path_type=Path), default=None,
                      callback=writable_path(),
                      help="Also write the p2p routing table as a BookSim2 routing file."),
@@ -181,7 +182,7 @@ def _run(topo, description: str, opts: dict[str, Any],
         raise ValueError("--sizes applies to --compare; add --compare")
     elif opts["clock_mhz"] is not None and topo.kind != "piuma":
         raise ValueError(f"--clock-mhz applies to --compare and to piuma, not to {topo.kind} "
-                         f"without --compare")
+                         f"without --compare; add --compare")
     participants = (parse_node_ids(opts["participants"], "--participants", nodes=topo.nodes)
                     if opts["participants"] is not None else None)
     links = parse_links(opts["fail_links"], nodes=topo.nodes) if opts["fail_links"] else None
@@ -207,10 +208,10 @@ def _run(topo, description: str, opts: dict[str, Any],
         from innet.gen.embed.dynamic import check_participants
         from innet.gen.routing import parse_failures
 
-        count = len(check_participants(topo, participants,
-                                       parse_failures(topo, links, dead)[1]))
-        if opts["trees"] > count:
-            raise ValueError(f"--trees must be at most the number of participants ({count}), "
+        taking = len(check_participants(topo, participants,
+                                        parse_failures(topo, links, dead)[1]))
+        if opts["trees"] > taking:
+            raise ValueError(f"--trees must be at most the number of participants ({taking}), "
                              f"not {opts['trees']}")
         striping = stripe(topo, opts["trees"], participants, first_id=opts["collective_id"],
                           model=model, **common)

@@ -131,9 +131,10 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
         raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
                          f"--model-sizes; add --model-sizes")
     alpha, hop_latency = _seconds(alpha, "--alpha"), _seconds(hop_latency, "--hop-latency")
-    bandwidth = parse_bandwidth(bandwidth, "--bandwidth")
-    if not bandwidth > 0:
-        raise ValueError(f"--bandwidth must be above 0, not {bandwidth:g} Gbit/s")
+    rate = parse_bandwidth(bandwidth, "--bandwidth")
+    if not rate > 0:
+        raise ValueError(f"--bandwidth must be above 0, not {bandwidth!r}")
+    bandwidth = rate
     beta = 8 / (bandwidth * 1e9)
     chosen = topology_from_args(kind, options)
     topo, network, shape = chosen.topology, chosen.name, host_shape(chosen.topology)
@@ -230,4 +231,4 @@ def _seconds(text: str, what: str) -> float:
         raise ValueError(f"{what} needs a unit, such as 1us or 400ns, not {text!r}")
     if nanoseconds > 1e9:
         raise ValueError(f"{what} must be at most 1s, not {text!r}")
-    return nanoseconds * 1e-9
+    return nanoseconds / 1e9

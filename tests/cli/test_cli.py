@@ -29,6 +29,8 @@ def test_version(innet):
     (["doctor", "--bogus"], "innet: error: No such option '--bogus'."),
     (["doctor", "--samples", "0"],
      "innet: error: Invalid value for '--samples': 0 is not in the range 1<=x<=1000000."),
+    (["demo", "--backpressure", "1"],
+     "innet: error: Invalid value for '--backpressure': 1.0 is not in the range 0<=x<1."),
 ])
 def test_errors_are_one_line(innet, args, message):
     done = innet(*args)

@@ -71,6 +71,11 @@ def test_an_output_directory_named_like_a_file_is_taken_when_it_exists(innet, tm
     done = innet("embed", "torus", "--shape", "4", "-o", "old.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "old.json" / "embedding.json").is_file()
+    # A file of that name is named as the file it is.
+    (tmp_path / "f.json").write_text("{}")
+    done = innet("embed", "torus", "--shape", "4", "-o", "f.json", cwd=tmp_path)
+    assert done.stderr == "innet: error: --output must be a directory, not the file 'f.json'\n"
+    assert (tmp_path / "f.json").read_text() == "{}"
 
 
 @pytest.mark.parametrize(("n", "what", "text"), [

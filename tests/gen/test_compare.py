@@ -308,7 +308,8 @@ def test_cli_compare_striped():
       "node")),
     (["--sizes", "1,2"], "--sizes applies to --compare; add --compare"),
     (["--clock-mhz", "500"],
-     "--clock-mhz applies to --compare and to piuma, not to torus without --compare"),
+     ("--clock-mhz applies to --compare and to piuma, not to torus without --compare; add "
+      "--compare")),
     (["--compare", "--sizes", "1,x"], "--sizes must be a size such as 64, 4K or 1Mi, not 'x'"),
 ])
 def test_cli_compare_errors(args, message):
