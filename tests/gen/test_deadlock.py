@@ -6,7 +6,7 @@ import re
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from image_samples import sample
 
@@ -296,19 +296,28 @@ def test_routes_longer_than_the_vcs_around_a_ring_are_found(length, vcs, rng):
 
 
 @PROPERTY
-@given(st.lists(st.tuples(st.integers(0, 12), st.sets(st.integers(0, 12), min_size=1,
+@given(st.one_of(st.none(), st.integers(0, 4)),
+       st.lists(st.tuples(st.integers(0, 12), st.sets(st.integers(0, 12), min_size=1,
                                                       max_size=6)), min_size=1, max_size=6))
-def test_random_embeddings_match_the_line_graphs_of_their_trees(specs):
+def test_random_embeddings_match_the_line_graphs_of_their_trees(rotation, specs):
+    """Random ids, alone or after the five pentagon ids (rotated), which close a cycle of the
+    response VC: acyclic and cyclic graphs alike match the networkx reference."""
     topo = polarfly(3)
-    made = [embed(topo, sorted(members | {root}), root=root, collective_id=c)
-            for c, (root, members) in enumerate(specs)]
+    made = [] if rotation is None else _pentagon_ids(topo, rotation)
+    made += [embed(topo, sorted(members | {root}), root=root, collective_id=len(made) + c)
+             for c, (root, members) in enumerate(specs)]
     graph = channel_graph(topo, collectives={e.collective_id: e.switches for e in made},
                           collective_ids=len(made))
     reference = _response_reference(made)
     resp = graph.p2p_vcs + len(made)
     ours = {((a.node, a.peer), (b.node, b.peer)) for a, b in graph.edges if a.vc == resp}
     assert ours == set(reference.edges)
-    assert (graph.cycle() is None) == nx.is_directed_acyclic_graph(reference)
+    acyclic = nx.is_directed_acyclic_graph(reference)
+    event("acyclic" if acyclic else "cyclic")  # --hypothesis-show-statistics: both occur
+    cycle = graph.cycle()
+    assert (cycle is None) == acyclic
+    if cycle is not None:
+        assert _is_cycle(set(reference.edges), [(c.node, c.peer) for c in cycle])
 
 
 @PROPERTY

@@ -82,6 +82,9 @@ def test_request_tree():
 def test_contributions_and_responses():
     check(switch(BASE, 0, req_in=set()), "Participant 0 does not contribute: switch 0 has no "
                                          "local port in req_in")
+    # A participant outside the tree: switches 0, 3 and 4 carry 0 and 4; node 8 has none.
+    sub = embed(TOPO, [0, 4], root=4)
+    check(replace(sub, participants=(0, 4, 8)), "Participant 8 is not configured")
     check(replace(BASE, participants=tuple(range(1, 9))),
           "Switch 0 contributes a local input but is not a participant")
     check(switch(BASE, 0, resp_in=1), r"Switch 0: resp_in 1 must equal req_out 0 \(the response "

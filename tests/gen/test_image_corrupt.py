@@ -12,7 +12,7 @@ import struct
 import pytest
 from image_samples import PARAMS, mesh, reseal, sample, set_register, set_writes
 
-from innet.gen.image import HEADER_BYTES, ImageError, decode, encode
+from innet.gen.image import HEADER_BYTES, ImageError, decode, encode, validate
 from innet.gen.regmap import ERROR_FLAGS, port_mask
 from innet.gen.topology import LOCAL
 
@@ -91,6 +91,26 @@ def failing(links=(), switches=(), *changes):
 
 NO_ROUTES = tuple((u, f"route[{d}]", {}) for u in range(6) for d in range(6))
 
+
+def _narrow_node_ids():
+    """The sample with 2-bit node ids (and the 4 routing entries they allow), its header's
+    map digests those of the narrow maps, so that the network check sees 6 nodes it cannot
+    name."""
+    narrow = dataclasses.replace(PARAMS, routing_depth=4, node_id_width=2)
+    data = bytearray(BIN)
+    struct.pack_into("<I", data, 36, narrow.routing_depth)
+    struct.pack_into("<I", data, 48, narrow.node_id_width)
+    data[56:88] = bytes.fromhex(narrow.switch_map.digest)
+    data[88:120] = bytes.fromhex(narrow.endpoint_map.digest)
+    return reseal(bytes(data))
+
+
+def unconfigured(u):
+    """Changes (as :func:`edit` takes them) that clear every coll[0] register of switch ``u``."""
+    return tuple((u, f"coll[0].{r}", {}) for r in ("ctrl", "req_in", "req_out", "resp_in",
+                                                   "resp_out"))
+
+
 CASES = {
     # -- framing ---------------------------------------------------------------------------
     "bad magic": (b"INNETIMX" + BIN[8:], ("Header: bad magic b'INNETIMX', expected b'INNETIMG': "
@@ -138,6 +158,22 @@ CASES = {
     "map parameter out of range": (patched(32, "<I", 0),
                                    "Header, params: Collective ids must be at least 1, not 0"),
     "radix below the topology's": (patched(28, "<I", 2), None),  # message checked below
+    "node ids narrower than the nodes": (_narrow_node_ids(), ("Header, params.node_id_width: 2 "
+                                         "bits cannot name 6 nodes")),
+    "topology section length not a word multiple": (
+        patched(52, "<I", 6),
+        "Topology section: its length 6 is not a multiple of 4 of at least 8"),
+    "metadata padding not zero": (
+        # one byte shorter: the JSON's closing brace becomes the first padding byte
+        patched(HEADER_BYTES, "<I", META - 1),
+        "Topology section: metadata padding is not zero"),
+    "port arrays not the section's rest": (
+        # 6 nodes x 3 columns: 144 bytes of peer and peer-port arrays; 4 columns need 192
+        patched(HEADER_BYTES + 4, "<I", struct.unpack_from("<I", BIN, HEADER_BYTES + 4)[0] + 1),
+        "Topology section: port arrays of 6 x 4 need 192 bytes, the section has 144 left"),
+    "topology section past the end": (
+        patched(52, "<I", 1 << 20),
+        "Header: the topology section of 1048576 bytes runs past the end of the image"),
     "hex line not a word": (HEX.replace("\n00000001\n", "\nxyz\n", 1),
                             "Hex: line 4: 'xyz' is not a 32-bit hex word"),
     "JSON fields disagree with the words": (
@@ -213,6 +249,21 @@ CASES = {
     "response port at the root": (edit((1, "coll[0].resp_in", {"port": 1})),
                                   ("Switch 1 (target 1), coll[0].resp_in.port: is 1 at the root, "
                                   "where it is unused and must be 0")),
+    "enabled switch with no request and no response": (
+        edit((5, "coll[0].req_in", {"ports": 0}), (5, "coll[0].resp_out", {"ports": 0}),
+             (5, "coll[0].req_out", {"port": 0, "root": 0}), (5, "coll[0].resp_in", {"port": 0})),
+        ("Switch 5 (target 5), coll[0].ctrl.enable: is set, but the switch takes no request and "
+         "passes no response")),
+    "root without input": (
+        edit(*(c for u in (0, 2, 3, 4, 5) for c in unconfigured(u)),
+             (1, "coll[0].req_in", {"ports": 0}),
+             (1, "coll[0].resp_out", {"ports": port_mask([LOCAL], PARAMS.radix)})),
+        "Switch 1 (target 1), coll[0].req_in.ports: the root takes no input"),
+    "root sending the result nowhere": (
+        edit(*(c for u in (0, 2, 3, 4, 5) for c in unconfigured(u)),
+             (1, "coll[0].req_in", {"ports": port_mask([LOCAL], PARAMS.radix)}),
+             (1, "coll[0].resp_out", {"ports": 0})),
+        "Switch 1 (target 1), coll[0].resp_out.ports: the root sends the result nowhere"),
     "unsupported op/dtype": (
         edit(*((u, "coll[0].ctrl", {"enable": 1, "op": "xor", "dtype": "fp32"})
                for u in range(6))),
@@ -251,6 +302,22 @@ CASES = {
              (5, "coll[0].resp_in", {}), (5, "coll[0].resp_out", {})),
         (f"Switch 4 (target 4), coll[0].req_in.ports: takes requests on port {port(4, 5)} from "
         f"node 5, which is not configured for collective id 0")),
+    "input from a node that sends none": (
+        edit((3, "coll[0].req_in", {}), (3, "coll[0].req_out", {})),
+        (f"Switch 0 (target 0), coll[0].req_in.ports: takes requests on port {port(0, 3)} from "
+         f"node 3, which sends none")),
+    "response to an unconfigured node": (
+        edit((4, "coll[0].req_in", mask(4)), *unconfigured(5)),
+        (f"Switch 4 (target 4), coll[0].resp_out.ports: multicasts on port {port(4, 5)} to node "
+         f"5, which is not configured for collective id 0")),
+    "response to the root": (
+        edit((0, "coll[0].resp_out", mask(0, 3, 1))),
+        (f"Switch 0 (target 0), coll[0].resp_out.ports: multicasts on port {port(0, 1)} to node "
+         f"1, which is the root")),
+    "response to a node that passes none": (
+        edit((5, "coll[0].resp_out", {}), (5, "coll[0].resp_in", {})),
+        (f"Switch 4 (target 4), coll[0].resp_out.ports: multicasts on port {port(4, 5)} to node "
+         f"5, which passes no response")),
     "requests nobody takes": (
         edit((0, "coll[0].req_in", mask(0))),
         (f"Switch 3 (target 3), coll[0].req_out.port: sends requests to node 0 on port "
@@ -304,6 +371,12 @@ CASES = {
         edit((0, "route[0]", {"port": 1, "valid": 1})),
         ("Switch 0 (target 0), route[0].port: is 1, but destination 0 is this node: it must be "
         "the local port 3")),
+    "port in an invalid route": (
+        edit((0, "route[2]", {"valid": 0, "port": 1})),
+        "Switch 0 (target 0), route[2].port: is 1 in an entry whose valid flag is 0"),
+    "route to a port the node lacks": (
+        edit((0, "route[2]", {"valid": 1, "port": 2})),
+        "Switch 0 (target 0), route[2].port: names port 2, but node 0 has ports 0..1"),
     "route to a node that does not exist": (
         edit((0, "route[7]", {"port": 0, "valid": 1})),
         ("Switch 0 (target 0), route[7]: routes destination 7, but the network has 6 nodes "
@@ -408,6 +481,39 @@ def test_radix_below_the_topology():
     assert TOPO.radix == PARAMS.radix == 3
     with pytest.raises(ImageError, match="^" + re.escape(message) + "$"):
         decode(reseal(bytes(data)))
+
+
+HEADER = sample().header
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"magic": b"INNETIMX"}, "Header: bad magic b'INNETIMX', expected b'INNETIMG'"),
+    ({"version": 2}, "Header: unknown format version 2; this innet reads version 1"),
+    ({"target_count": 14}, "Header: target count 14 is not twice the 6 nodes"),
+    ({"crc32": HEADER.crc32 ^ 1}, (f"Header: CRC mismatch: the header says "
+                                   f"{HEADER.crc32 ^ 1:#010x}, the content gives "
+                                   f"{HEADER.crc32:#010x}")),
+])
+def test_validate_checks_the_header_it_is_given(changes, message):
+    """The codecs check magic, version and CRC before the validator sees them; a header handed
+    to :func:`validate` directly is checked against the content all the same."""
+    validate(sample(), HEADER)
+    with pytest.raises(ImageError, match="^" + re.escape(message) + "$"):
+        validate(sample(), dataclasses.replace(HEADER, **changes))
+
+
+@pytest.mark.parametrize(("target", "write", "message"), [
+    (0, (5, 1 << 32), "Switch 0 (target 0): word 4294967296 is not a 32-bit word"),
+    (0, (5, -1), "Switch 0 (target 0): word -1 is not a 32-bit word"),
+    (0, (5, True), "Switch 0 (target 0): word True is not a 32-bit word"),
+    (7, ("five", 1), "Endpoint 1 (target 7): address 'five' is not a 32-bit word"),
+    (7, (-1, 1), "Endpoint 1 (target 7): address -1 is not a 32-bit word"),
+])
+def test_writes_of_an_image_made_in_memory_must_be_32_bit_words(target, write, message):
+    """No encoding holds such a write (``encode`` refuses it), but an :class:`Image` built in
+    memory may, and the validator names it."""
+    with pytest.raises(ImageError, match="^" + re.escape(message) + "$"):
+        validate(set_writes(sample(), target, [write]))
 
 
 def test_malformed_json_names_the_position():

@@ -1,8 +1,13 @@
 """gen.regmap switch_map and endpoint_map: layout properties at several sizes, fields, errors."""
 
+import hashlib
 import itertools
+import json
 import math
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given
@@ -281,13 +286,49 @@ def test_endpoint_map_errors(args, kwargs, error, message):
         endpoint_map(*args, **kwargs)
 
 
-def test_digests_differ_between_sizes():
-    maps = [switch_map(*size) for size in SWITCH_SIZES] + [
+def _digest_maps():
+    return [switch_map(*size) for size in SWITCH_SIZES] + [
         endpoint_map(*size) for size in ENDPOINT_SIZES] + [switch_map(8, 4, 16, node_id_width=8)]
+
+
+def _without_docs(value):
+    """A map's documented description (``as_dict()``) without its documentation: every
+    ``desc``, and the ``digest``, ``registers`` and ``templates`` that only it lists."""
+    if isinstance(value, dict):
+        return {k: _without_docs(v) for k, v in value.items()
+                if k not in ("desc", "digest", "registers", "templates")}
+    if isinstance(value, list):
+        return [_without_docs(v) for v in value]
+    return value
+
+
+def test_digests_differ_between_sizes():
+    maps = _digest_maps()
     digests = [m.digest for m in maps]
     assert len(set(digests)) == len(digests)
     assert all(re.fullmatch(r"[0-9a-f]{64}", d) for d in digests)
-    assert switch_map(8, 4, 16).digest == switch_map(8, 4, 16).digest
+    for m in maps:
+        # SHA-256 of the canonical JSON (sorted keys, no spaces) without the descriptions
+        canonical = _without_docs(m.as_dict())
+        assert m.as_dict(docs=False) == canonical
+        text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+        assert m.digest == hashlib.sha256(text.encode()).hexdigest()
+        assert m.as_dict()["digest"] == m.digest
+
+
+def test_digests_are_the_same_in_another_process():
+    """Another interpreter, with another string-hash seed, gives every map the same digest."""
+    code = ("import json, sys\n"
+            "from innet.gen.regmap import endpoint_map, switch_map\n"
+            "switches, endpoints = json.loads(sys.argv[1])\n"
+            "maps = [switch_map(*s) for s in switches] + [endpoint_map(*s) for s in endpoints]\n"
+            "maps.append(switch_map(8, 4, 16, node_id_width=8))\n"
+            "print(' '.join(m.digest for m in maps))\n")
+    seed = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    out = subprocess.run([sys.executable, "-c", code, json.dumps([SWITCH_SIZES, ENDPOINT_SIZES])],
+                         env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == [m.digest for m in _digest_maps()]
 
 
 def test_package_docstring_example():
