@@ -161,7 +161,7 @@ def pattern_peers(pattern: str, shape: Sequence[int], start: int = 0,
     Raises
     ------
     TypeError, ValueError
-        As :func:`innet.gen.swing.check_shape`, or if a side is not a power of two.
+        As :func:`innet.gen.swing.algorithms.check_shape`, or if a side is not a power of two.
     """
     from innet.gen.swing.algorithms import check_shape
 

@@ -67,7 +67,7 @@ def snake_cycle(shape: Sequence[int]) -> np.ndarray:
     Raises
     ------
     TypeError, ValueError
-        As :func:`innet.gen.swing.check_shape`.
+        As :func:`innet.gen.swing.algorithms.check_shape`.
     """
     from innet.gen.swing.algorithms import check_shape
 
