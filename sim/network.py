@@ -240,15 +240,16 @@ def built_network(topology, max_elements: int = 1024,
 
 
 def _check(scenario: Scenario, topology, depth: int) -> None:
+    """Check one of :func:`simulate`'s scenarios, which has checked that it is a Scenario with
+    an integer number of elements."""
     from innet.gen.checks import check_int
     from innet.gen.ops import DType, Op, check_supported
     from innet.gen.regmap import MAX_COLLECTIVE_IDS
 
-    if not isinstance(scenario, Scenario):
-        raise TypeError(f"A run must be a Scenario or a tuple of Scenarios, not {scenario!r:.60}")
     if not isinstance(scenario.algo, str) or (scenario.algo not in ALGOS
                                               and scenario.algo not in HOST_SCHEDULES):
-        raise ValueError(f"Algorithm must be one of {', '.join(ALGOS)}, not "
+        names = dict.fromkeys((*ALGOS, *HOST_SCHEDULES))
+        raise ValueError(f"Algorithm must be one of {', '.join(names)}, not "
                          f"{scenario.algo!r:.60}")
     if not isinstance(scenario.name, str):
         raise TypeError(f"Name must be a string, not {scenario.name!r:.60}")
@@ -263,8 +264,6 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         check_int("Root", scenario.root, low=0, high=last)
     check_int("Collective id", scenario.collective_id, low=0, high=MAX_COLLECTIVE_IDS - 1)
     n = scenario.elements
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"Elements must be an integer, not {n!r}")
     if n < 0 or (n == 0 and scenario.kind != "barrier"):
         raise ValueError(f"Elements must be at least 1 (0 only for a barrier), not {n}")
     if n > depth:

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The pass-through collective path alone (:class:`innet.hw.collective.CollectivePath`) against
 the contract of :mod:`innet.hw.collective`: random request flits on every port within the
 senders' credits, random credits and readiness downstream, several sizes."""
@@ -108,6 +109,15 @@ def run_random(dut: CollectivePath, seed: int, cycles: int = 500) -> int:
 
 def pass_through(ids: int, radix: int, depth: int, block=CollectivePath) -> CollectivePath:
     return block(FlitParams(payload_width=16, collective_ids=ids), radix, depth)
+
+
+@pytest.mark.parametrize(("args", "error", "message"), [
+    ((16, 2), TypeError, r"^Params must be a FlitParams, not 16$"),
+    ((None, 0), TypeError, r"^Params must be a FlitParams, not None$"),
+])
+def test_parameter_errors(args, error, message):
+    with pytest.raises(error, match=message):
+        CollectivePath(*args)
 
 
 @pytest.mark.parametrize(("ids", "radix", "depth"), [(1, 1, 1), (2, 1, 4), (3, 2, 3),

@@ -101,3 +101,18 @@ def test_sizes_are_named_before_the_widths_derived_from_them(args, error, messag
     kwargs = {"topology": RING, "vector_depth": 4, "step_depth": 2} | args
     with pytest.raises(error, match=message):
         Network(kwargs.pop("topology"), **kwargs)
+
+
+@pytest.mark.parametrize(("args", "error", "message"), [
+    ({"mul": 1}, TypeError, r"^Multiplier option must be a bool, not 1$"),
+    ({"mul": 1, "topology": None}, TypeError, r"^Multiplier option must be a bool, not 1$"),
+    ({"p2p_vcs": 1}, ValueError, (r"^P2p VCs must be at least the topology's diameter 2 "
+                                  r"\(deadlock-free minimal routing\), not 1$")),
+    ({"topology": torus((5, 5)), "p2p_vcs": 3}, ValueError,
+     (r"^P2p VCs must be at least the topology's diameter 4 \(deadlock-free minimal "
+      r"routing\), not 3$")),
+])
+def test_parameter_errors(args, error, message):
+    kwargs = {"topology": RING, "vector_depth": 4, "step_depth": 2} | args
+    with pytest.raises(error, match=message):
+        Network(kwargs.pop("topology"), **kwargs)

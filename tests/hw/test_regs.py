@@ -323,6 +323,15 @@ def test_table_errors():
     with pytest.raises(ValueError, match=r"^Table 'route' needs an array of register "
                                          r"clusters$"):
         RegisterFile(switch_map(4, 1, 4), tables=["route"])
+    wide = Map("w", [Array(Cluster("e", [Register("a", [Field("x", 40)])]), 2)])
+    with pytest.raises(ValueError, match=r"^Table 'e' needs one-word registers at consecutive "
+                                         r"offsets, not e\[0\]\.a at 0x0$"):
+        RegisterFile(wide, tables=["e"])
+    gap = Map("g", [Array(Cluster("e", [Register("a", [Field("x", 4)]),
+                                        Register("b", [Field("y", 4)], offset=2)]), 2)])
+    with pytest.raises(ValueError, match=r"^Table 'e' needs one-word registers at consecutive "
+                                         r"offsets, not e\[0\]\.b at 0x2$"):
+        RegisterFile(gap, tables=["e"])
     with pytest.raises(ValueError, match=r"^Table 'coll' holds RW fields only, not "
                                          r"coll\[0\]\.\S+ \((WO|RO|RW1C)\)$"):
         RegisterFile(switch_map(4, 1, 4), tables=["coll"])

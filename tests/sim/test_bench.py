@@ -5,6 +5,7 @@ with innet's generators on small inputs is a correctness test of the generators 
 """
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -164,6 +165,11 @@ def test_case_registration_errors():
                        rf"{len(quick)} start with {', '.join(starts)} \(innet bench --list "
                        rf"names them\)$"):
         bench.select(quick=True, only=["nope"])
+
+
+def test_run_named_refuses_an_unknown_name():
+    with pytest.raises(ValueError, match=r"^No benchmark is named 'no_such_case'$"):
+        bench.run_named("no_such_case", bench.Options(quick=True))
 
 
 def test_failing_cases_are_reported_and_the_others_run():
@@ -640,6 +646,49 @@ def test_simulation_cases_report_how_they_loaded(monkeypatch):
               "results": [row]}
     assert ("fixed cost per simulation; loaded by backdoor (HyperX 4x4), bus (torus 4x4)) |"
             in markdown(report))
+
+
+def _ran(scenario, correct=True, sent=5, received=5, latency=100):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(scenario=scenario, correct=correct, p2p_sent=sent,
+                           p2p_received=received, latency_cycles=latency, run_seconds=0.01,
+                           detail="" if correct else "endpoint 2 element 7: got 0x1, expected 0x2")
+
+
+def test_simulation_speed_refuses_a_wrong_result_or_a_lost_flit():
+    """A simulation case reports no speed for a run whose result was wrong or that lost p2p
+    flits: the first such run is named."""
+    from innet.sim.bench import simulation
+    from innet.sim.network import Scenario
+
+    good, bad = Scenario("innet", 64), Scenario("ring", 64, background=0.5)
+    message = f"{bad} was wrong: endpoint 2 element 7: got 0x1, expected 0x2"
+    with pytest.raises(RuntimeError, match="^" + re.escape(message) + "$"):
+        simulation._speed([_ran(good), _ran(bad, correct=False), _ran(good, correct=False)], 1.0)
+    message = f"{bad}: 9 p2p flits sent, 8 received"
+    with pytest.raises(RuntimeError, match="^" + re.escape(message) + "$"):
+        simulation._speed([_ran(good), _ran(bad, sent=9, received=8)], 1.0)
+    assert simulation._speed([_ran(good), _ran(bad)], 1.0)["cycles"] == 200
+
+
+def test_a_soak_that_runs_short_of_its_cycles_is_an_error(monkeypatch):
+    """The soak sizes its runs on a probe; if the runs then take fewer cycles than the
+    target, it says so rather than reporting a short soak (no simulation: stand-ins)."""
+    from innet.sim.bench import Options, simulation
+
+    calls = []
+
+    def timed(topo, runs, **args):
+        calls.append(len(runs))
+        latency = 1000 if len(calls) == 1 else 10  # the probe, then the soak itself
+        return [_ran(s, latency=latency) for g in runs for s in g], 0.5
+
+    monkeypatch.setattr(simulation, "_timed", timed)
+    monkeypatch.setattr(simulation, "_warm", lambda topo, threads=1: 0.0)
+    with pytest.raises(RuntimeError, match=r"^The soak ran 240 cycles, fewer than 20,000$"):
+        simulation._soak(Options(quick=True))
+    assert calls == [1, 24]
 
 
 # The collective latency case ---------------------------------------------------------------------

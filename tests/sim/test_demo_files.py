@@ -89,9 +89,10 @@ def test_output_that_is_a_file_is_refused(tmp_path):
     (["--sizes", "1,999G"], "innet: error: --sizes must be at most 1,048,576, not '999G'"),
     (["--seed", "-1"],
      "innet: error: Invalid value for '--seed': -1 is not in the range 0<=x<=4294967295."),
-    (["--backpressure", "1"], "innet: error: Backpressure must be at least 0 and below 1, not 1.0"),
+    (["--backpressure", "1"],
+     "innet: error: Invalid value for '--backpressure': 1.0 is not in the range 0<=x<1."),
     (["--study", "swing", "--backpressure", "-0.5"],
-     "innet: error: Backpressure must be at least 0 and below 1, not -0.5"),
+     "innet: error: Invalid value for '--backpressure': -0.5 is not in the range 0<=x<1."),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     result = innet("demo", *args, cwd=tmp_path)

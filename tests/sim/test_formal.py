@@ -1,6 +1,7 @@
 """innet.sim.formal and the properties beside the blocks: every property is proved, and a
 deliberately broken variant of its block (a mutation) makes the proof fail."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -316,6 +317,30 @@ def test_a_tool_error_is_not_a_verdict(tools, tmp_path):
 
     with pytest.raises(RuntimeError, match=r"^SymbiYosys stopped with ERROR in .*prove: "):
         check("this is not RTLIL\n", tmp_path / "bad", depth=1, cover_depth=1, tools=tools)
+
+
+@pytest.mark.parametrize("bounded", [False, True])
+def test_a_tool_error_in_the_cover_run_is_not_a_verdict(monkeypatch, tmp_path, bounded):
+    """The assertions pass, then SymbiYosys stops with an error in the cover run: an error
+    naming the task and the log's last error line, not "vacuous" (no solver: sby's runs are
+    stand-ins)."""
+    import innet.sim.formal.sby as sby
+
+    class Tools:
+        solver = "yices"
+
+        def env(self, shims):
+            return {}
+
+    def run(tools, env, workdir, mode, depth, engine):
+        if mode == "cover":
+            return "ERROR", "SBY 1:00 cover: starting\nERROR: smtbmc died\n", workdir / mode
+        return "PASS", "", workdir / mode
+
+    monkeypatch.setattr(sby, "_run", run)
+    message = f"SymbiYosys stopped with ERROR in {tmp_path / 'cover'}: ERROR: smtbmc died"
+    with pytest.raises(RuntimeError, match="^" + re.escape(message) + "$"):
+        sby.check("rtlil\n", tmp_path, depth=2, cover_depth=2, tools=Tools(), bounded=bounded)
 
 
 # -- the registry and the harnesses (no solver) ---------------------------------------------------

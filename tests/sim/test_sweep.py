@@ -141,6 +141,9 @@ def test_a_default_named_or_left_out_is_the_same_point():
      "sweep.timeout must be a number of at least 1, not 0"),
     ({"sweep": {"workers": 2}, "hardware": [{"component": "alu"}]},
      "sweep has no parameter 'workers'; it takes timeout"),
+    ({"sweep": 60, "hardware": [{"component": "alu"}]}, "sweep must be a table ([sweep])"),
+    ({"hardware": {"component": "alu"}}, "hardware must be an array of tables ([[hardware]])"),
+    ({"network": ["polarfly"]}, "network must be an array of tables ([[network]])"),
     ({"network": [{"topology": "hyperx", "shape": "65536x65536"}]},
      "network[0].shape '65536x65536': Shape 65536x65536 is too large: 4294967296 nodes"),
     ({"network": [{"topology": "hyperx", "shape": "64x64x64"}]},
@@ -159,6 +162,15 @@ def test_a_default_named_or_left_out_is_the_same_point():
 def test_bad_specs_are_refused_naming_the_key(data, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         parse_spec(data)
+
+
+def test_component_refuses_an_unknown_component():
+    """component() builds what parse_spec accepted; called with anything else it says so."""
+    from innet.sim.sweep.points import component
+
+    message = "Component must be one of alu, switch, ceng, muladd, not 'gpu'"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        component({"component": "gpu"})
 
 
 # Cache ---------------------------------------------------------------------------------------

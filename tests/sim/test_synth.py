@@ -552,6 +552,48 @@ def test_synthesis_timeout_is_an_error(muladd, cache):
         synth.synthesize(muladd, "ecp5", timeout=0.01, cache=False)
 
 
+def _stand_in_tools(monkeypatch, yosys_rc, pack_rc, logs):
+    """The flow with its tool runs replaced: each writes ``logs[name]`` into its log and
+    returns its code; the Yosys statistics and the netlist's blocks are stand-ins too."""
+    monkeypatch.setattr(flow, "check_tools", lambda family: None)
+    monkeypatch.setattr(flow, "_first_run", lambda *args: None)
+    monkeypatch.setattr(flow, "parse_stat", lambda *args, **kwargs: {
+        "lut4": 10, "ff": 8, "bram": 0, "dsp": 0, "carry": 0, "lutram": 0, "cells": 20,
+        "by_type": {}})
+    monkeypatch.setattr(flow, "block_cells", lambda *args, **kwargs: {})
+
+    def run(tool, module, runner, args, cwd, timeout, log):
+        (cwd / log).write_text(logs.get(log, ""))
+        if log == "yosys.log":
+            for name in ("stat_target.json", "stat_generic.json", "mapped.json"):
+                (cwd / name).write_text("{}")
+            return yosys_rc, 0.1
+        if log == "pack.log":
+            return pack_rc, 0.1
+        raise AssertionError(f"{tool} ran after a failure")
+
+    monkeypatch.setattr(flow, "_run", run)
+
+
+def test_a_yosys_failure_is_an_error_with_its_log(muladd, cache, monkeypatch):
+    _stand_in_tools(monkeypatch, 1, 0, {"yosys.log": (
+        "reading design.v\nERROR: Module `\\dut' referenced in module `top' is not part of "
+        "the design.\n")})
+    message = ("Yosys failed on innet_test_muladd: ERROR: Module `\\dut' referenced in module "
+               "`top' is not part of the design.")
+    with pytest.raises(synth.SynthError, match="^" + re.escape(message) + "$"):
+        synth.synthesize(muladd, "ecp5", cache=False)
+
+
+def test_a_design_nextpnr_cannot_pack_is_an_error_with_its_log(muladd, cache, monkeypatch):
+    """A pack that fails on a design that fits the device is a tool failure, not a result."""
+    _stand_in_tools(monkeypatch, 0, 1, {"pack.log": (
+        "Info: Packing IOs..\nERROR: IO 'a[0]' is unconstrained\n0 warnings, 1 error\n")})
+    message = "nextpnr-ecp5 could not pack innet_test_muladd: ERROR: IO 'a[0]' is unconstrained"
+    with pytest.raises(synth.SynthError, match="^" + re.escape(message) + "$"):
+        synth.synthesize(muladd, "ecp5", cache=False)
+
+
 @pytest.mark.synth
 def test_design_that_does_not_fit_is_not_placed(muladd, cache):
     small = dataclasses.replace(synth.load_target("ecp5"),
