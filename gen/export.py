@@ -253,10 +253,8 @@ def layout_figure(topo: Topology, starter: int | None = None) -> tuple:
     colour[[c for c in layout.centers if c is not None]] = _COLOURS["center"]
     size = max(4.0, 60.0 / np.sqrt(max(topo.nodes / 50, 1)))
     ax.scatter(pos[:, 0], pos[:, 1], c=list(colour), s=size, zorder=3, edgecolors="none")
-    params = topo.params
-    extra = "".join(f", {k}={params[k]}" for k in ("r0", "r1") if params.get(k))
-    ax.set_title(f"PolarFly q={params['q']}{extra}: {topo.nodes} nodes, "
-                 f"{len(layout.clusters)} clusters (starter quadric {layout.starter})")
+    ax.set_title(f"{topo.title}: {topo.nodes} nodes, {len(layout.clusters)} clusters "
+                 f"(starter quadric {layout.starter})")
     for label, key in (("quadric", "quadric"), ("centre", "center"), ("V1", "v1"),
                        ("V2", "v2")):
         ax.scatter([], [], c=_COLOURS[key], s=30, label=label)

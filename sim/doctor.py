@@ -71,8 +71,8 @@ def check(samples: int = 2000, progress: Callable[[str], None] | None = None) ->
     try:
         design = emit(MulAdd(32), "innet_doctor_muladd")
     except MemoryError as error:
-        results.append(Check("emit Verilog", False,
-                             f"out of memory: {error or 'this machine has too little memory'}"))
+        why = str(error) or "this machine has too little memory"
+        results.append(Check("emit Verilog", False, f"out of memory: {why}"))
         return results
     except Exception as error:  # report whatever stopped Amaranth or its Yosys
         # A failed Yosys run's message is its whole log: its last line says what went wrong.

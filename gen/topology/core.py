@@ -53,7 +53,8 @@ def title(kind: str, params: Mapping[str, Any]) -> str:
 
     p = dict(params)
     if kind == "polarfly" and "q" in p:
-        extra = "".join(f" {k}={p[k]}" for k in ("r0", "r1") if p.get("r0") or p.get("r1"))
+        extra = "".join(f" {k}={p.get(k, 0)}" for k in ("r0", "r1")
+                        if p.get("r0") or p.get("r1"))
         return f"PolarFly q={p['q']}{extra}"
     if kind == "hyperx" and "shape" in p:
         return f"HyperX {dims(p['shape'])}"

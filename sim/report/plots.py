@@ -62,8 +62,7 @@ def _generic_figure(topo: Any) -> tuple[Any, Any, np.ndarray]:
         ax.add_collection(LineCollection(pos[links[:, [0, 2]]], colors="#bbbbbb",
                                          linewidths=0.8, zorder=1))
     ax.scatter(pos[:, 0], pos[:, 1], c="#1f77b4", s=60, zorder=3, edgecolors="none")
-    shape = "x".join(str(d) for d in topo.params.get("shape", ()))
-    ax.set_title(f"{topo.kind} {shape}: {topo.nodes} nodes")
+    ax.set_title(f"{topo.title}: {topo.nodes} nodes")
     ax.set_aspect("equal")
     ax.margins(0.1)
     ax.set_xticks([])

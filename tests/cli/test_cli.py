@@ -68,6 +68,7 @@ def test_doctor_names_what_is_missing(innet, tmp_path):
      ("Amaranth could not emit Verilog (ERROR: yosys broke): reinstall it with pip install "
       "'amaranth[builtin-yosys]>=0.5,<0.6'")),
     (MemoryError("no room"), "out of memory: no room"),
+    (MemoryError(), "out of memory: this machine has too little memory"),
 ])
 def test_doctor_says_why_emit_failed_in_one_line(monkeypatch, error, detail):
     from innet.sim import doctor

@@ -63,6 +63,7 @@ def test_polarfly(innet):
                  "--verify")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    assert report["network"] == "PolarFly q=3"
     assert report["ranks"] == 13
     assert report["max_hops"] <= 2
     assert report["verify"]["exact"]

@@ -293,3 +293,5 @@ def test_other_kinds_are_titled_by_their_parameters():
     assert title("dragonfly", {"groups": 9, "shape": (2, 4), "name": "dfly"}) == (
         "dragonfly (groups=9, shape=2x4, name=dfly)")
     assert title("torus", {}) == "torus ()"
+    # An expansion given by one of its two counts: the other is 0.
+    assert title("polarfly", {"q": 3, "r0": 1}) == "PolarFly q=3 r0=1 r1=0"

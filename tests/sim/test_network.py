@@ -129,7 +129,8 @@ def test_cli_threads_reach_the_simulation(monkeypatch):
                                      "1", "--algo", "innet", "--threads", "2", "--json"])
     assert done.exit_code == 0, done.output
     assert seen["threads"] == 2
-    assert json.loads(done.stdout)["threads"] == 2
+    report = json.loads(done.stdout)
+    assert (report["threads"], report["topology"], report["nodes"]) == (2, "PolarFly q=2", 7)
 
 
 def test_bench_is_the_network_with_test_ports():
