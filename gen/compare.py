@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from innet.gen.checks import shown
+from innet.gen.checks import check_type, shown
 from innet.gen.cost import Cost, CostModel, envelope
 from innet.gen.topology import Topology, check_topology
 
@@ -188,8 +188,8 @@ def host_prediction(topo: Topology, algorithm: str, model: CostModel | None = No
     """
     from innet.gen.swing import build_schedule
 
-    if model is not None and not isinstance(model, CostModel):
-        raise TypeError(f"Model must be a CostModel, not {type(model).__name__}")
+    if model is not None:
+        check_type("Model", model, CostModel)
     schedule = build_schedule(algorithm, host_shape(topo), nonpow2=nonpow2)
     return _host(schedule, topo, model, route)
 
@@ -274,8 +274,7 @@ def compare(topo: Topology, sizes: Iterable[int] = DEFAULT_SIZES,
     from innet.gen.swing import build_schedule
     from innet.gen.swing.butterfly import NONPOW2_MODES
 
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if nonpow2 not in NONPOW2_MODES:  # else every host algorithm would be skipped for it
         raise ValueError(f"Non-power-of-two mode must be one of {', '.join(NONPOW2_MODES)}, "
                          f"not {nonpow2!r}")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_DIGITS", "load_json"]
+__all__ = ["MAX_JSON_DIGITS", "load_json"]
 
 #: Most digits an integer of a JSON input may have (far beyond any value innet takes).
-MAX_DIGITS = 1000
+MAX_JSON_DIGITS = 1000
 
 
 def load_json(text: str | bytes) -> Any:
@@ -24,7 +24,7 @@ def load_json(text: str | bytes) -> Any:
     ValueError
         The parser's message for malformed text (a :class:`json.JSONDecodeError`),
         ``nested too deeply``, or ``an integer of N digits, more than 1,000``
-        (:data:`MAX_DIGITS`).
+        (:data:`MAX_JSON_DIGITS`).
     """
     try:
         return json.loads(text, parse_int=_integer)
@@ -34,6 +34,6 @@ def load_json(text: str | bytes) -> Any:
 
 def _integer(text: str) -> int:
     digits = len(text.lstrip("-"))
-    if digits > MAX_DIGITS:
-        raise ValueError(f"an integer of {digits:,} digits, more than {MAX_DIGITS:,}")
+    if digits > MAX_JSON_DIGITS:
+        raise ValueError(f"an integer of {digits:,} digits, more than {MAX_JSON_DIGITS:,}")
     return int(text)

@@ -16,6 +16,7 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 
 __all__ = [
+    "MAX_REQUESTERS",
     "ROUND_ROBIN_PROPERTIES",
     "RoundRobin",
     "RoundRobinModel",
@@ -25,6 +26,9 @@ __all__ = [
     "onehot_mux",
     "round_robin_properties",
 ]
+
+#: The most requesters a :class:`RoundRobin` arbitrates.
+MAX_REQUESTERS = 1 << 16
 
 
 def onehot_mux(selects, values) -> Value:
@@ -101,11 +105,11 @@ class RoundRobin(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        If ``count`` is not a positive integer.
+        If ``count`` is not an integer from 1 to :data:`MAX_REQUESTERS`.
     """
 
     def __init__(self, count: int) -> None:
-        self._count = check_int("Arbiter size", count, low=1, high=1 << 16)
+        self._count = check_int("Arbiter size", count, low=1, high=MAX_REQUESTERS)
         super().__init__({"requests": In(count), "grant": Out(count), "take": In(1)})
 
     @property

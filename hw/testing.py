@@ -16,7 +16,11 @@ from amaranth.lib.wiring import Component, In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CreditThrottle", "MulAdd", "free_constant", "muladd_model", "wrap", "xorshift32"]
+__all__ = ["MAX_MULADD_WIDTH", "CreditThrottle", "MulAdd", "free_constant", "muladd_model", "wrap",
+           "xorshift32"]
+
+#: The widest :class:`MulAdd`.
+MAX_MULADD_WIDTH = 64
 
 
 class MulAdd(wiring.Component):
@@ -41,11 +45,11 @@ class MulAdd(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        If ``width`` is not a positive integer.
+        If ``width`` is not an integer from 1 to :data:`MAX_MULADD_WIDTH`.
     """
 
     def __init__(self, width: int = 32) -> None:
-        self._width = check_int("Width", width, low=1, high=64)
+        self._width = check_int("Width", width, low=1, high=MAX_MULADD_WIDTH)
         super().__init__({
             "a": In(width), "b": In(width), "c": In(width), "i_valid": In(1),
             "o": Out(width), "o_valid": Out(1),

@@ -20,8 +20,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from innet.gen.regmap import MAX_VECTOR_DEPTH
+
 __all__ = [
     "ALGOS",
+    "ALGO_NAMES",
     "HOST_SCHEDULES",
     "KINDS",
     "LOADS",
@@ -44,6 +47,9 @@ ALGOS = ("innet", "swing-l", "swing-b", "recdoub", "ring")
 #: "recdoub-b" may be named explicitly too).
 HOST_SCHEDULES = {"swing-l": "swing-l", "swing-b": "swing-b", "recdoub": "recdoub-b",
                   "recdoub-l": "recdoub-l", "recdoub-b": "recdoub-b", "ring": "ring"}
+#: Every algorithm name a :class:`Scenario` takes: :data:`ALGOS` and the explicit recursive
+#: doublings.
+ALGO_NAMES = ("innet", *HOST_SCHEDULES)
 #: Collective kinds of an in-network scenario.
 KINDS = ("allreduce", "reduce", "broadcast", "barrier")
 #: Background traffic patterns.
@@ -52,9 +58,8 @@ PATTERNS = ("uniform", "permutation")
 LOADS = ("backdoor", "lanes", "bus")
 #: Largest seed of a simulation (cocotb's, 32 bits).
 MAX_SEED = (1 << 32) - 1
-#: Most elements of a simulated vector: as many as an endpoint's vector memory holds
-#: (:data:`innet.gen.regmap.MAX_VECTOR_DEPTH`; this module does not import the register map).
-MAX_ELEMENTS = 1 << 20
+#: Most elements of a simulated vector: as many as an endpoint's vector memory holds.
+MAX_ELEMENTS = MAX_VECTOR_DEPTH
 
 
 @dataclass(frozen=True)
@@ -246,10 +251,8 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
     from innet.gen.ops import DType, Op, check_supported
     from innet.gen.regmap import MAX_COLLECTIVE_IDS
 
-    if not isinstance(scenario.algo, str) or (scenario.algo not in ALGOS
-                                              and scenario.algo not in HOST_SCHEDULES):
-        names = dict.fromkeys((*ALGOS, *HOST_SCHEDULES))
-        raise ValueError(f"Algorithm must be one of {', '.join(names)}, not "
+    if not isinstance(scenario.algo, str) or scenario.algo not in ALGO_NAMES:
+        raise ValueError(f"Algorithm must be one of {', '.join(ALGO_NAMES)}, not "
                          f"{scenario.algo!r:.60}")
     if not isinstance(scenario.name, str):
         raise TypeError(f"Name must be a string, not {scenario.name!r:.60}")
@@ -426,6 +429,8 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
 
     Raises
     ------
+    TypeError
+        If a scenario, or a field of one, has the wrong type (a one-line message).
     ValueError
         For anything the topology cannot host (a one-line message), before simulating.
     innet.sim.runner.SimulationError
@@ -435,12 +440,11 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     from innet.gen.checks import check_int
     from innet.gen.cost import CostModel
     from innet.gen.routing import routing
-    from innet.gen.topology import Topology
+    from innet.gen.topology import check_topology
     from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
-    if not isinstance(topology, Topology):
-        raise TypeError(f"Topology must be a Topology, not {topology!r:.60}")
+    check_topology(topology)
     check_int("Seed", seed, low=0, high=MAX_SEED)
     check_int("Threads", threads, low=1, high=os.cpu_count() or 1)
     for name, flag in (("Waves", waves), ("Check load", check_load)):

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, spell_shape
 from innet.gen.topology import Topology
 from innet.gen.topology.piuma import (
     MAX_SWITCHES,
@@ -538,16 +538,13 @@ def _agree(point: Point, closed: Point) -> None:
 
     if not same_latency(point.alpha, closed.alpha):
         raise RuntimeError(f"Closed-form alpha {closed.alpha} ns differs from the generated "
-                           f"network's {point.alpha} ns at {_spell(point.nodes)} nodes")
+                           f"network's {point.alpha} ns at {spell_shape(point.nodes)} nodes")
     if (point.rounds is None) != (closed.rounds is None) or (
             point.rounds is not None and not bool(np.all(same_latency(
                 np.array(point.rounds), np.array(closed.rounds))))):
         raise RuntimeError(f"Closed-form host round latencies {closed.rounds} differ from the "
-                           f"generated network's {point.rounds} at {_spell(point.nodes)} nodes")
-
-
-def _spell(shape: Sequence[int]) -> str:
-    return "x".join(str(s) for s in shape)
+                           f"generated network's {point.rounds} at "
+                           f"{spell_shape(point.nodes)} nodes")
 
 
 def sweep_shape(count: int, dims: int) -> tuple[int, ...]:
@@ -599,7 +596,7 @@ def sweep(params: SystemParams = TABLE1, *, max_nodes: int = 16384, dims: int = 
     while count <= max_nodes:
         shape = sweep_shape(count, dims)
         if progress is not None:
-            progress(f"{count} nodes ({_spell(shape)})")
+            progress(f"{count} nodes ({spell_shape(shape)})")
         if count <= generate_up_to:
             points.append(generated(shape, params))
         else:

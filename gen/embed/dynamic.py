@@ -36,7 +36,7 @@ from innet.gen.routing import (
     parse_failures,
     routing,
 )
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = ["check_collective_id", "check_kind", "check_participants", "embed",
            "tree_ports"]
@@ -198,8 +198,7 @@ def embed(topo: Topology, participants: Iterable[int] | None = None, *,
         names something that does not exist, or a participant cannot be reached from the root
         on what remains ("Participant 7 cannot reach root 0 ...").
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     kind = check_kind(kind)
     op, dtype = Op.parse(op), DType.parse(dtype)
     check_supported(op, dtype)

@@ -17,7 +17,7 @@ from innet.gen.embed.dynamic import check_collective_id, check_kind
 from innet.gen.embed.types import Embedding, SwitchConfig
 from innet.gen.ops import DType, Op
 from innet.gen.routing import parse_failures
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = ["reconstruct"]
 
@@ -53,8 +53,7 @@ def reconstruct(topo: Topology, switches: Iterable[SwitchConfig], *, op: Op | st
     ValueError
         If there is no switch, a node is configured twice, or the root cannot be told.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     items = sorted(switches, key=lambda s: s.node if isinstance(s, SwitchConfig) else -1)
     for s in items:
         if not isinstance(s, SwitchConfig):

@@ -39,7 +39,7 @@ from innet.gen.embed.dynamic import (
 from innet.gen.embed.root import root_keys
 from innet.gen.embed.types import Embedding
 from innet.gen.routing import alive_ports, bfs_distances, hop_distances, parse_failures
-from innet.gen.topology import Topology
+from innet.gen.topology import Topology, check_topology
 
 __all__ = ["Striping", "stripe"]
 
@@ -147,8 +147,7 @@ def stripe(topo: Topology, trees: int, participants: Iterable[int] | None = None
         As :func:`innet.gen.embed.embed`; ``ValueError`` if ``trees`` is out of range or the
         roots are not ``trees`` distinct nodes.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if isinstance(trees, bool) or not isinstance(trees, (int, np.integer)):
         raise TypeError(f"Trees must be an integer, not {trees!r:.60}")
     check_kind(kind)

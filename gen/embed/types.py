@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from innet.gen.checks import check_type
 from innet.gen.ops import DType, Op
 from innet.gen.topology import LOCAL
 
@@ -220,6 +221,4 @@ def check_embedding(embedding: object) -> Embedding:
     TypeError
         ``Embedding must be an Embedding, not {type name}``.
     """
-    if not isinstance(embedding, Embedding):
-        raise TypeError(f"Embedding must be an Embedding, not {type(embedding).__name__}")
-    return embedding
+    return check_type("Embedding", embedding, Embedding)

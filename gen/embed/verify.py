@@ -41,7 +41,7 @@ from innet.gen.embed.types import KINDS, Embedding
 from innet.gen.ops import DType, Op, is_supported
 from innet.gen.regmap import MAX_COLLECTIVE_IDS
 from innet.gen.routing import alive_ports, bfs_distances, parse_failures
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = ["verify"]
 
@@ -271,8 +271,7 @@ def verify(embeddings: Embedding | Sequence[Embedding], topo: Topology) -> None:
     ValueError
         Naming the switch, port or link and the property broken.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if isinstance(embeddings, Embedding):
         _verify_one(embeddings, topo)
         return

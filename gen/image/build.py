@@ -26,7 +26,7 @@ from innet.gen.image.validate import CollectiveConfig, validate
 from innet.gen.ops import DType, Op, check_supported
 from innet.gen.regmap import port_code, port_mask
 from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT
-from innet.gen.topology import LOCAL
+from innet.gen.topology import LOCAL, check_topology
 
 __all__ = [
     "build_image",
@@ -305,8 +305,7 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     TypeError
         If an argument has the wrong type.
     """
-    if not hasattr(topology, "fingerprint"):
-        raise TypeError(f"Topology must be a Topology, not {topology!r:.60}")
+    check_topology(topology)
     n = topology.nodes
     embeddings = tuple(embeddings)
     fingerprints = {getattr(e, "topology", topology.fingerprint) for e in embeddings}

@@ -24,10 +24,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, check_type
 from innet.gen.regmap import Map, Target, endpoint_map, switch_map
+from innet.gen.topology.core import Topology, check_topology
 
 __all__ = [
     "IMAGE_VERSION",
@@ -262,16 +262,14 @@ class Image:
     """
 
     params: MapParams
-    topology: Any  # innet.gen.topology.Topology; typed loosely so the model imports lightly
+    topology: Topology
     writes: tuple[Writes, ...] = field(repr=False)
     failed_links: tuple[tuple[int, int], ...] = ()
     failed_switches: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.params, MapParams):
-            raise TypeError(f"Params must be MapParams, not {self.params!r}")
-        if not hasattr(self.topology, "fingerprint") or not hasattr(self.topology, "ports"):
-            raise TypeError(f"Topology must be a Topology, not {self.topology!r:.60}")
+        check_type("Params", self.params, MapParams)
+        check_topology(self.topology)
         if isinstance(self.writes, (str, bytes)) or not isinstance(self.writes, Sequence):
             raise TypeError(f"Writes must be a sequence of write lists, not {self.writes!r:.60}")
         writes = tuple(tuple((a, w) for a, w in target) for target in self.writes)

@@ -109,7 +109,7 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     step_depth : int
         Step-table entries, 1..65535.
     vector_depth : int
-        Elements of the local vector memory, 1..2**32-1.
+        Elements of the local vector memory, 1..:data:`MAX_VECTOR_DEPTH` (2**20).
     node_id_width : int
         Bits of a node id, 1..32.
 

@@ -16,18 +16,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from innet.gen.checks import check_type
 from innet.gen.regmap.addrmap import Map, c_stem
 from innet.gen.regmap.model import Array, Cluster, Field, Register
 
 __all__ = ["to_c_header", "to_json", "to_markdown"]
 
 _INDEX_NAMES = "ijklmn"
-
-
-def _check_map(regmap: object) -> Map:
-    if not isinstance(regmap, Map):
-        raise TypeError(f"Register map must be a Map, not {type(regmap).__name__}")
-    return regmap
 
 
 def to_json(regmap: Map) -> str:
@@ -38,7 +33,8 @@ def to_json(regmap: Map) -> str:
     TypeError
         If ``regmap`` is not a :class:`Map`.
     """
-    return json.dumps(_check_map(regmap).as_dict(), indent=2, sort_keys=True) + "\n"
+    regmap = check_type("Register map", regmap, Map)
+    return json.dumps(regmap.as_dict(), indent=2, sort_keys=True) + "\n"
 
 
 @dataclass(frozen=True)
@@ -131,7 +127,7 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
     TypeError
         If ``regmap`` is not a :class:`Map`.
     """
-    _check_map(regmap)
+    check_type("Register map", regmap, Map)
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
         raise ValueError(f"Prefix must be a C identifier such as INNET, not {prefix!r:.60}")
     p = f"{prefix}_{regmap.name.upper()}"
@@ -227,7 +223,7 @@ def to_markdown(regmap: Map) -> str:
     TypeError
         If ``regmap`` is not a :class:`Map`.
     """
-    _check_map(regmap)
+    check_type("Register map", regmap, Map)
     digits = max(2, -(-regmap.address_width // 4))
     params = ", ".join(f"`{k}={v}`" for k, v in sorted(regmap.params.items()))
     entries = [e for e in _entries(regmap.placed) if isinstance(e.node, Register)]

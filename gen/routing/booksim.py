@@ -32,10 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from innet.gen.checks import check_int
+from innet.gen.checks import check_int, check_type
 from innet.gen.files import write_atomic
 from innet.gen.routing.core import Routing
-from innet.gen.topology import LOCAL, Topology
+from innet.gen.topology import LOCAL, Topology, check_topology
 
 __all__ = ["MAX_NODES_PER_ROUTER", "booksim_ports", "booksim_routing_table",
            "iter_booksim_routing", "write_booksim_routing"]
@@ -58,8 +58,7 @@ def booksim_ports(topo: Topology, nodes_per_router: int = 1) -> np.ndarray:
         If ``topo`` is not a Topology or ``nodes_per_router`` is not an integer from 1 to
         :data:`MAX_NODES_PER_ROUTER`.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {topo!r:.60}")
+    check_topology(topo)
     p = _check_p(nodes_per_router)
     peer = topo.ports.peer
     key = np.where(peer >= 0, peer, np.iinfo(np.int32).max)
@@ -78,8 +77,7 @@ def iter_booksim_routing(routing: Routing, nodes_per_router: int = 1,
     TypeError, ValueError
         As :func:`booksim_ports`; ``ValueError`` if some destination is unreachable.
     """
-    if not isinstance(routing, Routing):
-        raise TypeError(f"Routing must be a Routing, not {type(routing).__name__}")
+    check_type("Routing", routing, Routing)
     topo = routing.topology
     p = _check_p(nodes_per_router)
     rows = check_int("Rows", rows, low=1)

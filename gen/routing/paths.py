@@ -13,7 +13,6 @@ intermediate and then minimally to its destination.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,10 +142,21 @@ def paths(routing: Routing, src: Any, dst: Any, via: Any = None) -> Paths:
         If a node id is out of range, the arguments do not broadcast together, a destination
         is unreachable, or the table loops.
     """
+    s, d = _checked_pairs(routing, src, dst)
+    return _route(routing, s, d, via)
+
+
+def _checked_pairs(routing: Routing, src: Any, dst: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``src`` and ``dst`` checked against ``routing``'s topology (as :func:`paths`), flat."""
     if not isinstance(routing, Routing):
         raise TypeError(f"Routing must be a Routing, not {type(routing).__name__}")
+    s, d = check_pairs(routing.topology, src, dst)
+    return np.ascontiguousarray(s.reshape(-1)), np.ascontiguousarray(d.reshape(-1))
+
+
+def _route(routing: Routing, s: np.ndarray, d: np.ndarray, via: Any) -> Paths:
+    """:func:`paths` of checked, flat pairs."""
     topo = routing.topology
-    s, d = (np.ascontiguousarray(a.reshape(-1)) for a in check_pairs(topo, src, dst))
     if via is None:
         return _walk(routing, s, d)
     v = _broadcast("Via", via, s.shape)
@@ -193,16 +203,12 @@ def link_loads(routing: Routing, src: Any, dst: Any, weight: Any = 1, via: Any =
     ValueError
         As :func:`paths`, or if ``weight`` does not broadcast against the pairs.
     """
-    try:
-        pairs = math.prod(np.broadcast_shapes(np.shape(src), np.shape(dst)))
-    except ValueError:
-        pairs = None  # paths() names the shapes that do not broadcast
-    if pairs is not None:  # the weights are checked before any pair is routed
-        weights = _broadcast("Weight", weight, (pairs,))
-        if weights.dtype == bool or not np.issubdtype(weights.dtype, np.number) \
-                or np.issubdtype(weights.dtype, np.complexfloating):
-            raise TypeError(f"Weight must be numbers, not {weight!r:.60}")
-    routes = paths(routing, src, dst, via)
+    s, d = _checked_pairs(routing, src, dst)
+    weights = _broadcast("Weight", weight, s.shape)  # checked before any pair is routed
+    if weights.dtype == bool or not np.issubdtype(weights.dtype, np.number) \
+            or np.issubdtype(weights.dtype, np.complexfloating):
+        raise TypeError(f"Weight must be numbers, not {weight!r:.60}")
+    routes = _route(routing, s, d, via)
     topo = routing.topology
     packet, node, port = routes.links()
     radix = max(topo.radix, 1)

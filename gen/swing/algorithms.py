@@ -23,9 +23,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from innet.gen.checks import spell_shape
 from innet.gen.swing.butterfly import NONPOW2_MODES, PAPER_LIMIT, butterfly_schedule
 from innet.gen.swing.rings import bucket_schedule, ring_schedule
-from innet.gen.swing.schedule import MAX_RANKS, Schedule, spell_shape
+from innet.gen.swing.schedule import MAX_RANKS, Schedule
 
 __all__ = ["ALGORITHMS", "MAX_ENTRIES", "MAX_RANKS", "build_schedule", "check_shape"]
 

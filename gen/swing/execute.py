@@ -17,18 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from innet.gen import ops
+from innet.gen.checks import check_type
 from innet.gen.swing.schedule import Schedule
 
 __all__ = ["MAX_VERIFY_WORDS", "Verdict", "execute", "golden", "verify"]
 
 #: Largest ``ranks * elements`` :func:`verify` handles (about 1 GiB of state).
 MAX_VERIFY_WORDS = 1 << 26
-
-
-def _check_schedule(schedule: object) -> Schedule:
-    if not isinstance(schedule, Schedule):
-        raise TypeError(f"Schedule must be a Schedule, not {type(schedule).__name__}")
-    return schedule
 
 
 def _element_ranges(schedule: Schedule, n: int, ranges: np.ndarray) -> np.ndarray:
@@ -67,7 +62,7 @@ def execute(schedule: Schedule, data: np.ndarray,
     ValueError
         If ``data`` does not hold one vector per rank.
     """
-    _check_schedule(schedule)
+    check_type("Schedule", schedule, Schedule)
     data = np.array(data, copy=True)
     if data.ndim < 2 or data.shape[0] != schedule.ranks:
         raise ValueError(f"Data must have shape (ranks={schedule.ranks}, n, ...), "
@@ -162,7 +157,7 @@ def verify(schedule: Schedule, n: int | None = None, seed: int = 0) -> Verdict:
     ValueError
         If the state (ranks times elements) exceeds :data:`MAX_VERIFY_WORDS`.
     """
-    _check_schedule(schedule)
+    check_type("Schedule", schedule, Schedule)
     n = _default_elements(schedule) if n is None else Schedule._check_n(n)
     if schedule.ranks * n > MAX_VERIFY_WORDS:
         raise ValueError(f"Verifying {schedule.ranks} ranks x {n} elements exceeds the "
@@ -214,7 +209,7 @@ def golden(schedule: Schedule, op, dtype, inputs) -> np.ndarray:
     ValueError
         If ``op`` is not defined on ``dtype`` or ``inputs`` has the wrong shape.
     """
-    _check_schedule(schedule)
+    check_type("Schedule", schedule, Schedule)
     op, dtype = ops.Op.parse(op), ops.DType.parse(dtype)
     ops.check_supported(op, dtype)
     inputs = np.asarray(inputs)

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from innet.gen.checks import spell_shape
 from innet.gen.jsonio import load_json
 
 __all__ = ["JSON_FORMAT", "JSON_VERSION", "MAX_BLOCKS", "MAX_RANKS", "Entry", "Schedule",
@@ -78,13 +79,6 @@ MAX_RANKS = 1 << 20
 
 #: The largest number of blocks a collective's vector may be cut into.
 MAX_BLOCKS = 1 << 31
-
-
-def spell_shape(shape: Sequence[int]) -> str:
-    """``4x4x2``, at most 60 characters; a side too long to print is shown by its bits."""
-    sides = (str(d) if d.bit_length() <= 128 else f"<{d.bit_length()}-bit>" for d in shape)
-    spelled = "x".join(sides)
-    return spelled if len(spelled) <= 60 else spelled[:57] + "..."
 
 
 @dataclass(frozen=True)
@@ -471,6 +465,6 @@ class Schedule:
             raise ValueError(f"Schedule JSON is missing or mistypes a field: {error}") from None
 
     def __repr__(self) -> str:
-        shape = "x".join(str(d) for d in self._shape)
-        return (f"Schedule({self._algorithm!r}, shape={shape}, collectives={self.collectives}, "
-                f"steps={self.steps}, blocks={list(self._blocks)})")
+        return (f"Schedule({self._algorithm!r}, shape={spell_shape(self._shape)}, "
+                f"collectives={self.collectives}, steps={self.steps}, "
+                f"blocks={list(self._blocks)})")

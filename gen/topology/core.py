@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from innet.gen.checks import check_type, spell_shape
 from innet.gen.jsonio import load_json
 
 __all__ = ["LOCAL", "Link", "PortMap", "Topology", "check_topology", "port_map_from_edges",
@@ -48,13 +49,14 @@ def title(kind: str, params: Mapping[str, Any]) -> str:
     16 sockets x 8 cores``; another kind as ``kind (key=value, ...)``."""
     def dims(value: Any) -> str:
         if isinstance(value, Sequence) and not isinstance(value, str):
-            return "x".join(map(str, value))
+            return spell_shape(value)
         return str(value)
 
     p = dict(params)
     if kind == "polarfly" and "q" in p:
-        extra = "".join(f" {k}={p.get(k, 0)}" for k in ("r0", "r1")
-                        if p.get("r0") or p.get("r1"))
+        extra = ""
+        if p.get("r0") or p.get("r1"):
+            extra = f" r0={p.get('r0', 0)} r1={p.get('r1', 0)}"
         return f"PolarFly q={p['q']}{extra}"
     if kind == "hyperx" and "shape" in p:
         return f"HyperX {dims(p['shape'])}"
@@ -651,6 +653,4 @@ def check_topology(topo: object) -> Topology:
     TypeError
         ``Topology must be a Topology, not {type name}``.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
-    return topo
+    return check_type("Topology", topo, Topology)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from innet.gen.topology.core import MAX_PORT_ENTRIES, Topology
+from innet.gen.topology.core import MAX_PORT_ENTRIES, Topology, check_topology
 from innet.gen.topology.layout import _check_starter, _er_clusters, default_starter
 
 __all__ = ["check_expansion", "expand"]
@@ -81,8 +81,7 @@ def expand(topo: Topology, *, r0: int = 0, r1: int = 0, starter: int | None = No
         If ``topo`` is not an unexpanded PolarFly, ``r0 < 0``, ``r1`` is outside ``0..q``,
         ``r1 > 0`` with even q, ``starter`` is not a quadric, or the result would be too large.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Expected a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if topo.kind != "polarfly":
         raise ValueError(f"Only a PolarFly can be expanded, not {topo.kind}")
     q = int(topo.params["q"])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from innet.gen.checks import MAX_DIGITS, digits, whole
+from innet.gen.checks import parse_dims, spell_shape
 from innet.gen.topology.core import MAX_PORT_ENTRIES, PortMap, Topology
 
 __all__ = ["check_shape", "hyperx", "parse_shape", "torus"]
@@ -42,13 +42,13 @@ def check_shape(shape: Sequence[int] | int, what: str = "Shape") -> tuple[int, .
         raise ValueError(f"{what} must have at least one dimension")
     for d, size in enumerate(shape):
         if size < 1:
-            raise ValueError(f"Dimension {d} of shape {_spell(shape)} must be at least 1, "
+            raise ValueError(f"Dimension {d} of shape {spell_shape(shape)} must be at least 1, "
                              f"not {size}")
     nodes = int(np.prod(shape, dtype=object))
     if nodes < 2:
-        raise ValueError(f"Shape {_spell(shape)} must have at least 2 nodes, not {nodes}")
+        raise ValueError(f"Shape {spell_shape(shape)} must have at least 2 nodes, not {nodes}")
     if nodes * max(2 * len(shape), sum(shape)) > MAX_PORT_ENTRIES:
-        raise ValueError(f"Shape {_spell(shape)} is too large: {nodes} nodes")
+        raise ValueError(f"Shape {spell_shape(shape)} is too large: {nodes} nodes")
     return shape
 
 
@@ -58,19 +58,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     Raises
     ------
     ValueError
-        If the text is not sizes joined by ``x`` or the shape is invalid.
+        If the text is not sizes joined by ``x`` (:func:`~innet.gen.checks.parse_dims`) or the
+        shape is invalid.
     """
-    parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
-    if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
-        raise ValueError(f"Shape must be sizes joined by 'x' such as 4x4x4, not {text!r:.60}")
-    if any(digits(p) > MAX_DIGITS for p in parts):
-        raise ValueError(f"Shape {str(text).strip():.40} is too large: a size has more than "
-                         f"{MAX_DIGITS} digits")
-    return check_shape(tuple(whole(p) for p in parts))
-
-
-def _spell(shape: tuple[int, ...]) -> str:
-    return "x".join(str(s) for s in shape)
+    return check_shape(parse_dims(text, "Shape", "4x4x4"))
 
 
 def _coordinates(shape: tuple[int, ...]) -> np.ndarray:

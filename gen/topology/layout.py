@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from innet.gen.topology.core import Topology
+from innet.gen.topology.core import Topology, check_topology
 from innet.gen.topology.ergraph import QUADRIC
 
 __all__ = ["PolarFlyLayout", "default_starter", "polarfly_layout"]
@@ -63,8 +63,7 @@ class PolarFlyLayout:
 
 
 def _check_polarfly(topo: Topology) -> None:
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Expected a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if topo.kind != "polarfly":
         raise ValueError(f"A cluster layout needs a PolarFly topology, not {topo.kind}")
 

@@ -67,12 +67,14 @@ from typing import Any
 
 import numpy as np
 
-from innet.gen.checks import MAX_DIGITS, digits, whole
-from innet.gen.topology.core import MAX_PORT_ENTRIES, PortMap, Topology
+from innet.gen.checks import parse_dims, spell_shape
+from innet.gen.topology.core import MAX_PORT_ENTRIES, PortMap, Topology, check_topology
 
 __all__ = [
     "CORE",
     "LEVELS",
+    "MAX_NODES",
+    "MAX_SWITCHES",
     "NODE",
     "PLACEMENTS",
     "SOCKET",
@@ -152,7 +154,7 @@ def check_nodes_shape(shape: Sequence[int] | int) -> tuple[int, ...]:
         raise ValueError("Nodes must have at least one dimension")
     for d, size in enumerate(shape):
         if size < 1:
-            raise ValueError(f"Dimension {d} of nodes {_spell(shape)} must be at least 1, "
+            raise ValueError(f"Dimension {d} of nodes {spell_shape(shape)} must be at least 1, "
                              f"not {size}")
     return shape
 
@@ -163,19 +165,10 @@ def parse_nodes(text: str) -> tuple[int, ...]:
     Raises
     ------
     ValueError
-        If the text is not sizes joined by ``x`` or a size is below 1.
+        If the text is not sizes joined by ``x`` (:func:`~innet.gen.checks.parse_dims`) or a
+        size is below 1.
     """
-    parts = str(text).strip().lower().replace(",", "x").replace("*", "x").split("x")
-    if not all(p.strip().isdigit() and p.strip().isascii() for p in parts):
-        raise ValueError(f"Nodes must be sizes joined by 'x' such as 4x4, not {text!r:.60}")
-    if any(digits(p) > MAX_DIGITS for p in parts):
-        raise ValueError(f"Nodes {str(text).strip():.40} is too large: a size has more than "
-                         f"{MAX_DIGITS} digits")
-    return check_nodes_shape(tuple(whole(p) for p in parts))
-
-
-def _spell(shape: Sequence[int]) -> str:
-    return "x".join(str(s) for s in shape)
+    return check_nodes_shape(parse_dims(text, "Nodes", "4x4"))
 
 
 def mesh_shape(cores: int) -> tuple[int, int]:
@@ -373,7 +366,7 @@ def _check_plan(nodes: object, sockets: object, cores: object, mesh: object,
     """The arguments of :func:`_plan`, checked."""
     shape = check_nodes_shape(nodes)
     if math.prod(shape) > MAX_NODES:
-        raise ValueError(f"A PIUMA network of {math.prod(shape)} nodes ({_spell(shape)}) is "
+        raise ValueError(f"A PIUMA network of {math.prod(shape)} nodes ({spell_shape(shape)}) is "
                          f"too large; at most {MAX_NODES} nodes are supported")
     sockets = _positive_int("Sockets", sockets, MAX_SOCKETS)
     cores = _positive_int("Cores", cores, MAX_CORES)
@@ -568,8 +561,7 @@ def piuma_layout(topo: Topology) -> PiumaLayout:
     ValueError
         If it is not a PIUMA network.
     """
-    if not isinstance(topo, Topology):
-        raise TypeError(f"Topology must be a Topology, not {type(topo).__name__}")
+    check_topology(topo)
     if not is_piuma(topo):
         raise ValueError(f"Topology must be a PIUMA network, not {topo.kind}")
     key = topo.fingerprint

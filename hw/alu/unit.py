@@ -13,7 +13,7 @@ from innet.hw.alu.fp32 import CANONICAL_NAN, INFINITY, unpack
 from innet.hw.alu.logic import carry_save_add, leading_zeros, low_mask
 from innet.hw.arbiter import any_of
 
-__all__ = ["ALU", "LATENCY"]
+__all__ = ["ALU", "LATENCY", "MAX_TAG_WIDTH"]
 
 #: Cycles from an accepted operand pair to its result, for every operation.
 LATENCY = 9
@@ -96,26 +96,21 @@ class ALU(wiring.Component):
     TypeError
         If ``mul`` is not a bool or ``tag_width`` not an integer.
     ValueError
-        If ``tag_width`` is negative.
+        If ``tag_width`` is negative or above :data:`MAX_TAG_WIDTH`.
     """
 
     def __init__(self, *, mul: bool = True, tag_width: int = 0) -> None:
         if not isinstance(mul, bool):
             raise TypeError(f"Multiplier option must be a bool, not {mul!r}")
-        if not isinstance(tag_width, int) or isinstance(tag_width, bool):
-            raise TypeError(f"Tag width must be an integer, not {tag_width!r}")
-        if tag_width < 0:
-            raise ValueError(f"Tag width must be zero or positive, not {tag_width}")
-        check_int("Tag width", tag_width, high=MAX_TAG_WIDTH)
+        self._tag_width = check_int("Tag width", tag_width, low=0, high=MAX_TAG_WIDTH)
         self._mul = mul
-        self._tag_width = tag_width
         members = {
             "en": In(1), "i_valid": In(1), "i_op": In(4), "i_dtype": In(2),
             "i_a": In(32), "i_b": In(32),
             "o_valid": Out(1), "o_result": Out(32), "o_unsupported": Out(1),
         }
-        if tag_width:
-            members |= {"i_tag": In(tag_width), "o_tag": Out(tag_width)}
+        if self._tag_width:
+            members |= {"i_tag": In(self._tag_width), "o_tag": Out(self._tag_width)}
         super().__init__(members)
 
     @property

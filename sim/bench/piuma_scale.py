@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from innet.gen.checks import spell_shape
 from innet.sim.bench import Options, case
 
 __all__ = ["measure", "measure_in_child", "summarise"]
@@ -82,7 +83,7 @@ def measure_in_child(count: int, dims: int = 2) -> dict[str, Any]:
 def summarise(report: dict[str, Any]) -> str:
     """One readable line of a :func:`measure` report."""
     stages = ", ".join(f"{name} {sec:.1f} s" for name, sec in report["seconds"].items())
-    shape = "x".join(str(s) for s in report["nodes"])
+    shape = spell_shape(report["nodes"])
     return (f"{report['node_count']:>6,} nodes ({shape}): {report['switches']:,} switches, "
             f"{report['links']:,} links; {stages}; total {report['total_seconds']:.1f} s, "
             f"peak {report['peak_rss_mb']:,.0f} MB; alpha {report['alpha_ns']:g} ns "
@@ -91,7 +92,7 @@ def summarise(report: dict[str, Any]) -> str:
 
 def _scale(count: int) -> dict[str, Any]:
     report = measure_in_child(count)
-    shape = "x".join(str(s) for s in report["nodes"])
+    shape = spell_shape(report["nodes"])
     return {**report, "size": f"{count:,} nodes ({shape}): {report['switches']:,} switches, "
                               f"{report['links']:,} links",
             "summary": summarise(report)}

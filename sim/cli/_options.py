@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -19,7 +18,6 @@ from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_mesh, parse_time
 
 __all__ = [
     "KINDS",
-    "TopologyChoice",
     "buffer_depth_option",
     "decorate",
     "dtype_option",
@@ -27,6 +25,7 @@ __all__ = [
     "fitted_option",
     "flit_option",
     "flit_options",
+    "given",
     "local_depth_option",
     "mul_option",
     "op_option",
@@ -120,25 +119,19 @@ def topology_options(func: Callable) -> Callable:
     ])
 
 
-@dataclass(frozen=True)
-class TopologyChoice:
-    """A topology chosen on the command line (:attr:`topology`) and its short name
-    (:attr:`name`, such as ``torus 4x4``)."""
-
-    topology: Any
-    name: str
-
-
-def _given(ctx: click.Context | None, name: str) -> bool:
+def given(name: str) -> bool:
+    """Whether option ``name`` (its parameter name, ``clock_mhz``) of the command running now
+    was given, on the command line or by an environment variable, not left to its default."""
+    ctx = click.get_current_context(silent=True)
     if ctx is None:
         return False
     source = ctx.get_parameter_source(name)
     return source is not None and source is not click.core.ParameterSource.DEFAULT
 
 
-def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | None = None
-                       ) -> TopologyChoice:
-    """The network of :func:`topology_options`' values, which are popped from ``options``.
+def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | None = None):
+    """The network of :func:`topology_options`' values, which are popped from ``options``
+    (its one name is its ``title``, such as ``torus 4x4``).
 
     Raises
     ------
@@ -149,9 +142,8 @@ def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | Non
     from innet.gen import topology
 
     values = {name: options.pop(name) for name in _ALL if name in options}
-    ctx = click.get_current_context(silent=True)
     foreign = [f"--{name.replace('_', '-')}" for name in _ALL
-               if name not in _KIND_OPTIONS[kind] and _given(ctx, name)]
+               if name not in _KIND_OPTIONS[kind] and given(name)]
     if foreign:
         takes = ", ".join(f"--{name.replace('_', '-')}" for name in _KIND_OPTIONS[kind])
         raise ValueError(f"{', '.join(foreign)} do{'es' * (len(foreign) == 1)} not apply to "
@@ -161,7 +153,7 @@ def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | Non
         if q is None:
             raise ValueError("polarfly needs --q")
         topo = topology.polarfly(q, r0=r0, r1=r1, starter=starter)
-        return TopologyChoice(topo, topo.title)
+        return topo
     if kind == "piuma":
         if values["nodes"] is None:
             raise ValueError("piuma needs --nodes, such as 2x2")
@@ -171,13 +163,13 @@ def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | Non
             latency_core=parse_time(values["latency_core"], "--latency-core"),
             latency_socket=parse_time(values["latency_socket"], "--latency-socket"),
             latency_node=parse_time(values["latency_node"], "--latency-node"))
-        return TopologyChoice(topo, topo.title)
+        return topo
     if values["shape"] is None:
         raise ValueError(f"{kind} needs --shape, such as 4x4")
     dims = topology.parse_shape(values["shape"])
     mesh = bool(values.get("mesh"))
     topo = topology.torus(dims, mesh=mesh) if kind == "torus" else topology.hyperx(dims)
-    return TopologyChoice(topo, topo.title)
+    return topo
 
 
 # -- operations and data ------------------------------------------------------------------------

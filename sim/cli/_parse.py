@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from innet.gen.checks import MAX_DIGITS, digits, whole
+from innet.gen.checks import parse_whole
 
 __all__ = [
     "SIZE_GRAMMAR",
@@ -64,11 +64,7 @@ def parse_size(text: str, what: str = "Size", *, low: int = 0, high: int | None 
     match = _SIZE.fullmatch(str(text))
     if match is None or (match.group(3) and unit != "B"):
         raise ValueError(f"{what} must be a size such as {_example(unit)}, not {text!r}")
-    if digits(match.group(1)) > MAX_DIGITS:
-        if high is not None:
-            raise ValueError(f"{what} must be at most {high:,}, not {text.strip()!r:.40}")
-        raise ValueError(f"{what} {text.strip():.40} is too large")
-    value = whole(match.group(1)) * _MULTIPLIERS[(match.group(2) or "").lower()]
+    value = parse_whole(match.group(1), what) * _MULTIPLIERS[(match.group(2) or "").lower()]
     if value < low:
         raise ValueError(f"{what} must be at least {low}, not {text.strip()!r}")
     if high is not None and value > high:
@@ -223,9 +219,8 @@ def parse_mesh(text: str | None) -> tuple[int, int] | None:
     parts = text.lower().split("x")
     if len(parts) != 2 or not all(p.isdigit() and p.isascii() for p in parts):
         raise ValueError(f"Core mesh must be rows x cols such as 2x4, not {text!r:.60}")
-    if any(digits(p) > MAX_DIGITS for p in parts):
-        raise ValueError(f"Core mesh {text:.40} is too large")
-    return whole(parts[0]), whole(parts[1])
+    rows, cols = (parse_whole(p, "Each size of core mesh") for p in parts)
+    return rows, cols
 
 
 def node_id(text: str, what: str, nodes: int) -> int:
@@ -236,9 +231,10 @@ def node_id(text: str, what: str, nodes: int) -> int:
     ValueError
         ``{what} names node {text}, outside 0..{nodes - 1}``.
     """
-    if digits(text) > len(str(nodes)) or whole(text) >= nodes:
-        raise ValueError(f"{what} names node {text:.40}, outside 0..{nodes - 1}")
-    return whole(text)
+    try:
+        return parse_whole(text, what, high=nodes - 1)
+    except ValueError:
+        raise ValueError(f"{what} names node {text:.40}, outside 0..{nodes - 1}") from None
 
 
 def parse_node_ids(text: str, what: str, *, nodes: int) -> list[int]:

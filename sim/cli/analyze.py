@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from innet.gen.analysis.piuma import MAX_ELEMENT_BYTES, MAX_FLAGS
+from innet.gen.checks import spell_shape
 from innet.gen.topology.piuma import MAX_NODES
 from innet.sim.cli._common import (
     json_option,
@@ -31,7 +32,7 @@ from innet.sim.cli._common import (
     writable_path,
     write_atomic,
 )
-from innet.sim.cli._options import piuma_options
+from innet.sim.cli._options import given, piuma_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_bandwidth, parse_mesh, parse_time
 
 __all__ = ["command"]
@@ -73,7 +74,7 @@ def _point_rows(points: list, vector: int) -> list[str]:
     rows = [head]
     for p in points:
         d = p.to_dict()
-        rows.append((f"{p.node_count:,}", "x".join(map(str, p.nodes)), str(p.dimensions),
+        rows.append((f"{p.node_count:,}", spell_shape(p.nodes), str(p.dimensions),
                      f"{p.ranks:,}", p.source, _fmt_ns(p.alpha), _fmt_ns(p.bound),
                      _fmt_ns(d["innet_1_element_ns"]), _fmt_ns(d["rd_1_element_ns"]),
                      _fmt(d["latency_ratio"], ".1f"),
@@ -102,8 +103,7 @@ def _claim_rows(found: list) -> list[str]:
 
 
 def _describe(params) -> str:
-    mesh = "x".join(map(str, params.mesh))
-    return (f"{params.sockets} sockets x {params.cores} cores ({mesh} mesh), "
+    return (f"{params.sockets} sockets x {params.cores} cores ({spell_shape(params.mesh)} mesh), "
             f"{params.placement} placement; L_C {params.latency_core:g} ns, "
             f"L_S {params.latency_socket:g} ns, L_P {params.latency_node:g} ns; "
             f"BW_mem {params.bw_mem:g} Gbit/s, BW_link {params.bw_link:g} Gbit/s; "
@@ -161,9 +161,8 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool, output: P
     limit = options["generate_up_to"]
     shape = parse_nodes(nodes) if nodes is not None else None
     if shape is not None:
-        ctx = click.get_current_context()
         for name in ("max_nodes", "dims"):
-            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            if given(name):
                 raise ValueError(f"--{name.replace('_', '-')} applies to the sweep, not to one "
                                  f"network given by --nodes")
     else:

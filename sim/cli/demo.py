@@ -134,12 +134,10 @@ def command(output: Path | None, quick: bool, sizes: list[int] | None, op: str, 
     # Components built only to read their sizes are never elaborated; that is intended here.
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
     from innet.gen.ops import DType, Op, check_supported
-    from innet.sim.network import check_backpressure
     from innet.sim.report.demo import DEFAULT_SIZES, QUICK_SIZES
     from innet.sim.report.study import STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
-    check_backpressure(backpressure)
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:

@@ -43,6 +43,7 @@ from innet.sim.cli._common import (
 from innet.sim.cli._options import (
     decorate,
     dtype_option,
+    given,
     op_option,
     topology_from_args,
     topology_options,
@@ -392,11 +393,10 @@ def command(kind: str, **opts: Any) -> None:
     innet embed polarfly --q 3 --compare
     innet embed torus --shape 4x4 --compare --sizes 1,64,1K --json
     """
-    if kind == "piuma" and click.get_current_context().get_parameter_source(
-            "link_latency") is not click.core.ParameterSource.DEFAULT:
+    if kind == "piuma" and given("link_latency"):
         raise ValueError("--link-latency does not apply to piuma: every link costs its level's "
                          "latency at --clock-mhz")
-    topo = topology_from_args(kind, opts).topology
+    topo = topology_from_args(kind, opts)
     if kind != "piuma":
         _run(topo, topo.title, opts)
         return

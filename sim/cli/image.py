@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from innet.gen.checks import MAX_DIGITS, digits, whole
+from innet.gen.checks import parse_whole
 from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT, MAX_COLLECTIVE_IDS
 from innet.sim.cli._common import (
     FAILED,
@@ -84,11 +84,8 @@ def parse_embed(text: str, *, nodes: int) -> dict[str, Any]:
                                  f"{' or auto' if key == 'root' else ''}, not {value!r:.60}")
             if key == "root":
                 spec[key] = node_id(value, "--embed root", nodes)
-            elif digits(value) > MAX_DIGITS:
-                raise ValueError(f"Collective id must be between 0 and "
-                                 f"{MAX_COLLECTIVE_IDS - 1}, not {value:.40}")
             else:
-                spec[key] = whole(value)
+                spec[key] = parse_whole(value, "Collective id", high=MAX_COLLECTIVE_IDS - 1)
         else:
             spec[key] = value
     return spec
@@ -236,8 +233,8 @@ def build_command(kind: str, embed_specs: tuple[str, ...], swing: str | None, el
     from innet.gen.compare import host_shape
     from innet.gen.image import build_image, encode, format_for
 
-    network = topology_from_args(kind, options)
-    topo, name = network.topology, network.name
+    topo = topology_from_args(kind, options)
+    name = topo.title
     failures = {"failed_links": parse_links(fail_links, nodes=topo.nodes) if fail_links else [],
                 "failed_switches": parse_node_ids(fail_switches, "--fail-switches",
                                                   nodes=topo.nodes) if fail_switches else []}

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from innet.sim.cli._common import json_option, output_option, print_json, write_atomic
-from innet.sim.cli._options import flit_option, step_depth_option, vector_depth_option
+from innet.sim.cli._options import flit_option, given, step_depth_option, vector_depth_option
 
 __all__ = ["command"]
 
@@ -32,8 +32,7 @@ _ONLY = {
               help="Output format [default: from the -o suffix (.json, .h, .md), else md].")
 @output_option("Write the register map to this file instead of standard output.")
 @json_option
-@click.pass_context
-def command(ctx: click.Context, target: str, radix: int | None, collective_ids: int,
+def command(target: str, radix: int | None, collective_ids: int,
             routing_depth: int, step_depth: int, vector_depth: int, node_id_width: int,
             fmt: str | None, output: Path | None, as_json: bool) -> None:
     """Generate the register map of a switch or an endpoint.
@@ -48,7 +47,7 @@ def command(ctx: click.Context, target: str, radix: int | None, collective_ids: 
         if other == target:
             continue
         for name in names:
-            if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE:
+            if given(name):
                 raise ValueError(f"--{name.replace('_', '-')} applies only to --target {other}")
     if as_json and output is None and fmt not in (None, "json"):
         raise ValueError(f"--json prints the map as JSON; it cannot be combined with "

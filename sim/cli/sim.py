@@ -41,14 +41,20 @@ from innet.sim.cli._common import (
     wide,
     write_atomic,
 )
-from innet.sim.cli._options import dtype_option, op_option, topology_from_args, topology_options
+from innet.sim.cli._options import (
+    dtype_option,
+    given,
+    op_option,
+    topology_from_args,
+    topology_options,
+)
 from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Size
-from innet.sim.network import ALGOS, HOST_SCHEDULES, LOADS, MAX_ELEMENTS, MAX_SEED
+from innet.sim.network import ALGO_NAMES, ALGOS, LOADS, MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
 
 #: Every algorithm ``--algo`` names: ``all`` runs :data:`innet.sim.network.ALGOS`.
-_CHOICES = tuple(dict.fromkeys(("innet", *HOST_SCHEDULES, "all")))
+_CHOICES = (*ALGO_NAMES, "all")
 
 
 @click.group("sim")
@@ -92,8 +98,7 @@ def command() -> None:
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
 @json_option
 @output_option("Write the --json summary to this file.")
-@click.pass_context
-def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str, algo: str,
+def allreduce(kind: str, elements: int, op: str, dtype: str, algo: str,
               background: float, pattern: str, backpressure: float, seed: int, load: str,
               check_load: bool, threads: int, waves: bool, clock_mhz: float, as_json: bool,
               output: Path | None, **options: Any) -> None:
@@ -107,11 +112,10 @@ def allreduce(ctx: click.Context, kind: str, elements: int, op: str, dtype: str,
         raise ValueError(f"--threads must be from 1 to {cores} (this machine's cores), not "
                          f"{threads}")
     link_stages: dict | int = 0
-    if kind != "piuma" and ctx.get_parameter_source("clock_mhz") is not \
-            click.core.ParameterSource.DEFAULT:
+    if kind != "piuma" and given("clock_mhz"):
         raise ValueError(f"--clock-mhz applies to piuma, not {kind}")
-    network = topology_from_args(kind, options)
-    topo, name = network.topology, network.name
+    topo = topology_from_args(kind, options)
+    name = topo.title
     if kind == "piuma":
         from innet.gen.topology.piuma import link_cycles
         from innet.hw.network import MAX_LINK_STAGES

@@ -16,7 +16,7 @@ from innet.sim.cli._common import (
     output_option,
     write_atomic,
 )
-from innet.sim.cli._options import topology_from_args, topology_options
+from innet.sim.cli._options import given, topology_from_args, topology_options
 from innet.sim.cli._parse import (
     SIZE_GRAMMAR,
     Sizes,
@@ -124,11 +124,10 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
     from innet.gen.swing import verify as verify_schedule
     from innet.gen.swing.cost import model_table
 
-    ctx = click.get_current_context()
-    given = [f"--{name.replace('_', '-')}" for name in ("alpha", "bandwidth", "hop_latency")
-             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
-    if given and model_sizes is None:
-        raise ValueError(f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to "
+    named = [f"--{name.replace('_', '-')}" for name in ("alpha", "bandwidth", "hop_latency")
+             if given(name)]
+    if named and model_sizes is None:
+        raise ValueError(f"{', '.join(named)} {'applies' if len(named) == 1 else 'apply'} to "
                          f"--model-sizes; add --model-sizes")
     alpha, hop_latency = _seconds(alpha, "--alpha"), _seconds(hop_latency, "--hop-latency")
     rate = parse_bandwidth(bandwidth, "--bandwidth")
@@ -136,8 +135,8 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
         raise ValueError(f"--bandwidth must be above 0, not {bandwidth!r}")
     bandwidth = rate
     beta = 8 / (bandwidth * 1e9)
-    chosen = topology_from_args(kind, options)
-    topo, network, shape = chosen.topology, chosen.name, host_shape(chosen.topology)
+    topo = topology_from_args(kind, options)
+    network, shape = topo.title, host_shape(topo)
     schedule = build_schedule(algorithm, shape, multiport=multiport, nonpow2=nonpow2)
     model = _model(schedule, topo)
     summary = _summary(schedule, model, network, peers=as_json or output is not None)

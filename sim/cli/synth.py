@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from innet.gen.checks import parse_whole
 from innet.hw.variants import make_endpoint, make_switch, switch_collective
 from innet.sim.cli._common import (
     console,
@@ -51,14 +52,12 @@ class Seeds(click.ParamType):
                 ctx: click.Context | None) -> tuple[int, ...]:
         if isinstance(value, tuple):
             return value
-        seeds = []
-        for item in str(value).split(","):
-            text = item.strip()
-            if not (text.isdigit() and text.isascii()) or len(text) > 10 or int(text) >= 2**31:
-                self.fail(f"Seeds must be whole numbers from 0 to {2**31 - 1} separated by "
-                          f"commas, not {value!r:.60}", param, ctx)
-            seeds.append(int(text))
-        return tuple(seeds)
+        try:
+            return tuple(parse_whole(item, "Seed", high=2**31 - 1)
+                         for item in str(value).split(","))
+        except ValueError:
+            self.fail(f"Seeds must be whole numbers from 0 to {2**31 - 1} separated by "
+                      f"commas, not {value!r:.60}", param, ctx)
 
 
 #: The flow options, as the subcommand functions receive them in ``flow``.
@@ -378,8 +377,8 @@ def network(kind: str, vector_depth: int, flow: dict[str, Any], **options: Any) 
     from innet.hw.network import Network
     from innet.sim.network import cached_network, network_sizes
 
-    chosen = topology_from_args(kind, options)
-    topo, label = chosen.topology, chosen.name
+    topo = topology_from_args(kind, options)
+    label = topo.title
     with err_console().status(f"emitting the {label} network"):
         design, _top = cached_network(Network, topo, f"innet_network_{topo.kind}{topo.nodes}",
                                       **network_sizes(topo, vector_depth))

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from innet.gen.checks import spell_shape
 from innet.sim.cli._common import (
     json_option,
     output_option,
@@ -95,8 +96,7 @@ def _title(summary: dict[str, Any]) -> str:
     if summary["kind"] == "polarfly":
         return f"{name} (ER_{params['q']})"
     if summary["kind"] == "piuma":
-        mesh = "x".join(str(s) for s in params["mesh"])
-        return f"{name} ({mesh} mesh), {params['placement']} placement"
+        return f"{name} ({spell_shape(params['mesh'])} mesh), {params['placement']} placement"
     return name
 
 
@@ -235,5 +235,4 @@ def command(kind: str, starter: int | None, plot: Path | None, **options: Any) -
         raise ValueError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
                          f"polarfly, not {kind}")
     _export_format(options["fmt"], options["output"])
-    network = topology_from_args(kind, options, starter=starter)
-    _run(network.topology, plot=plot, **options)
+    _run(topology_from_args(kind, options, starter=starter), plot=plot, **options)

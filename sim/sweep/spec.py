@@ -39,6 +39,8 @@ from typing import Any
 __all__ = [
     "COMPONENTS",
     "HARDWARE",
+    "MAX_POINTS",
+    "MAX_SHAPE_NODES",
     "NETWORK",
     "SWEEP",
     "TOPOLOGIES",
@@ -412,7 +414,8 @@ def _check_topology(where: str, values: Mapping[str, Any]) -> None:
 def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None:
     """What is wrong with a network point's topology (its key first), or None; once per
     topology however many points share it."""
-    from innet.gen.topology import parse_shape
+    from innet.gen.checks import parse_dims
+    from innet.gen.topology import check_shape
 
     values = {"topology": kind, "q": q, "shape": shape}
     if kind == "polarfly":
@@ -421,12 +424,11 @@ def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None
         except ValueError:
             return f"q must be a prime power from 2 to 31, not {q}"
         return None
+    syntax = f"shape must be sizes joined by 'x' such as \"3x3\", not {shape!r:.60}"
     try:
-        dims = parse_shape(shape)
+        dims = check_shape(parse_dims(shape, "shape", '"3x3"'))
     except ValueError as error:
-        if str(error).startswith("Shape must be sizes"):
-            return f"shape must be sizes joined by 'x' such as \"3x3\", not {shape!r:.60}"
-        return f"shape {shape!r:.60}: {error}"
+        return syntax if str(error) == syntax else f"shape {shape!r:.60}: {error}"
     nodes = math.prod(dims)
     if nodes > MAX_SHAPE_NODES:
         return (f"shape {shape!r} has {nodes:,} switches; a simulated network has at most "

@@ -155,14 +155,28 @@ def test_mesh_nodes_and_links():
         parse_links("0-8", nodes=8)
 
 
-def test_numbers_of_thousands_of_digits_are_named_too_large():
-    with pytest.raises(ValueError, match=rf"^--elements {'9' * 40} is too large$"):
+def test_numbers_of_thousands_of_digits_are_refused_by_their_digits():
+    with pytest.raises(ValueError, match=rf"^--elements must have at most 18 digits, "
+                                         rf"not {'9' * 40}$"):
         parse_size("9" * 5000, "--elements")
-    with pytest.raises(ValueError, match=rf"^--elements must be at most 1,024, not '{'9' * 39}$"):
-        parse_size("9" * 5000, "--elements", high=1024)
+    with pytest.raises(ValueError, match=rf"^--elements must have at most 18 digits, "
+                                         rf"not {'9' * 40}$"):
+        parse_size("9" * 5000 + "K", "--elements", high=1024)
     assert parse_size("0" * 5000 + "7") == 7
-    with pytest.raises(ValueError, match=rf"^Core mesh 2x{'9' * 38} is too large$"):
+    with pytest.raises(ValueError, match=rf"^Each size of core mesh must have at most 18 digits, "
+                                         rf"not {'9' * 40}$"):
         parse_mesh("2x" + "9" * 5000)
     with pytest.raises(ValueError, match=rf"^--participants names node {'9' * 40}, outside "
                                          r"0..9$"):
         parse_node_ids("9" * 5000, "--participants", nodes=10)
+
+
+def test_seeds_leave_leading_zeros_aside():
+    from innet.sim.cli.synth import Seeds
+
+    assert Seeds().convert("00000000001, 2", None, None) == (1, 2)
+    assert Seeds().convert(str(2**31 - 1), None, None) == (2**31 - 1,)
+    with pytest.raises(click.BadParameter, match=r"^Seeds must be whole numbers from 0 to "
+                                                 r"2147483647 separated by commas, not "
+                                                 r"'1,2147483648'$"):
+        Seeds().convert("1,2147483648", None, None)

@@ -1,4 +1,5 @@
-"""innet.gen.files.write_atomic and innet.gen.checks: check_int, digits, whole."""
+"""innet.gen.files.write_atomic and innet.gen.checks: check_int, check_type, parse_whole,
+parse_dims, shown and spell_shape."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import tempfile
 import numpy as np
 import pytest
 
-from innet.gen.checks import MAX_DIGITS, check_int, digits, whole
+from innet.gen.checks import (
+    MAX_DIGITS,
+    check_int,
+    check_type,
+    parse_dims,
+    parse_whole,
+    shown,
+    spell_shape,
+)
 from innet.gen.files import write_atomic
 
 
@@ -110,10 +119,57 @@ def test_check_int_names_a_huge_value_by_its_bits():
         check_int("Radix", -(10**5000), low=2, high=16)
 
 
-def test_digits_and_whole_leave_leading_zeros_aside():
-    assert [digits(t) for t in ("0", "000", "0042", " 7 ", "9" * 5000)] == [1, 1, 2, 1, 5000]
-    assert [whole(t) for t in ("0", "000", "0042", "0" * 5000 + "7")] == [0, 0, 42, 7]
-    assert whole("9" * MAX_DIGITS) == 10**MAX_DIGITS - 1
+def test_check_type_returns_an_instance_and_names_the_wrong_type():
+    assert check_type("Count", 3, int) == 3
+    with pytest.raises(TypeError, match=r"^Topology must be a dict, not str$"):
+        check_type("Topology", "mesh", dict)
+    with pytest.raises(TypeError, match=r"^Value must be an int, not NoneType$"):
+        check_type("Value", None, int)
+
+
+def test_parse_whole_leaves_leading_zeros_and_blanks_aside():
+    assert [parse_whole(t, "N") for t in ("0", "000", "0042", " 7 ", "0" * 5000 + "7")] == [
+        0, 0, 42, 7, 7]
+    assert parse_whole("9" * MAX_DIGITS, "N") == 10**MAX_DIGITS - 1
+    assert parse_whole("0" * 50 + "255", "N", high=255) == 255
+
+
+@pytest.mark.parametrize(("text", "high", "message"), [
+    ("-1", None, r"^Count must be a whole number, not '-1'$"),
+    ("", None, r"^Count must be a whole number, not ''$"),
+    ("1.5", 9, r"^Count must be a whole number, not '1.5'$"),
+    ("\u00b2", None, r"^Count must be a whole number, not '\u00b2'$"),
+    ("9" * (MAX_DIGITS + 1), None, rf"^Count must have at most 18 digits, not {'9' * 19}$"),
+    ("9" * 5000, None, rf"^Count must have at most 18 digits, not {'9' * 40}$"),
+    ("256", 255, r"^Count must be between 0 and 255, not 256$"),
+    ("1000", 255, r"^Count must be between 0 and 255, not 1000$"),
+    ("9" * 5000, 255, rf"^Count must be between 0 and 255, not {'9' * 40}$"),
+])
+def test_parse_whole_refuses(text, high, message):
+    with pytest.raises(ValueError, match=message):
+        parse_whole(text, "Count", high=high)
+
+
+def test_parse_dims_reads_sizes_joined_by_x():
+    assert parse_dims("4x4x2", "Shape", "4x4") == (4, 4, 2)
+    assert parse_dims(" 4, 4 * 02 ", "Shape", "4x4") == (4, 4, 2)
+    assert parse_dims("0X7", "Shape", "4x4") == (0, 7)
+    with pytest.raises(ValueError, match=r"^Shape must be sizes joined by 'x' such as 4x4, "
+                                         r"not '4y4'$"):
+        parse_dims("4y4", "Shape", "4x4")
+    with pytest.raises(ValueError, match=rf"^Each size of shape must have at most 18 digits, "
+                                         rf"not {'9' * 40}$"):
+        parse_dims("4x" + "9" * 5000, "Shape", "4x4")
+
+
+def test_shown_and_spell_shape_name_huge_values_by_their_bits():
+    assert shown(-12) == "-12"
+    assert shown(2**200) == "a 201-bit integer"
+    assert shown(2**200, "<{bits}-bit>") == "<201-bit>"
+    assert spell_shape((4, 4, 2)) == "4x4x2"
+    assert spell_shape([2**200, 3]) == "<201-bit>x3"
+    assert spell_shape(("a", 1.5, True)) == "ax1.5xTrue"
+    assert spell_shape((1,) * 40) == "1x" * 28 + "1..."
 
 
 def test_write_atomic_follows_a_symbolic_link(tmp_path):

@@ -219,7 +219,7 @@ def test_builder_errors():
     schedule = build_schedule("swing-b", (4, 4))
     tree = bfs_embedding(topo, 0)
     cases = [
-        (lambda: build_image("ring"), TypeError, "Topology must be a Topology, not 'ring'"),
+        (lambda: build_image("ring"), TypeError, "Topology must be a Topology, not str"),
         (lambda: build_image(topo, schedule=schedule, step_depth=8), ValueError,
          (f"Endpoint 0's step table of {schedule.steps * schedule.collectives} entries exceeds "
          f"the step depth 8")),

@@ -232,7 +232,7 @@ def test_errors(tmp_path):
         booksim_routing_table(r, 10**9)  # a MemoryError after seconds
     with pytest.raises(ValueError, match=r"^Rows must be at least 1, not 0$"):
         next(iter_booksim_routing(r, rows=0))
-    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not None$"):
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not NoneType$"):
         booksim_ports(None)
     with pytest.raises(TypeError, match=r"^Routing must be a Routing, not str$"):
         booksim_routing_table("table")

@@ -156,7 +156,7 @@ def test_expansion_input_errors():
         polarfly(8, r1=1)
     with pytest.raises(ValueError, match=r"^Only a PolarFly can be expanded, not torus$"):
         expand(torus(4), r0=1)
-    with pytest.raises(TypeError, match=r"^Expected a Topology, not int$"):
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not int$"):
         expand(7, r0=1)
     with pytest.raises(ValueError, match=r"^This PolarFly is already expanded; expand ER_q once "
                                          r"with the final r0 and r1$"):

@@ -155,7 +155,7 @@ def test_layout_errors():
     with pytest.raises(ValueError, match=r"^A cluster layout needs a PolarFly topology, not "
                                          r"hyperx$"):
         polarfly_layout(hyperx(4))
-    with pytest.raises(TypeError, match=r"^Expected a Topology, not str$"):
+    with pytest.raises(TypeError, match=r"^Topology must be a Topology, not str$"):
         polarfly_layout("polarfly")
     expanded = polarfly(7, r1=1)
     other = [u for u in range(57) if expanded.classes[u] == "quadric"][1]

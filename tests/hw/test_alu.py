@@ -130,7 +130,7 @@ def check(seen, stream, mul: bool = True) -> None:
     ({"mul": 1}, TypeError, r"^Multiplier option must be a bool, not 1$"),
     ({"tag_width": 2.0}, TypeError, r"^Tag width must be an integer, not 2\.0$"),
     ({"tag_width": True}, TypeError, r"^Tag width must be an integer, not True$"),
-    ({"tag_width": -1}, ValueError, r"^Tag width must be zero or positive, not -1$"),
+    ({"tag_width": -1}, ValueError, r"^Tag width must be at least 0, not -1$"),
     ({"tag_width": 10**12}, ValueError, r"^Tag width must be at most 64, not 1000000000000$"),
 ])
 def test_constructor_rejects_bad_parameters(kwargs, error, message):

@@ -96,14 +96,6 @@ def _fragments(fragment):
      r"^Vector depth must be at most 1048576, not a 5001-bit integer$"),
     ({"step_depth": 0}, ValueError, r"^Step depth must be at least 1, not 0$"),
     ({"topology": None}, TypeError, r"^Topology must be a Topology, not NoneType$"),
-])
-def test_sizes_are_named_before_the_widths_derived_from_them(args, error, message):
-    kwargs = {"topology": RING, "vector_depth": 4, "step_depth": 2} | args
-    with pytest.raises(error, match=message):
-        Network(kwargs.pop("topology"), **kwargs)
-
-
-@pytest.mark.parametrize(("args", "error", "message"), [
     ({"mul": 1}, TypeError, r"^Multiplier option must be a bool, not 1$"),
     ({"mul": 1, "topology": None}, TypeError, r"^Multiplier option must be a bool, not 1$"),
     ({"p2p_vcs": 1}, ValueError, (r"^P2p VCs must be at least the topology's diameter 2 "
@@ -113,6 +105,7 @@ def test_sizes_are_named_before_the_widths_derived_from_them(args, error, messag
       r"routing\), not 3$")),
 ])
 def test_parameter_errors(args, error, message):
+    # The sizes are named before the widths derived from them.
     kwargs = {"topology": RING, "vector_depth": 4, "step_depth": 2} | args
     with pytest.raises(error, match=message):
         Network(kwargs.pop("topology"), **kwargs)
