@@ -7,6 +7,7 @@ reported).
 
 from __future__ import annotations
 
+import os
 import random
 from collections import deque
 
@@ -81,4 +82,4 @@ async def test_random_operands(dut):
     assert not tb.mismatches, f"{len(tb.mismatches)} mismatches, first: {tb.mismatches[0]}"
     assert not tb.expected, f"{len(tb.expected)} results never came out"
     assert tb.checked == samples, f"{tb.checked} results for {samples} operand sets"
-    kit.report(checked=tb.checked)
+    kit.report(checked=tb.checked, blas_threads=os.environ.get("OPENBLAS_NUM_THREADS"))

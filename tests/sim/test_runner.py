@@ -19,12 +19,21 @@ def muladd():
 
 
 @pytest.mark.rtl
-def test_random_inputs_match_model(muladd):
+def test_random_inputs_match_model(muladd, monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 3000, "seed": 7},
                         seed=3)
     assert result.ntests == 1
     assert result.output["checked"] == 3000
     assert result.workdir is None  # a passing run cleans up after itself
+    assert result.output["blas_threads"] == "1"  # numpy's BLAS spins no thread beside it
+
+
+@pytest.mark.rtl
+def test_the_environment_chooses_the_blas_threads(muladd, monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 50})
+    assert result.output["blas_threads"] == "2"
 
 
 @pytest.mark.rtl
