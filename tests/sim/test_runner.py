@@ -297,7 +297,7 @@ def test_top_module_only_build_runs(muladd):
     """internals=False: a separate build in which cocotb still reaches every top-level port."""
     result = runner.run(muladd, "innet.sim.tb.tb_doctor", params={"samples": 100}, seed=1,
                         internals=False)
-    assert result.output == {"checked": 100}
+    assert result.output["checked"] == 100
     assert runner.build(muladd, internals=False) != runner.build(muladd)
     assert (runner.build(muladd, internals=False) / "public.vlt").is_file()
 
