@@ -16,7 +16,7 @@ import functools
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -307,7 +307,8 @@ def _stall_rate(backpressure: float) -> int:
 def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressure: float,
           label: int, model, stages: dict) -> tuple[dict, list[float], list]:
     """The testbench parameters of one run (a group of concurrent scenarios), the cost
-    model's predictions and the idle-network arrivals of in-network ones
+    model's predictions (with the local bandwidth the backpressure leaves, ``1 -
+    backpressure``) and the idle-network arrivals of in-network ones
     (:func:`innet.sim.golden.idle_latency` with ``stages`` as link latencies)."""
     from innet.gen.compare import host_prediction, host_shape
     from innet.gen.embed import embed, embedding_cost
@@ -315,6 +316,7 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
     from innet.gen.swing import build_schedule
     from innet.sim.golden import idle_latency
 
+    model = replace(model, local_bandwidth=1 - backpressure)
     first = group[0]
     hosts = [s for s in group if s.algo != "innet"]
     if hosts and len(group) > 1:
@@ -395,7 +397,9 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         after it (the simulation is one process).
     backpressure : float
         Probability (0 <= b < 1) that a local-link credit is held back in a cycle, per
-        direction, in every run whose scenario does not set its own.
+        direction, in every run whose scenario does not set its own. The cost model's
+        predictions take it as the endpoints' local bandwidth: a credit comes back in
+        ``1 - b`` of the cycles, so a local link carries at most ``1 - b`` elements a cycle.
     max_elements : int, optional
         The endpoints' vector memory (default 1024, or the largest scenario if larger): one
         build per topology and memory size.

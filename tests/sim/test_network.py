@@ -195,6 +195,27 @@ def test_backpressure_type_and_range():
         simulate(polarfly(2), [S("innet", 1)], backpressure=-0.1)
 
 
+@pytest.mark.parametrize("backpressure", [0.0, 0.25, 0.5])
+def test_predictions_price_the_backpressure_as_the_local_bandwidth(backpressure):
+    """A local-link credit held back in a fraction b of the cycles leaves the link 1 - b
+    elements a cycle, so the in-network allreduce's time per element, that of its slowest
+    pipeline stage (PIUMA, Eq. 2), is 1 / (1 - b) cycles (no simulation: the plan only)."""
+    from innet.gen.cost import CostModel
+    from innet.gen.routing import routing
+    from innet.hw.network import image_sizes
+    from innet.sim.network import _plan, network_sizes
+
+    topo = polarfly(2)
+    sizes = image_sizes(topo, **network_sizes(topo, 4096))
+
+    def predicted(elements):
+        _spec, (cycles,), _arrivals = _plan((S("innet", elements),), topo, routing(topo), sizes,
+                                            backpressure, 0, CostModel(), {})
+        return cycles
+
+    assert predicted(4096) - predicted(1024) == pytest.approx(3072 / (1 - backpressure))
+
+
 
 #: A flit the checker names: its payload is its sequence number.
 _NAMED = re.compile(r"endpoint 3 received a host flit out of sequence or altered \(from (\d+), "
