@@ -20,10 +20,10 @@ __all__ = ["MAX_DIGITS", "check_int", "check_type", "parse_dims", "parse_whole",
 #: before they are converted, far beyond any value innet takes.
 MAX_DIGITS = 18
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
-def check_type(name: str, value: object, cls: type[T]) -> T:
+def check_type(name: str, value: object, cls: type[_T]) -> _T:
     """``value`` if it is an instance of ``cls``.
 
     Raises

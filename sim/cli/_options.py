@@ -129,9 +129,10 @@ def given(name: str) -> bool:
     return source is not None and source is not click.core.ParameterSource.DEFAULT
 
 
-def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | None = None):
-    """The network of :func:`topology_options`' values, which are popped from ``options``
-    (its one name is its ``title``, such as ``torus 4x4``).
+def topology_from_args(kind: str, options: dict[str, Any], *, starter: int | None = None
+                       ) -> Any:
+    """The network (:class:`innet.gen.topology.Topology`) of :func:`topology_options`' values,
+    which are popped from ``options``; its one name is its ``title``, such as ``torus 4x4``.
 
     Raises
     ------
