@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
+from forkserver import ForkServer
 
 from innet.sim.runner import cache_lock
 
@@ -64,9 +65,14 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
 def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None = None,
               hide: Iterable[str] = ()) -> subprocess.CompletedProcess:
-    """Run ``innet ARGS`` in a fresh interpreter, as a user would, and return the finished
-    process (text output, never raising on a non-zero exit). ``hide`` names modules made
-    unimportable first, to show what a missing optional dependency does."""
+    """Run ``innet ARGS`` in a process of its own, as a user would, and return the finished
+    process (text output, never raising on a non-zero exit): a child of this worker's
+    :class:`~forkserver.ForkServer`, or a fresh interpreter where the server cannot give the
+    run its start-up (``env`` changes a ``PYTHON*`` variable). ``hide`` names modules made
+    unimportable first, to show what a missing optional dependency does (in a fresh
+    interpreter)."""
+    if not hide and ForkServer.serves(env):
+        return _FORK_SERVER.run(args, cwd=cwd, env=env, input=input)
     if hide:
         code = ("import sys\n"
                 f"for name in {list(hide)!r}: sys.modules[name] = None\n"
@@ -78,6 +84,16 @@ def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None =
         cmd = [sys.executable, "-m", "innet.sim.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, input=input,
                           check=False)
+
+
+#: The fork server of this worker's :func:`run_innet` (started at its first run).
+_FORK_SERVER = ForkServer()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server():
+    yield
+    _FORK_SERVER.close()
 
 
 @pytest.fixture
