@@ -6,9 +6,9 @@ backpressure, bit-exact against innet.sim.golden; latency per port count and thr
 inputs and credits always available; two ids at once with p2p background traffic. A ring of
 four switches (engines as built by default, without multipliers) programmed from an image of
 two embeddings on two ids, endpoints modelled by the testbench: request trees, reductions at
-the meeting points, the roots' multicasts and the response trees, end to end. (The same test
-passes on PolarFly q = 2 with ``network_bench("polarfly", 2)``; the ring keeps the Verilator
-build short for CI.)
+the meeting points, the roots' multicasts and the response trees, end to end. (The same tests
+pass on PolarFly q = 2, ``("polarfly", 2)`` for ``network_bench`` and ``network_topology``; the
+ring keeps the Verilator build short for CI.)
 """
 
 import functools
@@ -57,10 +57,16 @@ def single_bench():
     return emit(top, "ceng_bench_single"), _base(top)
 
 
-@functools.cache
+def network_topology(kind: str = "ring", size: int = 4):
+    """The topology of :func:`network_bench`."""
+    return torus((size,)) if kind == "ring" else polarfly(size)
+
+
+@shared
 def network_bench(kind: str = "ring", size: int = 4):
-    """A network of switches with engines, every local port external."""
-    topo = torus((size,)) if kind == "ring" else polarfly(size)
+    """A network of switches with engines, every local port external (made once per test
+    run): its design and bench parameters."""
+    topo = network_topology(kind, size)
     switches = [Switch(topo.radix, buffer_depth=NETWORK["buffer_depth"],
                        collective_ids=NETWORK["collective_ids"], routing_depth=topo.nodes,
                        p2p_vcs=NETWORK["p2p_vcs"])
@@ -70,7 +76,7 @@ def network_bench(kind: str = "ring", size: int = 4):
         links += [(link.u, link.port_u, link.v, link.port_v),
                   (link.v, link.port_v, link.u, link.port_u)]
     top = SwitchBench(switches, links, [(u, topo.radix) for u in range(topo.nodes)])
-    return emit(top, f"ceng_bench_{kind}{size}"), _base(top), topo
+    return emit(top, f"ceng_bench_{kind}{size}"), _base(top)
 
 
 def single_routes() -> list:
@@ -141,7 +147,7 @@ def test_single_switch_two_ids_with_p2p():
 
 
 def network_run(testcase: str, seed: int, embeddings, **params) -> dict:
-    design, base, topo = network_bench()
+    (design, base), topo = network_bench(), network_topology()
     p = NETWORK
     image = build_image(topo, routes=routing(topo), embeddings=embeddings,
                         collective_ids=p["collective_ids"], routing_depth=topo.nodes,
@@ -160,7 +166,7 @@ def test_network_idle_latency_matches_the_model():
     """One element per embedding on the idle ring: every endpoint's result arrives exactly
     when innet.sim.golden.idle_latency says (HOP_CYCLES per switch, plus engine_latency(k, 2)
     where a switch reduces k ports)."""
-    _, _, topo = network_bench()
+    topo = network_topology()
     embeddings = [embed(topo, op="add", dtype="fp32", collective_id=0),
                   embed(topo, [0, 2, 3], root=3, op="min", dtype="int32", collective_id=1)]
     out = network_run("test_network_latency", 35, embeddings)
@@ -174,7 +180,7 @@ def test_network_embeddings_end_to_end():
     """A ring of 4: an fp32 allreduce of every node on id 0 and an int32 max allreduce of 3
     nodes with another root on id 1, at the same time, with p2p background traffic; the
     switches are programmed with the image's register writes."""
-    design, _, topo = network_bench()
+    (design, _), topo = network_bench(), network_topology()
     e0 = embed(topo, op="add", dtype="fp32", collective_id=0)
     e1 = embed(topo, [1, 2, 3], root=2, op="max", dtype="int32", collective_id=1)
     assert e0.root != e1.root
