@@ -68,10 +68,10 @@ def run_innet(*args: str, cwd=None, env: dict | None = None, input: str | None =
     """Run ``innet ARGS`` in a process of its own, as a user would, and return the finished
     process (text output, never raising on a non-zero exit): a child of this worker's
     :class:`~forkserver.ForkServer`, or a fresh interpreter where the server cannot give the
-    run its start-up (``env`` changes a ``PYTHON*`` variable). ``hide`` names modules made
-    unimportable first, to show what a missing optional dependency does (in a fresh
-    interpreter)."""
-    if not hide and ForkServer.serves(env):
+    run its start-up (a ``PYTHON*`` variable of ``env`` is not the server's). ``hide`` names
+    modules made unimportable first, to show what a missing optional dependency does (in a
+    fresh interpreter)."""
+    if not hide and _FORK_SERVER.serves(env):
         return _FORK_SERVER.run(args, cwd=cwd, env=env, input=input)
     if hide:
         code = ("import sys\n"

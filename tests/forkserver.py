@@ -10,7 +10,8 @@ ends as the interpreter ends: it waits for its threads, runs the exit handlers a
 its streams.
 
 What the server cannot give a child is a different interpreter start-up: a run whose
-environment changes a ``PYTHON*`` variable is not served (:meth:`ForkServer.serves`).
+environment differs from the server's in a ``PYTHON*`` variable is not served
+(:meth:`ForkServer.serves`).
 """
 
 from __future__ import annotations
@@ -39,16 +40,15 @@ class ForkServer:
 
     def __init__(self) -> None:
         self._server: subprocess.Popen | None = None
+        self._startup: dict[str, str] = {}  # the server's PYTHON* variables
         self._lock = threading.Lock()
 
-    @staticmethod
-    def serves(env: dict | None) -> bool:
+    def serves(self, env: dict | None) -> bool:
         """Whether a run with environment ``env`` (None: this process's) can be forked: the
-        variables that steer an interpreter's start-up are those the server started with."""
-        if env is None:
-            return True
-        names = {k for k in (*env, *os.environ) if k.startswith("PYTHON")}
-        return all(env.get(k) == os.environ.get(k) for k in names)
+        variables that steer an interpreter's start-up (``PYTHON*``) are those the server
+        started with (or starts with: this process's)."""
+        started = self._startup if self._server is not None else _startup(os.environ)
+        return _startup(os.environ if env is None else env) == started
 
     def run(self, args, *, cwd=None, env: dict | None = None,
             input: str | None = None) -> subprocess.CompletedProcess:
@@ -83,10 +83,16 @@ class ForkServer:
         if self._server is not None and self._server.poll() is not None:
             self.close()  # it stopped: a new one
         if self._server is None:
+            self._startup = _startup(os.environ)
             self._server = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             text=True)
         return self._server
+
+
+def _startup(env) -> dict[str, str]:
+    """The variables of ``env`` that steer an interpreter's start-up."""
+    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
 
 
 # -- the server ---------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ def test_a_forked_run_is_a_fresh_interpreters(server, tmp_path, args):
     assert runs[0] == runs[1]
 
 
-def test_the_environment_is_the_runs_own(server, tmp_path):
+def test_the_environment_is_the_runs_own(server, tmp_path, monkeypatch):
     env = {**os.environ, "INNET_DEBUG": "1"}
     args = ["topo", "polarfly", "--q", "6"]
     forked, plain = server.run(args, cwd=tmp_path, env=env), server.run(args, cwd=tmp_path)
@@ -50,10 +50,13 @@ def test_the_environment_is_the_runs_own(server, tmp_path):
     assert forked.stderr.splitlines()[-1] == reference.stderr.splitlines()[-1]
     assert plain.returncode == 2
     assert "Traceback" not in plain.stderr
-    # A variable of the interpreter's start-up needs a fresh interpreter.
-    assert not ForkServer.serves({**os.environ, "PYTHONPATH": str(tmp_path)})
-    assert ForkServer.serves(env)
-    assert ForkServer.serves(None)
+    # A variable of the interpreter's start-up needs a fresh interpreter: given, or set in this
+    # process after the server started.
+    assert not server.serves({**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert server.serves(env)
+    assert server.serves(None)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    assert not server.serves(None)
 
 
 def test_the_server_outlives_the_children_that_fail(server, tmp_path):
