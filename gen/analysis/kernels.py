@@ -4,7 +4,7 @@ A graph is an ``(N, R)`` integer array ``peer``: row ``u`` lists the neighbours 
 negative entries are absent links (anywhere in the row, so failed links can be masked out in
 place). Every kernel is exact; numba keeps the loops at C speed (triangles of PolarFly q=251,
 2.6 million of them among 8 million links, take seconds instead of minutes with numpy
-gathers). numba comes with galois, which the project already needs.
+gathers).
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def polarfly(q: int, *, r0: int = 0, r1: int = 0, starter: int | None = None) ->
 
     Node ids are the lexicographic order of the left-normalised vectors (see
     :func:`vertex_labels`); a node's label is its vector ``(x0, x1, x2)`` with entries as
-    integers of GF(q) (residues for prime q; galois's integer representation otherwise).
+    integers of GF(q) (residues for prime q; polynomial coefficients in base p otherwise).
     ``classes[u]`` is ``"quadric"`` (W(q)), ``"v1"`` (adjacent to a quadric) or ``"v2"``.
 
     Port order: ascending neighbour id. Expansions keep every original port and append new

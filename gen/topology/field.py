@@ -1,20 +1,22 @@
 """Finite-field tables for GF(q): built once, then used by numpy integer indexing.
 
 Elements are the integers ``0..q-1``. For a prime ``q`` they are residues modulo ``q``; for
-``q = p**m`` with ``m > 1`` they are galois's integer representation (the coefficients of the
-polynomial basis, base ``p``, over galois's default irreducible polynomial, the Conway
-polynomial where one is known). Hot loops index the flat ``q*q`` tables with numpy arrays
-instead of doing per-element field arithmetic.
+``q = p**m`` with ``m > 1`` they are the coefficients of the polynomial basis written in base
+``p`` (the coefficient of ``x**i`` is digit ``i``), modulo the Conway polynomial ``C(p, m)``:
+the integer representation galois uses by default, so a PolarFly built here is the one built
+with galois. Hot loops index the flat ``q*q`` tables with numpy arrays instead of doing
+per-element field arithmetic.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
-__all__ = ["FieldTables", "factor_prime_power", "field_tables"]
+__all__ = ["FieldTables", "conway_polynomial", "factor_prime_power", "field_tables"]
 
 
 def factor_prime_power(q: int) -> tuple[int, int] | None:
@@ -42,8 +44,8 @@ class FieldTables:
     neg, inv : ndarray of int32, shape (q,)
         ``neg[a] == -a``; ``inv[a] == 1/a`` for ``a != 0`` (``inv[0] == 0``, never used).
     poly : str
-        The irreducible polynomial of the representation for ``m > 1`` (galois's default);
-        ``""`` for a prime field.
+        The irreducible polynomial of the representation for ``m > 1``, the Conway polynomial
+        (``"x^2 + 2x + 2"`` for GF(9)); ``""`` for a prime field.
     """
 
     q: int
@@ -54,6 +56,108 @@ class FieldTables:
     neg: np.ndarray
     inv: np.ndarray
     poly: str
+
+
+def _prime_factors(n: int) -> list[int]:
+    found, d = [], 2
+    while d * d <= n:
+        if n % d == 0:
+            found.append(d)
+            while n % d == 0:
+                n //= d
+        d += 1
+    return found + ([n] if n > 1 else [])
+
+
+def _mulmod(a: list[int], b: list[int], f: list[int], p: int) -> list[int]:
+    """``a * b`` modulo the monic ``f`` over GF(p); polynomials as coefficient lists, lowest
+    degree first, residues of length ``deg f``."""
+    m = len(f) - 1
+    product = [0] * (2 * m - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                product[i + j] += x * y
+    for k in range(len(product) - 1, m - 1, -1):
+        c = product[k] % p
+        if c:
+            for i in range(m):
+                product[k - m + i] -= c * f[i]
+    return [c % p for c in product[:m]]
+
+
+def _powmod_x(e: int, f: list[int], p: int) -> list[int]:
+    """``x**e`` modulo the monic ``f`` (degree at least 1) over GF(p)."""
+    m = len(f) - 1
+    result = [1] + [0] * (m - 1)
+    base = [0, 1] + [0] * (m - 2) if m > 1 else [(-f[0]) % p]  # x, reduced
+    while e:
+        if e & 1:
+            result = _mulmod(result, base, f, p)
+        base = _mulmod(base, base, f, p)
+        e >>= 1
+    return result
+
+
+@cache
+def conway_polynomial(p: int, m: int) -> tuple[int, ...]:
+    """The Conway polynomial ``C(p, m)``: its coefficients, lowest degree first (monic: the last
+    is 1).
+
+    It is the first, in Conway's order, of the monic polynomials of degree ``m`` over GF(p)
+    that are primitive (``x`` has order ``p**m - 1`` modulo it) and compatible with the Conway
+    polynomials of the subfields (for every proper divisor ``d`` of ``m``,
+    ``C(p, d)(x**((p**m - 1) / (p**d - 1)))`` vanishes modulo it). Conway's order compares
+    ``x**m - c[m-1] x**(m-1) + c[m-2] x**(m-2) - ... + (-1)**m c[0]`` by
+    ``(c[m-1], ..., c[0])``, each ``c[i]`` in ``0..p-1`` (Lübeck's definition, the one of
+    his tables, which galois ships). Found by search: the fields of PolarFly
+    (``q <= 512``) have at most 512 candidates each.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not a prime or ``m`` is below 1.
+    """
+    if factor_prime_power(p) != (p, 1) or m < 1:
+        raise ValueError(f"The Conway polynomial needs a prime and a degree of at least 1, not "
+                         f"({p}, {m})")
+    order = p**m - 1
+    cofactors = [order // r for r in _prime_factors(order)]
+    one = [1] + [0] * (m - 1)
+    subfields = [(d, conway_polynomial(p, d)) for d in range(1, m) if m % d == 0]
+    for c in itertools.product(range(p), repeat=m):
+        # c = (c[m-1], ..., c[0]); the coefficient of x**i is (-1)**(m - i) c[i].
+        f = [((-1) ** (m - i) * c[m - 1 - i]) % p for i in range(m)] + [1]
+        if f[0] == 0 or _powmod_x(order, f, p) != one:
+            continue
+        if any(_powmod_x(e, f, p) == one for e in cofactors):
+            continue
+        if all(_vanishes(sub, _powmod_x(order // (p**d - 1), f, p), f, p)
+               for d, sub in subfields):
+            return tuple(f)
+    raise AssertionError(f"no Conway polynomial found for GF({p}^{m})")  # a primitive exists
+
+
+def _vanishes(g: tuple[int, ...], y: list[int], f: list[int], p: int) -> bool:
+    """Whether ``g(y)`` is 0 modulo ``f`` (Horner's rule)."""
+    m = len(f) - 1
+    value = [0] * m
+    for coefficient in reversed(g):
+        value = _mulmod(value, y, f, p)
+        value[0] = (value[0] + coefficient) % p
+    return not any(value)
+
+
+def _poly_text(f: tuple[int, ...]) -> str:
+    """``"x^2 + 2x + 2"``: as galois writes a polynomial."""
+    terms = []
+    for i in range(len(f) - 1, -1, -1):
+        c = f[i]
+        if c == 0:
+            continue
+        power = "" if i == 0 else "x" if i == 1 else f"x^{i}"
+        terms.append(str(c) if i == 0 else f"{c if c != 1 else ''}{power}")
+    return " + ".join(terms)
 
 
 @lru_cache(maxsize=8)
@@ -78,16 +182,25 @@ def field_tables(q: int) -> FieldTables:
         inv[1:] = [pow(int(a), -1, q) for a in range(1, q)]
         poly = ""
     else:
-        import galois
-
-        field = galois.GF(q)
-        x = field.elements
-        add = np.asarray(x[:, None] + x[None, :], dtype=np.int64)
-        mul = np.asarray(x[:, None] * x[None, :], dtype=np.int64)
-        neg = np.asarray(-x, dtype=np.int64)
+        f = conway_polynomial(p, m)
+        # exp[k]: alpha**k as the integer of its coefficients (x is primitive modulo f).
+        weights = p ** np.arange(m, dtype=np.int64)
+        power = [1] + [0] * (m - 1)
+        exp = np.zeros(q - 1, dtype=np.int64)
+        for k in range(q - 1):
+            exp[k] = int(np.dot(power, weights))
+            power = _mulmod(power, [0, 1] + [0] * (m - 2), list(f), p)
+        log = np.zeros(q, dtype=np.int64)
+        log[exp] = np.arange(q - 1)
+        x = np.arange(q, dtype=np.int64)
+        digits = (x[:, None] // weights[None, :]) % p
+        add = (((digits[:, None, :] + digits[None, :, :]) % p) @ weights)
+        mul = np.where((x[:, None] == 0) | (x[None, :] == 0), 0,
+                       exp[(log[:, None] + log[None, :]) % (q - 1)])
+        neg = ((-digits) % p) @ weights
         inv = np.zeros(q, dtype=np.int64)
-        inv[1:] = np.asarray(np.reciprocal(x[1:]), dtype=np.int64)
-        poly = str(field.irreducible_poly)
+        inv[1:] = exp[(-log[1:]) % (q - 1)]
+        poly = _poly_text(f)
     tables = [np.ascontiguousarray(t.reshape(-1), dtype=np.int32) for t in (add, mul, neg, inv)]
     for table in tables:
         table.flags.writeable = False

@@ -3,7 +3,7 @@
 Every subcommand is a module of this package named after it (``topo.py`` is ``innet topo``,
 ``foo_bar.py`` is ``innet foo-bar``) that defines a click command or group called ``command``.
 Modules are imported only when their command runs or help is shown, so they keep heavy imports
-(Amaranth, galois) inside their functions where it matters for start-up time.
+(Amaranth, numba) inside their functions where it matters for start-up time.
 
 Errors end the program with one line on stderr, ``innet: error: ...``: a user error (a bad value,
 a missing file, a malformed command line) exits 2; a failed result (a simulation that is not

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from innet.gen.topology import MAX_Q, polarfly
-from innet.gen.topology.field import factor_prime_power, field_tables
+from innet.gen.topology.field import conway_polynomial, factor_prime_power, field_tables
 
 QS = [2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 25, 27, 32]
 ODD = [q for q in QS if q % 2]
@@ -135,7 +135,7 @@ def test_large_q_sizes():
     assert (port[peer[us, ps], port[us, ps]] == ps).all()
 
 
-@pytest.mark.parametrize("q", [2, 3, 4, 8, 9, 27, 49, 64, 121, 125, 128, 243, 256])
+@pytest.mark.parametrize("q", [2, 3, 4, 8, 9, 27, 49, 64, 121, 125, 128, 243, 256, 343, 512])
 def test_field_tables_agree_with_galois(q):
     tables = field_tables(q)
     field = galois.GF(q)
@@ -145,6 +145,30 @@ def test_field_tables_agree_with_galois(q):
     assert (tables.neg == np.asarray(-x)).all()
     assert (tables.inv[1:] == np.asarray(x[1:] ** -1)).all()
     assert (tables.p, tables.m) == (field.characteristic, field.degree)
+    assert tables.poly == ("" if field.degree == 1 else str(field.irreducible_poly))
+
+
+def test_conway_polynomials_are_those_of_luebecks_tables():
+    """Every field a PolarFly can have, and the prime fields under them: the search finds the
+    polynomial of Lübeck's tables, read from the database galois ships (its public
+    ``conway_poly`` builds a field class per prime, half a second each)."""
+    from galois._databases import ConwayPolyDatabase
+
+    database = ConwayPolyDatabase()
+    fields = [factor_prime_power(q) for q in range(2, MAX_Q + 1) if factor_prime_power(q)]
+    for p, m in fields:
+        degrees, coefficients = database.fetch(p, m)
+        expected = [0] * (m + 1)
+        for degree, coefficient in zip(degrees, coefficients, strict=True):
+            expected[degree] = coefficient
+        assert conway_polynomial(p, m) == tuple(expected), (p, m)
+
+
+@pytest.mark.parametrize(("p", "m"), [(4, 1), (6, 2), (1, 1), (3, 0)])
+def test_conway_polynomial_needs_a_prime_and_a_degree(p, m):
+    with pytest.raises(ValueError, match=rf"^The Conway polynomial needs a prime and a degree "
+                                         rf"of at least 1, not \({p}, {m}\)$"):
+        conway_polynomial(p, m)
 
 
 def test_prime_power_factoring():
