@@ -86,11 +86,17 @@ def _mulmod(a: list[int], b: list[int], f: list[int], p: int) -> list[int]:
     return [c % p for c in product[:m]]
 
 
+def _x(f: list[int], p: int) -> list[int]:
+    """``x`` modulo the monic ``f`` (degree at least 1) over GF(p)."""
+    m = len(f) - 1
+    return [0, 1] + [0] * (m - 2) if m > 1 else [(-f[0]) % p]
+
+
 def _powmod_x(e: int, f: list[int], p: int) -> list[int]:
     """``x**e`` modulo the monic ``f`` (degree at least 1) over GF(p)."""
     m = len(f) - 1
     result = [1] + [0] * (m - 1)
-    base = [0, 1] + [0] * (m - 2) if m > 1 else [(-f[0]) % p]  # x, reduced
+    base = _x(f, p)
     while e:
         if e & 1:
             result = _mulmod(result, base, f, p)
@@ -182,14 +188,14 @@ def field_tables(q: int) -> FieldTables:
         inv[1:] = [pow(int(a), -1, q) for a in range(1, q)]
         poly = ""
     else:
-        f = conway_polynomial(p, m)
-        # exp[k]: alpha**k as the integer of its coefficients (x is primitive modulo f).
+        f = list(conway_polynomial(p, m))
+        # exp[k]: x**k as the integer of its coefficients (x is primitive modulo f).
         weights = p ** np.arange(m, dtype=np.int64)
-        power = [1] + [0] * (m - 1)
+        x_f, power = _x(f, p), [1] + [0] * (m - 1)
         exp = np.zeros(q - 1, dtype=np.int64)
         for k in range(q - 1):
             exp[k] = int(np.dot(power, weights))
-            power = _mulmod(power, [0, 1] + [0] * (m - 2), list(f), p)
+            power = _mulmod(power, x_f, f, p)
         log = np.zeros(q, dtype=np.int64)
         log[exp] = np.arange(q - 1)
         x = np.arange(q, dtype=np.int64)
@@ -200,7 +206,7 @@ def field_tables(q: int) -> FieldTables:
         neg = ((-digits) % p) @ weights
         inv = np.zeros(q, dtype=np.int64)
         inv[1:] = exp[(-log[1:]) % (q - 1)]
-        poly = _poly_text(f)
+        poly = _poly_text(tuple(f))
     tables = [np.ascontiguousarray(t.reshape(-1), dtype=np.int32) for t in (add, mul, neg, inv)]
     for table in tables:
         table.flags.writeable = False
