@@ -140,8 +140,9 @@ class Toolchain:
 
     def env(self, shims: Path) -> dict[str, str]:
         """The environment a run needs: the shims in ``shims`` (written if missing) first on
-        ``PATH``."""
+        ``PATH``, by its absolute path (sby runs each step from a directory of its own)."""
         shims.mkdir(parents=True, exist_ok=True)
+        shims = shims.resolve()
         for name, tool in self.tools.items():
             if tool is None:
                 continue

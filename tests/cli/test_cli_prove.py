@@ -25,6 +25,17 @@ def test_prove_one_block(innet, tmp_path):
 
 @pytest.mark.synth
 @pytest.mark.formal
+def test_prove_into_a_relative_directory(innet, tmp_path):
+    # As the command's help shows it: `-o proofs/`, relative to the working directory.
+    done = innet("prove", "round-robin.one-hot", "-o", "proofs/", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("1 proved in ")
+    assert (tmp_path / "proofs" / "round-robin.one-hot" / "prove" / "status").read_text(
+        ).startswith("PASS")
+
+
+@pytest.mark.synth
+@pytest.mark.formal
 def test_prove_one_property_as_json(innet):
     done = innet("prove", "round-robin.one-hot", "--json")
     assert done.returncode == 0, done.stderr
