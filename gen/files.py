@@ -33,17 +33,19 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         named as such.
     """
     given = _placed(Path(path), directory=False)
-    path = Path(os.path.realpath(given)) if given.is_symlink() else given
     mode = "wb" if isinstance(data, bytes) else "w"
     chunks = [data] if isinstance(data, str | bytes) else data
-    if _special(path):
+    # Tested before the link is resolved: /dev/stdout on a pipe links to /proc/self/fd/1,
+    # which opens the pipe but whose target, "pipe:[N]", names no file.
+    if _special(given):
         try:
-            with open(path, mode) as handle:
+            with open(given, mode) as handle:
                 for chunk in chunks:
                     handle.write(chunk)
         except OSError as error:
             raise type(error)(error.errno, error.strerror, str(given)) from None
         return given
+    path = Path(os.path.realpath(given)) if given.is_symlink() else given
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

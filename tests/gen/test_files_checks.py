@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -195,3 +196,21 @@ def test_write_atomic_writes_a_fifo_in_place(tmp_path):
     assert received == ["ab"]
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_write_atomic_writes_a_pipe_through_its_proc_link():
+    # /dev/stdout on a pipe: a link to /proc/self/fd/1, whose target names no file.
+    read, write = os.pipe()
+    try:
+        link = Path(f"/proc/self/fd/{write}")
+        assert not os.path.exists(os.path.realpath(link))
+        assert write_atomic(link, ["a", "b"]) == link
+        os.close(write)
+        write = None
+        with os.fdopen(read) as handle:
+            read = None
+            assert handle.read() == "ab"
+    finally:
+        for fd in (read, write):
+            if fd is not None:
+                os.close(fd)
