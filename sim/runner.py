@@ -116,11 +116,13 @@ class SimResult:
 
 
 def cache_dir() -> Path:
-    """The directory innet caches builds in: ``$INNET_CACHE``, else ``~/.cache/innet``."""
+    """The directory innet caches builds in: ``$INNET_CACHE``, else ``~/.cache/innet``; as an
+    absolute path (a relative one is taken from the working directory), since builds run in
+    directories of their own."""
     if os.environ.get("INNET_CACHE"):
-        return Path(os.environ["INNET_CACHE"]).expanduser()
+        return Path(os.environ["INNET_CACHE"]).expanduser().absolute()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "innet"
+    return (Path(base).expanduser() / "innet").absolute()
 
 
 def waves_requested(waves: bool | None = None) -> bool:

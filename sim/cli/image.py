@@ -417,6 +417,8 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
     if as_json:
         print_json({**summary, "valid": problem is None, "error": problem,
                     "switches": switches, "endpoints": endpoints})
+        if problem:
+            raise SystemExit(FAILED)
         return
     out = console()
     if not out.is_terminal:

@@ -80,9 +80,11 @@ class SynthError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where synthesis results are cached (``$INNET_CACHE/synth``)."""
-    root = os.environ.get("INNET_CACHE") or Path.home() / ".cache" / "innet"
-    return Path(root) / "synth"
+    """Where synthesis results are cached: ``synth`` in innet's cache
+    (:func:`innet.sim.runner.cache_dir`)."""
+    from innet.sim.runner import cache_dir
+
+    return cache_dir() / "synth"
 
 
 #: The tools running, in any thread: stopped by :func:`_stop_all` when the run is interrupted.

@@ -165,6 +165,11 @@ def test_inspect_force_shows_an_invalid_image(innet, tmp_path):
     assert done.returncode == 1
     assert f"  INVALID     {message}" in done.stdout.splitlines()
     assert done.stderr == f"innet: error: {path}: {message}\n"
+    # The same verdict as JSON: the report on stdout, and the same exit status.
+    done = innet("image", "inspect", path, "--force", "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert (report["valid"], report["error"]) == (False, message)
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -265,6 +265,16 @@ def test_cache_dir_follows_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("INNET_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert runner.cache_dir() == tmp_path / "x" / "innet"
+    # A relative directory is the working directory's: builds run elsewhere.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("INNET_CACHE", "rel")
+    assert runner.cache_dir() == tmp_path / "rel"
+    # Synthesis results live in the same cache.
+    from innet.sim.synth.flow import cache_dir as synth_cache
+    assert synth_cache() == tmp_path / "rel" / "synth"
+    monkeypatch.delenv("INNET_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "xdg")
+    assert runner.cache_dir() == tmp_path / "xdg" / "innet"
 
 
 def test_waves_requested(monkeypatch):
