@@ -89,12 +89,12 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
     import json
 
     from innet.sim.report.demo import write_outputs
-    from innet.sim.report.study import run_study, to_markdown
+    from innet.sim.report.study import STUDY_FILES, run_study, to_markdown
 
     study = _run_with_progress(run_study, sizes=sizes, seed=seed, backpressure=backpressure)
     md = to_markdown(study)
-    study["written"] = write_outputs(output, {
-        "study.json": json.dumps(study, indent=2, sort_keys=True) + "\n", "study.md": md})
+    study["written"] = write_outputs(output, dict(zip(STUDY_FILES, (
+        json.dumps(study, indent=2, sort_keys=True) + "\n", md), strict=True)))
     if as_json:
         print_json(study)
         return study["correct"]
@@ -108,7 +108,8 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 
 @click.command("demo")
 @output_option("Output directory [default: ./innet-demo, or ./innet-swing-study with "
-               "--study swing]; replaced as a whole when the run completes.", directory=True)
+               "--study swing]; replaced as a whole when the run completes, so it must be "
+               "new, empty or an earlier output.", directory=True)
 @click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
 @click.option("--sizes", type=Sizes(low=1, high=MAX_ELEMENTS), default=None,
               help=f"Vector sizes in elements ({SIZE_GRAMMAR}) [default: 1,64,1K,4K; study: "
@@ -134,18 +135,21 @@ def command(output: Path | None, quick: bool, sizes: list[int] | None, op: str, 
     # Components built only to read their sizes are never elaborated; that is intended here.
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
     from innet.gen.ops import DType, Op, check_supported
-    from innet.sim.report.demo import DEFAULT_SIZES, QUICK_SIZES
-    from innet.sim.report.study import STUDY_SIZES
+    from innet.sim.report.demo import DEFAULT_SIZES, FILES, QUICK_SIZES, check_replaceable
+    from innet.sim.report.study import STUDY_FILES, STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:
+        output = output or Path("innet-swing-study")
+        check_replaceable(output, STUDY_FILES)
         chosen = sizes if sizes else list(STUDY_SIZES[:2] if quick else STUDY_SIZES)
-        ok = _study(output or Path("innet-swing-study"), chosen, seed, backpressure, as_json)
+        ok = _study(output, chosen, seed, backpressure, as_json)
     else:
+        output = output or Path("innet-demo")
+        check_replaceable(output, list(FILES.values()))
         chosen = sizes if sizes else list(QUICK_SIZES if quick else DEFAULT_SIZES)
-        ok = _demo(output or Path("innet-demo"), chosen, op, dtype, seed, backpressure,
-                   as_json)
+        ok = _demo(output, chosen, op, dtype, seed, backpressure, as_json)
     if not ok:
         fail("a simulated result is not bit-exact (see the report)", code=FAILED)

@@ -42,6 +42,7 @@ __all__ = [
     "QUICK_SIZES",
     "Build",
     "build",
+    "check_replaceable",
     "quiet_scenarios",
     "replace_directory",
     "run_demo",
@@ -159,6 +160,28 @@ def quiet_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: s
                      name=f"{a} {m} (no backpressure)") for a, m in wanted]
 
 
+def check_replaceable(target: Path, names) -> None:
+    """Refuse an output directory that replacing as a whole would harm: the working directory
+    or one that holds it, or an existing directory with files of which none is named in
+    ``names`` (so not an earlier output of the same command).
+
+    Raises
+    ------
+    ValueError
+        Naming ``target`` and the reason.
+    """
+    here = Path.cwd().resolve()
+    whole = target.resolve()
+    if whole == here or whole in here.parents:
+        raise ValueError(f"Output '{target}' holds the working directory, and the output is "
+                         f"replaced as a whole: name a directory of its own")
+    if target.is_dir() and not any((target / name).is_file() for name in names) \
+            and any(target.iterdir()):
+        raise ValueError(f"Output '{target}' holds files but none of {', '.join(names)}, so it "
+                         f"is not an earlier output of this command, and the output is replaced "
+                         f"as a whole: name a new directory")
+
+
 def replace_directory(staging: Path, target: Path) -> None:
     """Move the complete ``staging`` directory to ``target``, replacing what was there.
 
@@ -174,7 +197,11 @@ def replace_directory(staging: Path, target: Path) -> None:
     aside = None
     if target.exists():
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-        os.replace(target, aside / target.name)
+        try:
+            os.replace(target, aside / target.name)
+        except BaseException:
+            aside.rmdir()
+            raise
     try:
         os.replace(staging, target)
     except BaseException:
@@ -191,8 +218,15 @@ def write_outputs(target: Path, files: dict[str, str | bytes],
     """Write ``files`` (name -> content) into a staging directory, then move it to ``target``.
 
     ``write(staging)`` may add more files (the Verilog). Returns the paths written, by name.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` may not be replaced (:func:`check_replaceable`, with the names of
+        ``files``).
     """
     target = Path(target)
+    check_replaceable(target, list(files))
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new.", dir=target.parent))
     try:

@@ -28,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "RECDOUB",
+    "STUDY_FILES",
     "STUDY_SIZES",
     "SWING",
     "analyse",
@@ -40,6 +41,8 @@ __all__ = [
 
 #: Vector sizes of the study (elements per node).
 STUDY_SIZES = (64, 256, 1024, 4096)
+#: Files the study writes: its JSON report and its Markdown summary.
+STUDY_FILES = ("study.json", "study.md")
 #: The two algorithms compared, as :class:`innet.sim.network.Scenario` names.
 SWING = "swing-b"
 RECDOUB = "recdoub"

@@ -4,6 +4,8 @@ CLI errors."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +54,8 @@ def test_run_demo_refuses_a_bad_backpressure_before_building(tmp_path, backpress
 def test_write_outputs_replaces_the_directory_as_a_whole(tmp_path):
     target = tmp_path / "out"
     target.mkdir()
+    # An earlier output: it holds a file of the same name, and files no longer written.
+    (target / "a.txt").write_text("old")
     (target / "stale.txt").write_text("old")
     written = demo.write_outputs(target, {"a.txt": "A", "b.bin": b"\x00\x01"},
                                  write=lambda d: (d / "c.v").write_text("module c; endmodule"))
@@ -64,15 +68,64 @@ def test_write_outputs_replaces_the_directory_as_a_whole(tmp_path):
 def test_a_failure_leaves_the_old_directory_untouched(tmp_path):
     target = tmp_path / "out"
     target.mkdir()
-    (target / "keep.txt").write_text("old")
+    (target / "a.txt").write_text("old")
 
     def boom(_):
         raise OSError("disk full")
 
     with pytest.raises(OSError, match=r"^disk full$"):
         demo.write_outputs(target, {"a.txt": "A"}, write=boom)
-    assert os.listdir(target) == ["keep.txt"]
+    assert os.listdir(target) == ["a.txt"]
+    assert (target / "a.txt").read_text() == "old"
     assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_a_directory_that_is_not_an_earlier_output_is_refused(tmp_path):
+    target = tmp_path / "project"
+    target.mkdir()
+    (target / "notes.txt").write_text("mine")
+    message = (f"Output '{target}' holds files but none of a.txt, b.txt, so it is not an "
+               f"earlier output of this command, and the output is replaced as a whole: name "
+               f"a new directory")
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        demo.write_outputs(target, {"a.txt": "A", "b.txt": "B"})
+    assert os.listdir(target) == ["notes.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["project"]
+    # An empty directory is taken.
+    (target / "notes.txt").unlink()
+    demo.write_outputs(target, {"a.txt": "A"})
+    assert os.listdir(target) == ["a.txt"]
+
+
+@pytest.mark.parametrize("where", [".", "..", "sub/.."])
+def test_the_working_directory_or_one_holding_it_is_refused(tmp_path, monkeypatch, where):
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "report.json").write_text("{}")
+    monkeypatch.chdir(work)
+    with pytest.raises(ValueError, match=f"^Output '{re.escape(where)}' holds the working "
+                                         f"directory"):
+        demo.write_outputs(Path(where), {"report.json": "{}"})
+    assert sorted(os.listdir(work)) == ["report.json", "sub"]
+    assert os.listdir(tmp_path) == ["work"]
+
+
+def test_a_directory_that_cannot_be_moved_aside_leaves_nothing(tmp_path, monkeypatch):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "a.txt").write_text("old")
+    real = os.replace
+
+    def busy(src, dst):
+        if Path(src) == target:
+            raise OSError(16, "Device or resource busy")
+        real(src, dst)
+
+    monkeypatch.setattr(demo.os, "replace", busy)
+    with pytest.raises(OSError, match="busy"):
+        demo.write_outputs(target, {"a.txt": "A"})
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+    assert (target / "a.txt").read_text() == "old"
 
 
 def test_output_that_is_a_file_is_refused(tmp_path):
@@ -99,6 +152,23 @@ def test_cli_errors_are_one_line_and_write_nothing(innet, tmp_path, args, messag
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [message]
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["-o", "."], "'.' holds the working directory"),
+    (["-o", "mine"], "'mine' holds files but none of network.v, "),
+    (["--study", "swing", "-o", "mine"], "'mine' holds files but none of study.json, study.md,"),
+])
+def test_cli_refuses_an_output_it_would_harm_before_any_work(innet, tmp_path, args, named):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    result = innet("demo", "--quick", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"innet: error: Output {named}")
+    assert result.stdout == ""
+    assert sorted(os.listdir(tmp_path)) == ["mine"]
+    assert os.listdir(tmp_path / "mine") == ["notes.txt"]
 
 
 def test_cli_quick_and_sizes_conflict(innet, tmp_path):
