@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -9,7 +10,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["check_writable", "write_atomic"]
+__all__ = ["check_writable", "write_atomic", "write_atomic_all"]
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> Path:
@@ -32,40 +33,74 @@ def write_atomic(path: str | os.PathLike, data: str | bytes | Iterable[str]) -> 
         directory where the file should go, or a file where a parent directory should, is
         named as such.
     """
-    given = _placed(Path(path), directory=False)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    chunks = [data] if isinstance(data, str | bytes) else data
-    # Tested before the link is resolved: /dev/stdout on a pipe links to /proc/self/fd/1,
-    # which opens the pipe but whose target, "pipe:[N]", names no file.
-    if _special(given):
-        try:
-            with open(given, mode) as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
-        except OSError as error:
-            raise type(error)(error.errno, error.strerror, str(given)) from None
-        return given
-    path = Path(os.path.realpath(given)) if given.is_symlink() else given
+    return write_atomic_all([(path, data)])[0]
+
+
+def write_atomic_all(files: Iterable[tuple[str | os.PathLike, str | bytes | Iterable[str]]]
+                     ) -> list[Path]:
+    """Write several files as :func:`write_atomic` writes one, all or none: each regular file
+    is written to a temporary file beside it, and only when every file is written are they
+    renamed into place. A failure while writing any of them removes the temporary files and
+    leaves every regular file as it was. Returns the paths, in order.
+
+    Raises
+    ------
+    OSError
+        As :func:`write_atomic`, naming the path that could not be written.
+    """
+    files = [(_placed(Path(path), directory=False), data) for path, data in files]
+    staged: list[tuple[str, Path, Path]] = []  # (temporary file, the file it replaces, path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as error:
-        raise type(error)(error.errno, error.strerror, str(given)) from None
-    try:
-        with os.fdopen(fd, mode) as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        # mkstemp creates the file 0600.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException as error:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(error, OSError) and error.errno is not None:
-            raise type(error)(error.errno, error.strerror, str(given)) from None
+        for given, data in files:
+            # Tested before the link is resolved: /dev/stdout on a pipe links to
+            # /proc/self/fd/1, which opens the pipe but whose target, "pipe:[N]", names no
+            # file. A device, FIFO or socket is written after every regular file is staged.
+            if _special(given):
+                continue
+            final = Path(os.path.realpath(given)) if given.is_symlink() else given
+            with _naming(given):
+                final.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", dir=final.parent)
+                staged.append((tmp, final, given))
+                with os.fdopen(fd, _mode(data)) as handle:
+                    _write(handle, data)
+                # mkstemp creates the file 0600.
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(tmp, 0o666 & ~umask)
+        for given, data in files:
+            if _special(given):
+                with _naming(given), open(given, _mode(data)) as handle:
+                    _write(handle, data)
+        for tmp, final, given in staged:
+            with _naming(given):
+                os.replace(tmp, final)
+    except BaseException:
+        for tmp, _, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
         raise
-    return given
+    return [given for given, _ in files]
+
+
+def _mode(data) -> str:
+    return "wb" if isinstance(data, bytes) else "w"
+
+
+def _write(handle, data) -> None:
+    """Write ``data`` (text, bytes or text chunks) to ``handle``."""
+    for chunk in [data] if isinstance(data, str | bytes) else data:
+        handle.write(chunk)
+
+
+@contextlib.contextmanager
+def _naming(path: Path):
+    """An OSError raised inside names ``path`` (not a temporary file)."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno is None:
+            raise
+        raise type(error)(error.errno, error.strerror, str(path)) from None
 
 
 def _special(path: Path) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from innet.gen.files import check_writable, write_atomic
+from innet.gen.files import check_writable, write_atomic, write_atomic_all
 
 __all__ = [
     "FAILED",
@@ -28,6 +28,7 @@ __all__ = [
     "wide",
     "writable_path",
     "write_atomic",
+    "write_atomic_all",
 ]
 
 #: Exit status of a user error: a bad value, a missing file, a malformed command line.

@@ -30,7 +30,7 @@ from innet.sim.cli._common import (
     print_json,
     progress,
     writable_path,
-    write_atomic,
+    write_atomic_all,
 )
 from innet.sim.cli._options import given, piuma_options
 from innet.sim.cli._parse import SIZE_GRAMMAR, Size, parse_bandwidth, parse_mesh, parse_time
@@ -186,7 +186,7 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool, output: P
         implied = analysis.implied_overheads(points, vector_bytes=vector) \
             if shape is None else {}
         image = analysis.figure(points, vector_bytes=vector) if plot is not None else None
-    written = str(write_atomic(plot, image)) if image is not None else None
+    written = str(plot) if image is not None else None
     out: dict[str, Any] = {"params": params.to_dict(), "vector_bytes": vector,
                            "points": [p.to_dict() for p in points]}
     if shape is None:
@@ -194,8 +194,10 @@ def piuma_command(nodes: str | None, plot: Path | None, as_json: bool, output: P
         out["implied_round_overhead_ns"] = implied
     if written:
         out["written"] = {"plot": written}
+    files = [(plot, image)] if image is not None else []
     if output is not None:
-        write_atomic(output, json.dumps(out, indent=2, sort_keys=True) + "\n")
+        files.append((output, json.dumps(out, indent=2, sort_keys=True) + "\n"))
+    write_atomic_all(files)
     if as_json:
         print_json(out)
         return

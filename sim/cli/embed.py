@@ -38,7 +38,7 @@ from innet.sim.cli._common import (
     output_option,
     print_json,
     writable_path,
-    write_atomic,
+    write_atomic_all,
 )
 from innet.sim.cli._options import (
     decorate,
@@ -155,7 +155,7 @@ def _summary(embedding, topo, model, elements: int) -> dict[str, Any]:
 def _run(topo, description: str, opts: dict[str, Any],
          link_latencies: dict[tuple[int, int], float] | None = None) -> None:
     from innet.gen.embed import embed, stripe
-    from innet.gen.routing import routing, write_booksim_routing
+    from innet.gen.routing import iter_booksim_routing, routing
 
     if opts["trees"] < 1:
         raise ValueError(f"--trees must be at least 1, not {opts['trees']}")
@@ -237,13 +237,15 @@ def _run(topo, description: str, opts: dict[str, Any],
     if opts["booksim_routing"] is not None:  # check before anything is written
         p2p = routing(topo, failed_links=links, failed_switches=dead)
         p2p.hardware_table()  # raises if a failure leaves some destination unreachable
+    files = []
     if opts["output"] is not None:
         import json
 
-        write_atomic(Path(opts["output"]) / "embedding.json",
-                     json.dumps(data, indent=2, sort_keys=True) + "\n")
+        files.append((Path(opts["output"]) / "embedding.json",
+                      json.dumps(data, indent=2, sort_keys=True) + "\n"))
     if p2p is not None:
-        write_booksim_routing(p2p, opts["booksim_routing"])
+        files.append((opts["booksim_routing"], iter_booksim_routing(p2p)))
+    write_atomic_all(files)
     if opts["as_json"]:
         print_json(data)
         return

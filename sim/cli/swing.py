@@ -14,7 +14,7 @@ from innet.sim.cli._common import (
     fail,
     json_option,
     output_option,
-    write_atomic,
+    write_atomic_all,
 )
 from innet.sim.cli._options import given, topology_from_args, topology_options
 from innet.sim.cli._parse import (
@@ -171,8 +171,8 @@ def command(kind: str, algorithm: str, multiport: bool | None, nonpow2: str, ver
                             "cost_model": cost_model.to_dict(), "sizes": table}
 
     if output is not None:
-        write_atomic(output / "schedule.json", schedule.to_json() + "\n")
-        write_atomic(output / "summary.json", _compact(summary) + "\n")
+        write_atomic_all([(output / "schedule.json", schedule.to_json() + "\n"),
+                          (output / "summary.json", _compact(summary) + "\n")])
 
     if as_json:
         click.echo(_compact(summary))

@@ -23,6 +23,7 @@ from innet.sim.cli._common import (
     output_option,
     print_json,
     write_atomic,
+    write_atomic_all,
 )
 from innet.sim.cli._options import (
     buffer_depth_option,
@@ -51,13 +52,13 @@ def check_output(output: Path) -> Path:
 
 def write_design(design, output: Path) -> tuple[Path, Path | None]:
     """Write ``design``'s Verilog to ``output`` and its port metadata beside it (same stem,
-    ``.json``), each file atomically."""
+    ``.json``), both or neither."""
     output = check_output(output)
-    write_atomic(output, design.verilog)
     if design.ports is None:
-        return output, None
+        return write_atomic(output, design.verilog), None
     meta = output.with_suffix(".json")
-    write_atomic(meta, json.dumps(design.ports, indent=2, sort_keys=True) + "\n")
+    write_atomic_all([(output, design.verilog),
+                      (meta, json.dumps(design.ports, indent=2, sort_keys=True) + "\n")])
     return output, meta
 
 

@@ -76,3 +76,12 @@ def test_switch_errors_are_one_line_and_write_nothing(innet, tmp_path, args, mes
     assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_metadata_that_cannot_be_written_leaves_no_verilog(innet, tmp_path):
+    (tmp_path / "sw.json").mkdir()
+    done = innet("verilog", "switch", "--radix", "2", "--routing-depth", "4", "--collective-ids",
+                 "1", "--collective", "none", "-o", "sw.v", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "innet: error: [Errno 21] Is a directory, not a file: 'sw.json'\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["sw.json"]

@@ -19,7 +19,7 @@ from innet.gen.checks import (
     shown,
     spell_shape,
 )
-from innet.gen.files import write_atomic
+from innet.gen.files import write_atomic, write_atomic_all
 
 
 def test_write_atomic_writes_text_bytes_and_chunks(tmp_path):
@@ -214,3 +214,28 @@ def test_write_atomic_writes_a_pipe_through_its_proc_link():
         for fd in (read, write):
             if fd is not None:
                 os.close(fd)
+
+
+def test_write_atomic_all_writes_every_file_or_none(tmp_path):
+    (tmp_path / "a.txt").write_text("old a")
+
+    def failing():
+        yield "half"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match=rf"^\[Errno 28\] No space left on device: "
+                                      rf"'{tmp_path}/sub/b.txt'$"):
+        write_atomic_all([(tmp_path / "a.txt", "new a"), (tmp_path / "sub" / "b.txt", failing())])
+    assert (tmp_path / "a.txt").read_text() == "old a"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.txt", "sub"]
+    # A path that cannot be a file is refused before anything is written.
+    (tmp_path / "c.json").mkdir()
+    with pytest.raises(IsADirectoryError, match=rf"'{tmp_path}/c.json'$"):
+        write_atomic_all([(tmp_path / "a.txt", "new a"), (tmp_path / "c.json", "{}")])
+    assert (tmp_path / "a.txt").read_text() == "old a"
+    assert write_atomic_all([(tmp_path / "a.txt", "new a"), (tmp_path / "sub" / "b.txt",
+                                                             ["b", "b"])]) == [
+        tmp_path / "a.txt", tmp_path / "sub" / "b.txt"]
+    assert ((tmp_path / "a.txt").read_text(), (tmp_path / "sub" / "b.txt").read_text()) == (
+        "new a", "bb")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.txt", "b.txt", "c.json", "sub"]
