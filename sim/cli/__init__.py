@@ -62,6 +62,9 @@ class _Commands(click.Group):
                                 standalone_mode=False, **extra)
         except click.exceptions.Exit as done:
             code = done.exit_code
+        except _NO_ARGS_IS_HELP as error:  # a group without its command: its help, unchanged
+            error.show()
+            code = USER_ERROR
         except click.exceptions.Abort:
             fail("aborted", code=130)
         except Terminated:
@@ -89,6 +92,11 @@ class _Commands(click.Group):
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+#: What click raises for a group called without its command (click 8.2 and later; earlier
+#: versions print the help and exit 0).
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 def debug() -> bool:

@@ -24,6 +24,14 @@ def test_version(innet):
     assert done.stdout.strip() == f"innet, version {metadata.version('innet')}"
 
 
+@pytest.mark.parametrize("group", [[], ["image"], ["verilog"]])
+def test_a_group_without_its_command_shows_its_help(innet, group):
+    done = innet(*group)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == innet(*group, "--help").stdout
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["no-such-command"], "innet: error: No such command 'no-such-command'."),
     (["doctor", "--bogus"], "innet: error: No such option '--bogus'."),
