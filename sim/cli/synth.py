@@ -112,7 +112,8 @@ def flow_options(func: Callable) -> Callable:
                      help="Worst endpoints to list after place and route (the worst traced in "
                           "full)."),
         output_option("Keep the build directory here (Verilog, scripts, logs, reports) and "
-                      "write synth.json into it.", directory=True),
+                      "write synth.json into it; a result taken from the cache has no build "
+                      "files (--no-cache runs the tools).", directory=True),
         json_option,
     ]
     return decorate(command, options)
@@ -154,6 +155,12 @@ def run(component: Any, name: str, params: dict[str, Any], *, target: str, seeds
                      json.dumps(report, indent=2, sort_keys=True) + "\n")
     for note in dict.fromkeys(r.note for r in results if r.note):
         click.echo(f"innet: warning: {note}", err=True)
+    reused = [str(r.seed) for r in results if r.cached]
+    if output is not None and reused:
+        seeds = f"seed{'s' if len(reused) > 1 else ''} {', '.join(reused)}"
+        click.echo(f"innet: warning: the result of {seeds} came from the "
+                   f"synthesis cache, so {output} has no build files of it (--no-cache runs "
+                   f"the tools)", err=True)
     if as_json:
         print_json(report)
     else:

@@ -35,10 +35,16 @@ def test_synth_json_has_the_documented_fields(innet, tmp_path, env):
     assert json.loads((tmp_path / "build" / "synth.json").read_text()) == report
     assert (tmp_path / "build" / "pnr.log").exists()
     # The readable form of the same (now cached) result names the critical path.
-    again = innet("synth", "muladd", "--width", "4", "--seed", "2", cwd=tmp_path, env=env)
+    # Kept in a directory, it has no build files, and a warning says so.
+    again = innet("synth", "muladd", "--width", "4", "--seed", "2", "-o", "again",
+                  cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
     assert lines[0].endswith("seed 2 (cached)")
+    assert again.stderr == ("innet: warning: the result of seed 2 came from the synthesis "
+                            "cache, so again has no build files of it (--no-cache runs the "
+                            "tools)\n")
+    assert [p.name for p in (tmp_path / "again").iterdir()] == ["synth.json"]
     path = report["critical_path"]
     row = lines.index(next(line for line in lines if line.split()[:2] == ["critical", "path"]))
     assert lines[row].split()[2:] == [f"{path['ns']:.2f}", "ns", *path["start"].split(), "->",
