@@ -211,7 +211,10 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     radix = check_param("Radix", radix, 1, MAX_RADIX)
     collective_ids = check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
     node_id_width = check_param("Node id width", node_id_width, 1, 32)
-    routing_depth = check_param("Routing depth", routing_depth, 1, 1 << node_id_width)
+    routing_depth = check_param("Routing depth", routing_depth, 1)
+    if routing_depth > 1 << node_id_width:
+        raise ValueError(f"Routing depth must be at most {1 << node_id_width} (the node ids of "
+                         f"{node_id_width} bits), not {routing_depth}")
     pw = port_width(radix)
     coll = Cluster("coll", [
         Register("ctrl", [

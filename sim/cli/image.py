@@ -166,7 +166,10 @@ def _schedule(text: str | None, layout: tuple[int, ...]):
     if path.is_dir():
         path = path / "schedule.json"
     if path.suffix == ".json" or path.exists():
-        return Schedule.from_json(path.read_text())
+        try:
+            return Schedule.from_json(path.read_text())
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
     raise ValueError(f"--swing must be one of {', '.join(ALGORITHMS)} or a schedule JSON "
                      f"file, not {text!r}")
 

@@ -244,7 +244,11 @@ def load_spec(path: str | Path) -> Spec:
         If the file cannot be read.
     """
     path = Path(path)
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path.name} is not valid TOML: not UTF-8 text (byte "
+                         f"{error.start})") from None
     try:
         data = tomllib.loads(text)
     except ValueError as error:  # TOMLDecodeError, or an integer of thousands of digits

@@ -218,6 +218,16 @@ def test_build_errors_are_one_line_and_write_nothing(innet, tmp_path, args, mess
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_bad_schedule_file_is_named(innet, tmp_path):
+    (tmp_path / "s.json").write_text('{"format": "innet-swing-schedule"}')
+    done = innet("image", "build", "torus", "--shape", "4", "--swing", "s.json", "-o", "net.img",
+                 cwd=tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("innet: error: s.json: Schedule JSON ")
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
 def _embedding_json(tmp_path, change):
     """An embedding file of ``innet embed`` on the 4-ring, edited by ``change`` (in place)."""
     data = embed(torus(4)).to_dict()

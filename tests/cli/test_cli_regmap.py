@@ -54,7 +54,7 @@ def test_explicit_format_wins_over_the_suffix(innet, tmp_path):
     (["--radix", "8", "--collective-ids", "0"], "Collective ids must be at least 1, not 0"),
     (["--radix", "8", "--routing-depth", "0"], "Routing depth must be at least 1, not 0"),
     (["--radix", "8", "--routing-depth", "300", "--node-id-width", "8"],
-     "Routing depth must be at most 256, not 300"),
+     "Routing depth must be at most 256 (the node ids of 8 bits), not 300"),
     (["--radix", "8", "--node-id-width", "40"], "Node id width must be at most 32, not 40"),
     (["--target", "endpoint", "--step-depth", "0"], "Step depth must be at least 1, not 0"),
     (["--target", "endpoint", "--vector-depth", "0"], "Vector depth must be at least 1, not 0"),

@@ -195,6 +195,14 @@ def test_a_bad_spec_is_one_line_and_nothing_runs(innet, tmp_path, case, text, me
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
 
 
+def test_a_spec_that_is_not_utf8_is_one_line(innet, tmp_path):
+    (tmp_path / "spec.toml").write_bytes(b'x = "\xff"\n')
+    done = innet("sweep", "spec.toml", "-o", "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "innet: error: spec.toml is not valid TOML: not UTF-8 text (byte 5)\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]
+
+
 def test_an_unreachable_scheduler_is_one_line(innet, tmp_path):
     done = innet("sweep", str(EXAMPLE), "--scheduler", "tcp://127.0.0.1:9", "-o", "out",
                  "--cache", "cache", cwd=tmp_path)
