@@ -53,6 +53,9 @@ from innet.sim.network import ALGO_NAMES, ALGOS, LOADS, MAX_ELEMENTS, MAX_SEED
 
 __all__ = ["command"]
 
+#: Where --waves records, in the working directory.
+_WAVES_DIR = "innet-sim-waves"
+
 #: Every algorithm ``--algo`` names: ``all`` runs :data:`innet.sim.network.ALGOS`.
 _CHOICES = (*ALGO_NAMES, "all")
 
@@ -92,7 +95,7 @@ def command() -> None:
               help="Threads of the Verilator model (a build of its own); they pay on networks "
                    "of tens of switches, with a core free for each.")
 @click.option("--waves", is_flag=True,
-              help="Record a VCD of every node's internals in ./innet-sim-waves/ (also with "
+              help=f"Record a VCD of every node's internals in ./{_WAVES_DIR}/ (also with "
                    "WAVES=1): a flat build of its own, minutes for a large network.")
 @click.option("--clock-mhz", type=Finite(), default=200.0, show_default=True,
               help="PIUMA: the clock that turns link latencies into pipeline stages.")
@@ -127,13 +130,16 @@ def allreduce(kind: str, elements: int, op: str, dtype: str, algo: str,
         if longest > MAX_LINK_STAGES:
             raise ValueError(f"--clock-mhz {clock_mhz:g} makes the longest link {longest:,} "
                              f"cycles; at most {MAX_LINK_STAGES:,} are simulated")
+    if waves and Path(_WAVES_DIR).exists() and not Path(_WAVES_DIR).is_dir():
+        raise ValueError(f"--waves records into ./{_WAVES_DIR}/, and {_WAVES_DIR} is a file: "
+                         f"move it away")
     algos = list(ALGOS) if algo == "all" else [algo]
     runs = [Scenario(a, elements, op=op, dtype=dtype, background=background, pattern=pattern,
                      name=a) for a in algos]
     with progress() as bar:
         task = bar.add_task(f"simulating {name}", total=len(runs))
         outcomes = simulate(topo, runs, seed=seed, waves=waves, backpressure=backpressure,
-                            workdir="innet-sim-waves" if waves else None,
+                            workdir=_WAVES_DIR if waves else None,
                             link_stages=link_stages, load=load, check_load=check_load,
                             threads=threads,
                             progress=lambda done, _total: bar.update(task, completed=done))

@@ -77,3 +77,17 @@ def test_waves_on_request_by_flag_or_environment(flag, env, recorded, monkeypatc
     assert done.exit_code == 0, done.output
     assert asked["waves"] is recorded
     assert asked["workdir"] == ("innet-sim-waves" if recorded else None)
+
+
+def test_waves_refused_where_their_directory_is_a_file(monkeypatch, tmp_path):
+    import innet.sim.network
+
+    monkeypatch.setattr(innet.sim.network, "simulate",
+                        lambda *args, **options: pytest.fail("simulated"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "innet-sim-waves").write_text("mine")
+    done = CliRunner().invoke(main, ["sim", "allreduce", "torus", "--shape", "4", "--waves"])
+    assert done.exit_code == 2
+    assert done.stderr == ("innet: error: --waves records into ./innet-sim-waves/, and "
+                           "innet-sim-waves is a file: move it away\n")
+    assert (tmp_path / "innet-sim-waves").read_text() == "mine"
