@@ -91,10 +91,11 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
         return
     cache_dir = (cache or sweep.default_cache()).resolve()
     out_console = wide(console())
+    err = err_console()
     bar = Progress(TextColumn("sweep"), BarColumn(),
                    TextColumn("{task.completed}/{task.total} done, {task.fields[running]} "
                               "running, {task.fields[failed]} failed"),
-                   TimeElapsedColumn(), console=err_console())
+                   TimeElapsedColumn(), console=err, disable=not err.is_terminal)
     start = time.perf_counter()
     records: list[dict[str, Any]] = []
     with sweep.open_client(scheduler, workers) as client, bar:

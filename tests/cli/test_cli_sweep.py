@@ -147,6 +147,9 @@ def test_the_small_sweep_is_the_same_locally_and_on_a_dask_cluster(innet, tmp_pa
                   "--workers", "1", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "4 points: 1 run, 3 cached, 0 failed" in again.stderr
+    # Off a terminal, no progress display: the summary line alone.
+    assert again.stderr.startswith("innet: sweep: 4 points")
+    assert again.stderr.count("\n") == 1
     assert [r["cached"] for r in _results(tmp_path / "local")] == [False, True, True, True]
     assert comparable(_results(tmp_path / "local")) == comparable(records)
 
