@@ -20,17 +20,21 @@ def switch_collective(name: str, mul: bool = False, payload_width: int = 32):
     Raises
     ------
     ValueError
-        If ``name`` is none of these, or the engine is asked for a payload other than 32 bits
-        (a payload width that is wrong in itself gets the flit's own error first).
+        If ``name`` is none of these, ``mul`` is asked of a path other than the engine, or the
+        engine is asked for a payload other than 32 bits (a payload width that is wrong in
+        itself gets the flit's own error first).
     """
     from innet.hw.collective import CollectivePath
 
+    if name not in ("engine", "pass", "none"):
+        raise ValueError(f"Collective path must be one of engine, pass, none, not {name!r}")
+    if mul and name != "engine":
+        raise ValueError(f"--mul adds multipliers to the collective engine, not to "
+                         f"--collective {name}")
     if name == "none":
         return None
     if name == "pass":
         return CollectivePath
-    if name != "engine":
-        raise ValueError(f"Collective path must be one of engine, pass, none, not {name!r}")
     from innet.hw.ceng import CollectiveEngine
     from innet.hw.flit import FlitParams
 

@@ -37,7 +37,7 @@ from innet.sim.cli._common import (
     progress,
     wide,
 )
-from innet.sim.cli._options import dtype_option, op_option
+from innet.sim.cli._options import dtype_option, given, op_option
 from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Sizes
 from innet.sim.network import MAX_ELEMENTS, MAX_SEED
 
@@ -142,6 +142,11 @@ def command(output: Path | None, quick: bool, sizes: list[int] | None, op: str, 
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
     if study is not None:
+        ignored = [f"--{name}" for name in ("op", "dtype") if given(name)]
+        if ignored:
+            verb = "does" if len(ignored) == 1 else "do"
+            raise click.UsageError(f"{' and '.join(ignored)} {verb} not apply to --study "
+                                   f"swing, which compares int32 sums")
         output = output or Path("innet-swing-study")
         check_replaceable(output, STUDY_FILES)
         chosen = sizes if sizes else list(STUDY_SIZES[:2] if quick else STUDY_SIZES)

@@ -278,6 +278,10 @@ def test_collective_path_errors():
     with pytest.raises(ValueError, match=r"^The collective engine reduces 32-bit payloads, not "
                        r"16-bit ones \(use --collective pass\)$"):
         switch_collective("engine", payload_width=16)
+    for name in ("pass", "none"):
+        with pytest.raises(ValueError, match=rf"^--mul adds multipliers to the collective "
+                                             rf"engine, not to --collective {name}$"):
+            switch_collective(name, mul=True)
 
 
 @pytest.mark.parametrize("radix", [8, 16])

@@ -146,6 +146,10 @@ def test_output_that_is_a_file_is_refused(tmp_path):
      "innet: error: Invalid value for '--backpressure': 1.0 is not in the range 0<=x<1."),
     (["--study", "swing", "--backpressure", "-0.5"],
      "innet: error: Invalid value for '--backpressure': -0.5 is not in the range 0<=x<1."),
+    (["--study", "swing", "--op", "max"],
+     "innet: error: --op does not apply to --study swing, which compares int32 sums"),
+    (["--study", "swing", "--dtype", "fp32", "--op", "add"],
+     "innet: error: --op and --dtype do not apply to --study swing, which compares int32 sums"),
 ])
 def test_cli_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):
     result = innet("demo", *args, cwd=tmp_path)
