@@ -32,6 +32,7 @@ from typing import Any
 import click
 
 from innet.gen.checks import parse_whole
+from innet.gen.regmap.endpoint import MAX_VECTOR_DEPTH
 from innet.gen.regmap.switch import COLL_BURST, COLL_TIMEOUT, MAX_COLLECTIVE_IDS
 from innet.sim.cli._common import (
     FAILED,
@@ -191,7 +192,7 @@ def command() -> None:
 @click.option("--swing", "swing", default=None, metavar="ALGO|FILE",
               help="Endpoint step tables from a schedule: swing-b, swing-l, recdoub-b, "
                    "recdoub-l, ring, bucket, or a schedule JSON from `innet swing -o`.")
-@click.option("--elements", type=Size(), default=1024, show_default=True,
+@click.option("--elements", type=Size(high=MAX_VECTOR_DEPTH), default=1024, show_default=True,
               help=f"Vector length of every endpoint ({SIZE_GRAMMAR}).")
 @op_option
 @dtype_option

@@ -202,6 +202,8 @@ def test_inspect_force_shows_an_invalid_image(innet, tmp_path):
      f"Collective id must be between 0 and 255, not {'9' * 40}"),
     (["torus", "--shape", "4x4", "--embed", "allreduce:participants=0-99999999999"],
      "--embed participants names node 99999999999, outside 0..15"),
+    (["torus", "--shape", "4x4", "--elements", "4G"],
+     "--elements must be at most 1,048,576, not '4G'"),
     (["torus", "--shape", "4x4", "--swing", "tree"],
      ("--swing must be one of swing-b, swing-l, recdoub-b, recdoub-l, ring, bucket or a "
      "schedule JSON file, not 'tree'")),
