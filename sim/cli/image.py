@@ -406,7 +406,10 @@ def inspect_command(path: Path, steps: bool, routes: bool, force: bool, as_json:
             validate(image)
         except ImageError as error:
             problem = str(error)
-    summary = _summary(image, path, fmt)
+    try:
+        summary = _summary(image, path, fmt)
+    except ValueError as error:  # parameters no register map has: nothing to show
+        fail(f"{path}: {error}")
     switches, endpoints = [], []
     for t in range(image.target_count):
         try:

@@ -220,6 +220,19 @@ def test_build_errors_are_one_line_and_write_nothing(innet, tmp_path, args, mess
     assert list(tmp_path.iterdir()) == []
 
 
+def test_inspect_force_names_the_image_whose_parameters_have_no_register_map(innet, tmp_path):
+    assert innet("image", "build", "polarfly", "--q", "2", "-o", tmp_path / "im.json",
+                 ).returncode == 0
+    data = json.loads((tmp_path / "im.json").read_text())
+    data["params"]["collective_ids"] = 300
+    (tmp_path / "im.json").write_text(json.dumps(data))
+    done = innet("image", "inspect", "--force", tmp_path / "im.json")
+    assert done.returncode == 2
+    assert done.stderr == (f"innet: error: {tmp_path / 'im.json'}: Collective ids must be at "
+                           f"most 256, not 300\n")
+    assert done.stdout == ""
+
+
 def test_a_bad_schedule_file_is_named(innet, tmp_path):
     (tmp_path / "s.json").write_text('{"format": "innet-swing-schedule"}')
     done = innet("image", "build", "torus", "--shape", "4", "--swing", "s.json", "-o", "net.img",
