@@ -24,7 +24,7 @@ request tree):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -185,32 +185,58 @@ class Embedding:
         ValueError
             If a field is missing or malformed.
         """
-        def ports(values: Iterable[Any]) -> frozenset[int]:
-            return frozenset(LOCAL if p == "local" else int(p) for p in values)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"Embedding JSON must be an object, not {type(data).__name__}")
+
+        def listed(values: Any) -> list | tuple:
+            if not isinstance(values, list | tuple):
+                raise ValueError(f"a list was expected, not {values!r:.40}")
+            return values
+
+        def ports(values: Any) -> frozenset[int]:
+            return frozenset(LOCAL if p == "local" else int(p) for p in listed(values))
 
         def port(value: Any) -> int | None:
             return None if value is None else LOCAL if value == "local" else int(value)
 
-        try:
-            if int(data["collective_id"]) < 0:
-                raise ValueError(f"collective id {data['collective_id']} is negative")
-            switches = tuple(SwitchConfig(int(s["node"]), ports(s["req_in"]), port(s["req_out"]),
-                                          port(s["resp_in"]), ports(s["resp_out"]))
-                             for s in data["switches"])
-            return cls(kind=str(data["kind"]), op=Op.parse(data["op"]),
-                       dtype=DType.parse(data["dtype"]), root=int(data["root"]),
-                       participants=tuple(int(p) for p in data["participants"]),
-                       collective_id=int(data["collective_id"]), switches=switches,
-                       depth=int(data["depth"]),
-                       links=tuple(tuple(int(x) for x in link) for link in data["links_used"]),
-                       topology=str(data["topology"]),
-                       failed_links=tuple(tuple(int(x) for x in link)
-                                          for link in data.get("failed_links", ())),
-                       failed_switches=tuple(int(x) for x in data.get("failed_switches", ())))
-        except KeyError as missing:
-            raise ValueError(f"Embedding JSON lacks {missing.args[0]!r}") from None
-        except (TypeError, ValueError, OverflowError) as error:
-            raise ValueError(f"Embedding JSON is malformed: {error}") from None
+        def switch(s: Any) -> SwitchConfig:
+            if not isinstance(s, Mapping):
+                raise ValueError(f"a switch must be an object, not {s!r:.40}")
+            return SwitchConfig(int(s["node"]), ports(s["req_in"]), port(s["req_out"]),
+                                port(s["resp_in"]), ports(s["resp_out"]))
+
+        def integers(values: Any) -> tuple[int, ...]:
+            return tuple(int(x) for x in listed(values))
+
+        def links(values: Any) -> tuple[tuple[int, ...], ...]:
+            return tuple(integers(link) for link in listed(values))
+
+        def read(name: str, convert: Callable[[Any], Any], default: Any = None) -> Any:
+            if name not in data and default is None:
+                raise ValueError(f"Embedding JSON lacks {name!r}")
+            try:
+                return convert(data.get(name, default))
+            except KeyError as missing:
+                raise ValueError(f"Embedding JSON field {name!r} is malformed: it lacks "
+                                 f"{missing.args[0]!r}") from None
+            except (TypeError, ValueError, OverflowError) as error:
+                raise ValueError(f"Embedding JSON field {name!r} is malformed: {error}"
+                                 ) from None
+
+        def collective_id(value: Any) -> int:
+            if int(value) < 0:
+                raise ValueError(f"collective id {value} is negative")
+            return int(value)
+
+        return cls(kind=read("kind", str), op=read("op", Op.parse),
+                   dtype=read("dtype", DType.parse), root=read("root", int),
+                   participants=read("participants", integers),
+                   collective_id=read("collective_id", collective_id),
+                   switches=read("switches", lambda values: tuple(map(switch, listed(values)))),
+                   depth=read("depth", int), links=read("links_used", links),
+                   topology=read("topology", str),
+                   failed_links=read("failed_links", links, default=()),
+                   failed_switches=read("failed_switches", integers, default=()))
 
 
 def check_embedding(embedding: object) -> Embedding:

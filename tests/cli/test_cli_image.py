@@ -266,7 +266,8 @@ NOT_AN_EMBEDDING = ("in/e.json is not an embedding (a JSON object, as `innet emb
     (lambda data: '{"root": ' + "9" * 5000 + "}",
      "in/e.json is not JSON: an integer of 5,000 digits, more than 1,000"),
     (lambda data: data.update(collective_id=-1),
-     "in/e.json: Embedding JSON is malformed: collective id -1 is negative"),
+     ("in/e.json: Embedding JSON field 'collective_id' is malformed: collective id -1 is "
+      "negative")),
     (lambda data: data.update(topology={"kind": "torus"}),
      "in/e.json: the topology has no 'fingerprint'"),
     (lambda data: data.update(switches=[], root=2), "in/e.json: Root 2 is not configured"),

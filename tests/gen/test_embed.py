@@ -1,6 +1,7 @@
 """The dynamic embedding: verifier properties on many networks, root choice, semantics, errors."""
 
 import random
+import re
 
 import networkx as nx
 import numpy as np
@@ -185,11 +186,30 @@ def test_contract_types_and_json_round_trip():
     assert "root=4" in repr(e)
     with pytest.raises(ValueError, match=r"^Embedding JSON lacks 'switches'$"):
         Embedding.from_dict({k: v for k, v in data.items() if k != "switches"})
-    with pytest.raises(ValueError, match=r"^Embedding JSON is malformed: "):
+    with pytest.raises(ValueError, match=r"^Embedding JSON field 'root' is malformed: "):
         Embedding.from_dict({**data, "root": "x"})
-    with pytest.raises(ValueError, match=r"^Embedding JSON is malformed: cannot convert float "
-                                         r"infinity to integer$"):
+    with pytest.raises(ValueError, match=r"^Embedding JSON field 'depth' is malformed: cannot "
+                                         r"convert float infinity to integer$"):
         Embedding.from_dict({**data, "depth": float("inf")})
+    # Each field is named with what is wrong in it, in the file's terms.
+    for change, message in [
+        ({"switches": [1]}, "field 'switches' is malformed: a switch must be an object, not 1"),
+        ({"switches": 7}, "field 'switches' is malformed: a list was expected, not 7"),
+        ({"switches": [{"node": 0}]}, "field 'switches' is malformed: it lacks 'req_in'"),
+        ({"links_used": [[0, 1], 5]},
+         "field 'links_used' is malformed: a list was expected, not 5"),
+        ({"failed_switches": "0"},
+         "field 'failed_switches' is malformed: a list was expected, not '0'"),
+        ({"collective_id": -1},
+         "field 'collective_id' is malformed: collective id -1 is negative"),
+    ]:
+        with pytest.raises(ValueError, match="^" + re.escape(f"Embedding JSON {message}") + "$"):
+            Embedding.from_dict({**data, **change})
+    with pytest.raises(ValueError, match=r"^Embedding JSON must be an object, not list$"):
+        Embedding.from_dict([data])
+    # The failures are optional.
+    assert Embedding.from_dict({k: v for k, v in data.items()
+                                if k not in ("failed_links", "failed_switches")}) == e
 
 
 def test_errors():
