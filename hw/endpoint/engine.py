@@ -9,7 +9,9 @@ explains why it can neither lose data nor deadlock.
 
 from __future__ import annotations
 
-from amaranth import Cat, Const, Module, Mux, Signal
+from types import SimpleNamespace
+
+from amaranth import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -264,8 +266,16 @@ class StepEngine(wiring.Component):
         with m.If(self.start):
             m.d.sync += early.eq(0)
 
-        flit = self.tx.payload
-        m.d.comb += [flit.kind.eq(Kind.P2P), flit.src.eq(self.node_id)]
+        # The flit is one assignment of all its bits, from signals the branches below drive:
+        # the fields no branch drives (its kind, hop and collective id) would otherwise be
+        # processes of constants alone, which an event-driven simulator never runs.
+        layout = self.tx.payload.shape()
+        flit = SimpleNamespace(**{name: Signal(layout[name].shape, name=f"tx_{name}")
+                                  for name in ("dst", "index", "payload", "tag")})
+        parts = {"kind": Const(Kind.P2P.value, 2), "src": self.node_id, **vars(flit)}
+        m.d.comb += Value.cast(self.tx.payload).eq(Cat(*(
+            parts.get(name, Const(0, field.width))
+            for name, field in sorted(layout, key=lambda item: item[1].offset))))
         with m.If(cts_todo):
             m.d.comb += [
                 self.tx.valid.eq(1),
