@@ -79,8 +79,23 @@ _KEYWORDS = """
     tranif0 tranif1 tri tri0 tri1 triand trior trireg unsigned use uwire vectored wait wand
     weak0 weak1 while wire wor xnor xor
 """
-#: The reserved words of Verilog (IEEE 1364-2005, Annex B): no module may be named one.
-VERILOG_KEYWORDS = frozenset(_KEYWORDS.split())
+_SYSTEMVERILOG_KEYWORDS = """
+    accept_on alias always_comb always_ff always_latch assert assume before bind bins binsof
+    bit break byte chandle checker class clocking const constraint context continue cover
+    covergroup coverpoint cross dist do endchecker endclass endclocking endgroup endinterface
+    endpackage endprogram endproperty endsequence enum eventually expect export extends extern
+    final first_match foreach forkjoin global iff ignore_bins illegal_bins implements implies
+    import inside int interconnect interface intersect join_any join_none let local logic
+    longint matches modport nettype new nexttime null package packed priority program property
+    protected pure rand randc randcase randsequence ref reject_on restrict return s_always
+    s_eventually s_nexttime s_until s_until_with sequence shortint shortreal soft solve static
+    string strong struct super sync_accept_on sync_reject_on tagged this throughout
+    timeprecision timeunit type typedef union unique unique0 until until_with untyped var
+    virtual void wait_order weak wildcard with within
+"""
+#: The reserved words of Verilog (IEEE 1364-2005, Annex B) and of SystemVerilog (IEEE
+#: 1800-2017, Annex B): no module may be named one (Yosys escapes such a name, ``\logic``).
+VERILOG_KEYWORDS = frozenset(_KEYWORDS.split()) | frozenset(_SYSTEMVERILOG_KEYWORDS.split())
 
 
 def check_module_name(name: str) -> str:
@@ -89,7 +104,8 @@ def check_module_name(name: str) -> str:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"Top module name must be a Verilog identifier, not {name!r}")
     if name in VERILOG_KEYWORDS:
-        raise ValueError(f"Top module name must not be a Verilog keyword, not {name!r}")
+        raise ValueError(f"Top module name must not be a Verilog or SystemVerilog keyword, "
+                         f"not {name!r}")
     return name
 
 

@@ -67,7 +67,9 @@ def test_switch_without_a_collective_path_is_the_smaller_p2p_switch(innet, tmp_p
     (["--radix", "2", "--name", "9x"], "Top module name must be a Verilog identifier, not '9x'"),
     (["--radix", "2", "--name", ""], "Top module name must be a Verilog identifier, not ''"),
     (["--radix", "2", "--name", "module"],
-     "Top module name must not be a Verilog keyword, not 'module'"),
+     "Top module name must not be a Verilog or SystemVerilog keyword, not 'module'"),
+    (["--radix", "2", "--name", "logic"],
+     "Top module name must not be a Verilog or SystemVerilog keyword, not 'logic'"),
     (["--radix", "2", "-o", "sw.txt"], "The output must be a .v file, not 'sw.txt'"),
 ])
 def test_switch_errors_are_one_line_and_write_nothing(innet, tmp_path, args, message):

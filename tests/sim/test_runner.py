@@ -289,7 +289,10 @@ def test_waves_requested(monkeypatch):
     ("", "x", r"^Design needs Verilog source text, not an empty string$"),
     ("module x; endmodule", "1x", r"^Top module name must be a Verilog identifier, not '1x'$"),
     ("module x; endmodule", "x$", r"^Top module name must be a Verilog identifier, not 'x\$'$"),
-    ("module x; endmodule", "wire", r"^Top module name must not be a Verilog keyword, not 'wire'$"),
+    ("module x; endmodule", "wire",
+     r"^Top module name must not be a Verilog or SystemVerilog keyword, not 'wire'$"),
+    ("module x; endmodule", "logic",
+     r"^Top module name must not be a Verilog or SystemVerilog keyword, not 'logic'$"),
     ("module x; endmodule", "y", r"^The Verilog source has no module named 'y'$"),
 ])
 def test_design_rejects_bad_input(verilog, top, message):
