@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from innet.gen.checks import check_int
+from innet.gen.regmap.switch import MAX_P2P_VCS
 from innet.gen.topology import LOCAL
 
 __all__ = [
@@ -299,8 +300,13 @@ def channel_graph(topology: Any, *, routes: Any = None,
         names a port the switch does not have, or a collective id is out of range.
     """
     n = topology.nodes
-    p = diameter(topology) if p2p_vcs is None else p2p_vcs
-    check_int("P2p VCs", p, 1, 16)
+    if p2p_vcs is None:
+        p = diameter(topology)
+        if p > MAX_P2P_VCS:
+            raise ValueError(f"The topology's diameter {p} needs as many hop-indexed p2p VCs, "
+                             f"and a switch has at most {MAX_P2P_VCS}")
+    else:
+        p = check_int("P2p VCs", p2p_vcs, 1, MAX_P2P_VCS)
     check_int("Collective ids", collective_ids, 1)
     peer = np.asarray(topology.ports.peer, dtype=np.int64).reshape(n, -1)
     peer_port = np.asarray(topology.ports.peer_port, dtype=np.int64).reshape(n, -1)

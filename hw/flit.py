@@ -64,7 +64,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int, shown
-from innet.gen.regmap import MAX_COLLECTIVE_IDS
+from innet.gen.regmap import MAX_COLLECTIVE_IDS, MAX_P2P_VCS
 
 __all__ = [
     "Flit",
@@ -183,7 +183,7 @@ class FlitParams:
                 ("payload_width", "Payload width", 1, 1024),
                 ("routing_depth", "Routing depth", 1, 1 << 16),
                 ("collective_ids", "Collective ids", 1, MAX_COLLECTIVE_IDS),
-                ("p2p_vcs", "p2p virtual channels", 1, 16),
+                ("p2p_vcs", "p2p virtual channels", 1, MAX_P2P_VCS),
                 ("index_width", "Index width", 1, 32),
                 ("tag_width", "Tag width", 1, 32)):
             # A numpy integer is kept as the int it equals (the widths are used as Python ints).

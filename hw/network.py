@@ -433,11 +433,13 @@ class Network(wiring.Component):
         diameter = topology_diameter(topology)
         if p2p_vcs is None:
             p2p_vcs = diameter
+        p2p_vcs = check_int("P2p VCs", p2p_vcs, low=1)
         if p2p_vcs < diameter:
             raise ValueError(f"P2p VCs must be at least the topology's diameter {diameter} "
                              f"(deadlock-free minimal routing), not {p2p_vcs}")
         if buffer_depth is None:
             buffer_depth = CREDIT_ROUND_TRIP + 2 * max(stages.values(), default=0)
+        buffer_depth = check_int("Buffer depth", buffer_depth, low=1)
         self.topology = topology
         self.nodes = n = topology.nodes
         self.radix = topology.radix

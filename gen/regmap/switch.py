@@ -35,6 +35,7 @@ __all__ = [
     "COLL_TIMEOUT",
     "ERROR_FLAGS",
     "MAX_COLLECTIVE_IDS",
+    "MAX_P2P_VCS",
     "MAX_RADIX",
     "ident_register",
     "mask_ports",
@@ -51,6 +52,10 @@ MAX_COLLECTIVE_IDS = 256
 
 #: Largest radix a map supports: a port mask of up to 33 words.
 MAX_RADIX = 1024
+
+#: Most hop-indexed p2p virtual channels a switch has (:class:`innet.hw.flit.FlitParams`):
+#: deadlock-free minimal routing needs as many as the topology's diameter.
+MAX_P2P_VCS = 16
 
 #: The switch's sticky error flags, bit 0 upward: the fields of its ``errors`` register
 #: (``RW1C``: the switch sets a flag when the error happens, software reads it and clears it by

@@ -342,6 +342,10 @@ def test_errors():
     topo = torus((4,))
     with pytest.raises(ValueError, match=r"^P2p VCs must be .*, not 0$"):
         channel_graph(topo, p2p_vcs=0)
+    # A diameter beyond the switch's VCs names the topology, not an option left to default.
+    with pytest.raises(ValueError, match=r"^The topology's diameter 33 needs as many "
+                                         r"hop-indexed p2p VCs, and a switch has at most 16$"):
+        channel_graph(torus((34,), mesh=True))
     with pytest.raises(TypeError, match=r"^Collective ids must be an integer, not '2'$"):
         channel_graph(topo, collective_ids="2")
     with pytest.raises(ValueError, match=r"^Routing table must have shape \(4, 4\), not "

@@ -98,6 +98,8 @@ def _fragments(fragment):
     ({"topology": None}, TypeError, r"^Topology must be a Topology, not NoneType$"),
     ({"mul": 1}, TypeError, r"^Multiplier option must be a bool, not 1$"),
     ({"mul": 1, "topology": None}, TypeError, r"^Multiplier option must be a bool, not 1$"),
+    ({"p2p_vcs": "2"}, TypeError, r"^P2p VCs must be an integer, not '2'$"),
+    ({"buffer_depth": "5"}, TypeError, r"^Buffer depth must be an integer, not '5'$"),
     ({"p2p_vcs": 1}, ValueError, (r"^P2p VCs must be at least the topology's diameter 2 "
                                   r"\(deadlock-free minimal routing\), not 1$")),
     ({"topology": torus((5, 5)), "p2p_vcs": 3}, ValueError,
