@@ -266,8 +266,9 @@ def buffer_depth_option(func: Callable) -> Callable:
     :class:`innet.hw.endpoint.Endpoint`'s."""
     return click.option("--buffer-depth", type=int, default=_endpoint_default("buffer_depth"),
                         show_default=True,
-                        help="Flits per switch input port and virtual channel (at least the "
-                             "credit round trip).")(func)
+                        help="Flits per switch input port and virtual channel; a switch "
+                             "needs the credit round trip for full throughput, and takes no "
+                             "fewer.")(func)
 
 
 def vector_depth_option(default: int | None = 1024) -> Callable:
