@@ -266,9 +266,10 @@ class StepEngine(wiring.Component):
         with m.If(self.start):
             m.d.sync += early.eq(0)
 
-        # The flit is one assignment of all its bits, from signals the branches below drive:
-        # the fields no branch drives (its kind, hop and collective id) would otherwise be
-        # processes of constants alone, which an event-driven simulator never runs.
+        # The flit is one continuous assignment of all its bits, from signals the branches
+        # below drive, so that its constant fields (kind, hop, collective id) are constants of
+        # that assignment: a field a process drives only with a constant becomes an
+        # `always @*` block that reads nothing, which an event-driven simulator never runs.
         layout = self.tx.payload.shape()
         flit = SimpleNamespace(**{name: Signal(layout[name].shape, name=f"tx_{name}")
                                   for name in ("dst", "index", "payload", "tag")})
