@@ -49,13 +49,14 @@ def write_atomic_all(files: Iterable[tuple[str | os.PathLike, str | bytes | Iter
         As :func:`write_atomic`, naming the path that could not be written.
     """
     files = [(_placed(Path(path), directory=False), data) for path, data in files]
+    # Tested before a link is resolved: /dev/stdout on a pipe links to /proc/self/fd/1, which
+    # opens the pipe but whose target, "pipe:[N]", names no file. A device, FIFO or socket is
+    # written in place, after every regular file is staged.
+    special = [_special(given) for given, _ in files]
     staged: list[tuple[str, Path, Path]] = []  # (temporary file, the file it replaces, path)
     try:
-        for given, data in files:
-            # Tested before the link is resolved: /dev/stdout on a pipe links to
-            # /proc/self/fd/1, which opens the pipe but whose target, "pipe:[N]", names no
-            # file. A device, FIFO or socket is written after every regular file is staged.
-            if _special(given):
+        for (given, data), in_place in zip(files, special, strict=True):
+            if in_place:
                 continue
             final = Path(os.path.realpath(given)) if given.is_symlink() else given
             with _naming(given):
@@ -68,8 +69,8 @@ def write_atomic_all(files: Iterable[tuple[str | os.PathLike, str | bytes | Iter
                 umask = os.umask(0)
                 os.umask(umask)
                 os.chmod(tmp, 0o666 & ~umask)
-        for given, data in files:
-            if _special(given):
+        for (given, data), in_place in zip(files, special, strict=True):
+            if in_place:
                 with _naming(given), open(given, _mode(data)) as handle:
                     _write(handle, data)
         for tmp, final, given in staged:
