@@ -26,10 +26,11 @@ CRC are the codecs' job) and checks, in this order, stopping at the first proble
    responses invert requests, the depth is the root's eccentricity, no idle switch);
 6. endpoints: the vector inside the vector memory, the step count within the table, for every
    step its peers existing nodes other than itself, ranges inside ``vec_len``, flags
-   consistent with peers and counts; every send matched by the peer's receive in the same
-   table entry (the schedule's step-major execution order, see :mod:`innet.gen.swing.schedule`),
-   a route from the sender's switch to the peer; the in-network command preset, if any, on a
-   collective id the node's switch takes local input for.
+   consistent with peers and counts; every send matched by the peer's receive of the same
+   elements in the same table entry (the schedule's step-major execution order, see
+   :mod:`innet.gen.swing.schedule`), a route from the sender's switch to the peer; the
+   in-network command preset, if any, on a collective id the node's switch takes local input
+   for.
 
 Every rejection is an :class:`~innet.gen.image.model.ImageError` with a one-line message naming
 the target, the register or field, and the reason.
@@ -626,7 +627,8 @@ class _Check:
                             f"id {c}")
 
     def tables(self) -> None:
-        """Every send matched by the peer's receive in the same entry; routes to the peers."""
+        """Every send matched by the peer's receive of the same elements in the same entry;
+        routes to the peers."""
         ep = list(self.image.endpoints())
         steps = [self.get(t, "engine.cfg")["steps"] for t in ep]
         ops = {}
@@ -640,7 +642,8 @@ class _Check:
                             f"{DType(b[1]).name.lower()} differs from endpoint {ra}'s "
                             f"{Op(a[0]).name.lower()} on {DType(a[1]).name.lower()}")
 
-        def side(r: int, k: int, way: str) -> tuple[int, int, int] | None:
+        def side(r: int, k: int, way: str) -> tuple[int, int, int, int] | None:
+            """Endpoint ``r``'s step ``k`` one way: (peer, first, count, collective id)."""
             if k >= steps[r]:
                 return None
             t = ep[r]
@@ -648,8 +651,14 @@ class _Check:
             if not flags[way]:
                 return None
             return (self.get(t, f"step[{k}].{way}_peer")["node"],
+                    self.get(t, f"step[{k}].{way}_first")["index"],
                     self.get(t, f"step[{k}].{way}_count")["count"], flags["cid"])
 
+        def block(first: int, count: int, cid: int) -> str:
+            return f"{count} elements [{first}, {first + count}) of collective {cid}"
+
+        # A block is sent from and received into the same elements of the vector (each
+        # endpoint's element indices count from its own vec_base).
         for r in range(self.n):
             for k in range(steps[r]):
                 for way, other, verb, prep in (("send", "recv", "sends", "to"),
@@ -657,16 +666,16 @@ class _Check:
                     mine = side(r, k, way)
                     if mine is None:
                         continue
-                    q, count, cid = mine
+                    q, first, count, cid = mine
                     theirs = side(q, k, other)
-                    if theirs != (r, count, cid):
+                    if theirs != (r, first, count, cid):
                         what = ("nothing" if theirs is None else
-                                f"{theirs[1]} elements of collective {theirs[2]} "
+                                f"{block(*theirs[1:])} "
                                 f"{'from' if other == 'recv' else 'to'} node {theirs[0]}")
                         theirs_verb = "receives" if other == "recv" else "sends"
-                        raise self.fail(ep[r], f"step[{k}].{way}_peer", f"{verb} {count} "
-                                        f"elements of collective {cid} {prep} node {q}, but "
-                                        f"endpoint {q} step[{k}] {theirs_verb} {what}")
+                        raise self.fail(ep[r], f"step[{k}].{way}_peer",
+                                        f"{verb} {block(first, count, cid)} {prep} node {q}, "
+                                        f"but endpoint {q} step[{k}] {theirs_verb} {what}")
                     if way == "send" and q not in self.hops[r]:
                         raise self.fail(ep[r], f"step[{k}].send_peer", f"sends to node {q}, "
                                         f"but switch {r} has no route to node {q}")

@@ -396,15 +396,19 @@ CASES = {
                                           "range [4, 9) runs past the vector end 8 (vec_len)")),
     "send without a matching receive": (
         edit((6, "step[1].send_count", {"count": 3})),
-        ("Endpoint 0 (target 6), step[1].send_peer: sends 3 elements of collective 0 to node 3, "
-        "but endpoint 3 step[1] receives 4 elements of collective 0 from node 0")),
+        ("Endpoint 0 (target 6), step[1].send_peer: sends 3 elements [0, 3) of collective 0 to "
+        "node 3, but endpoint 3 step[1] receives 4 elements [0, 4) of collective 0 from node 0")),
+    "send of other elements than the peer receives": (
+        edit((6, "step[0].send_first", {"index": 2})),
+        ("Endpoint 0 (target 6), step[0].send_peer: sends 4 elements [2, 6) of collective 0 to "
+        "node 3, but endpoint 3 step[0] receives 4 elements [4, 8) of collective 0 from node 0")),
     "receive nobody sends": (
         edit(*((6, f"step[1].{r}", {}) for r in ("send_peer", "send_first", "send_count")),
              *((9, f"step[1].{r}", {}) for r in ("recv_peer", "recv_first", "recv_count")),
              *((9, f"step[1].{r}", {}) for r in ("send_peer", "send_first", "send_count")),
              (9, "step[1].flags", {}), (6, "step[1].flags", {"recv": 1})),
-        ("Endpoint 0 (target 6), step[1].recv_peer: receives 4 elements of collective 0 from "
-        "node 3, but endpoint 3 step[1] sends nothing")),
+        ("Endpoint 0 (target 6), step[1].recv_peer: receives 4 elements [4, 8) of collective 0 "
+        "from node 3, but endpoint 3 step[1] sends nothing")),
     "peer set with the flag clear": (edit((6, "step[0].flags", {"recv": 1, "reduce": 1})),
                                      ("Endpoint 0 (target 6), step[0].send_peer: is 3, but the "
                                      "send flag is clear")),
