@@ -14,7 +14,7 @@ or the path of an embedding JSON written by ``innet embed -o DIR`` (``DIR/embedd
 ``--swing`` fills the endpoints' step tables from ``swing-b``, ``swing-l``, ``recdoub-b``,
 ``recdoub-l``, ``ring`` or ``bucket`` (ranks laid out on the torus or HyperX shape, or as a
 ring of all nodes on PolarFly and PIUMA), or from a schedule JSON written by ``innet swing -o
-DIR``.
+DIR`` (a schedule laid out on a grid must be laid out as the network is; a ring fits any).
 
 ``build`` refuses, and ``check`` reports, a configuration that can deadlock: one whose
 channel-dependency graph (:mod:`innet.gen.deadlock`: the routing tables with their hop-indexed
@@ -168,9 +168,17 @@ def _schedule(text: str | None, layout: tuple[int, ...]):
         path = path / "schedule.json"
     if path.suffix == ".json" or path.exists():
         try:
-            return Schedule.from_json(path.read_text())
+            schedule = Schedule.from_json(path.read_text())
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from None
+        # Rank r runs on node r: a grid schedule's peers are neighbours only in its own layout.
+        # (A ring of all ranks, a 1-D layout, fits any network.)
+        if len(schedule.shape) > 1 and schedule.shape != layout:
+            def shape(dims):
+                return "x".join(map(str, dims))
+            raise ValueError(f"{path}: the schedule lays its ranks out as {shape(schedule.shape)}, "
+                             f"but this network's are laid out as {shape(layout)}")
+        return schedule
     raise ValueError(f"--swing must be one of {', '.join(ALGORITHMS)} or a schedule JSON "
                      f"file, not {text!r}")
 

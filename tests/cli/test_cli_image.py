@@ -243,6 +243,23 @@ def test_a_bad_schedule_file_is_named(innet, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
 
 
+def test_a_schedule_for_another_grid_is_refused(innet, tmp_path):
+    schedule = build_schedule("swing-b", (3, 5))
+    (tmp_path / "s.json").write_text(schedule.to_json())
+    done = innet("image", "build", "torus", "--shape", "5x3", "--swing", "s.json", "-o",
+                 "net.img", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == ("innet: error: s.json: the schedule lays its ranks out as 3x5, but "
+                           "this network's are laid out as 5x3\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+    # The network it was made for takes it, and so does a ring of all ranks on a grid.
+    for shape, made in (("3x5", (3, 5)), ("3x5", (15,))):
+        (tmp_path / "s.json").write_text(build_schedule("ring", made).to_json())
+        done = innet("image", "build", "torus", "--shape", shape, "--swing", "s.json", "-o",
+                     "net.img", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+
+
 def _embedding_json(tmp_path, change):
     """An embedding file of ``innet embed`` on the 4-ring, edited by ``change`` (in place)."""
     data = embed(torus(4)).to_dict()
