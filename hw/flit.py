@@ -64,7 +64,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int, shown
-from innet.gen.regmap import MAX_COLLECTIVE_IDS, MAX_P2P_VCS
+from innet.gen.regmap import MAX_COLLECTIVE_IDS, MAX_P2P_VCS, MAX_ROUTING_DEPTH, node_id_bits
 
 __all__ = [
     "Flit",
@@ -181,7 +181,7 @@ class FlitParams:
     def __post_init__(self) -> None:
         for name, label, low, high in (
                 ("payload_width", "Payload width", 1, 1024),
-                ("routing_depth", "Routing depth", 1, 1 << 16),
+                ("routing_depth", "Routing depth", 1, MAX_ROUTING_DEPTH),
                 ("collective_ids", "Collective ids", 1, MAX_COLLECTIVE_IDS),
                 ("p2p_vcs", "p2p virtual channels", 1, MAX_P2P_VCS),
                 ("index_width", "Index width", 1, 32),
@@ -193,8 +193,8 @@ class FlitParams:
 
     @property
     def node_width(self) -> int:
-        """Bits of a node id (``src``, ``dst``)."""
-        return bits_for(self.routing_depth)
+        """Bits of a node id (``src``, ``dst``): :func:`innet.gen.regmap.node_id_bits`."""
+        return node_id_bits(self.routing_depth)
 
     @property
     def cid_width(self) -> int:

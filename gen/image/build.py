@@ -250,7 +250,7 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
                 dtype: DType | str = DType.INT32, vec_base: int = 0,
                 radix: int | None = None, collective_ids: int | None = None,
                 routing_depth: int | None = None, step_depth: int | None = None,
-                vector_depth: int | None = None, node_id_width: int = 16,
+                vector_depth: int | None = None, node_id_width: int | None = None,
                 coll_burst: int = COLL_BURST, coll_timeout: int = COLL_TIMEOUT,
                 failed_links: Iterable[Any] = (),
                 failed_switches: Iterable[int] = (), check_deadlock: bool = True) -> Image:
@@ -285,8 +285,9 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     radix, collective_ids, routing_depth, step_depth, vector_depth, node_id_width : int
         Map parameters; by default the smallest that hold the content: the topology's radix,
         one more than the largest collective id, or the schedule's collectives (at least 1), the
-        node
-        count, the longest step table (at least 1) and ``vec_base + elements`` (at least 1).
+        node count, the longest step table (at least 1), ``vec_base + elements`` (at least 1)
+        and the bits of the routing depth's node ids (as the RTL has them, so that the image's
+        map digests are those of the hardware built with the same parameters).
     check_deadlock : bool
         Refuse a configuration whose channel-dependency graph has a cycle (Dally and Seitz;
         :func:`innet.gen.deadlock.check` of :func:`innet.gen.deadlock.image_graph`, with as

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from innet.gen.checks import check_int, check_type
-from innet.gen.regmap import Map, Target, endpoint_map, switch_map
+from innet.gen.regmap import Map, Target, endpoint_map, node_id_bits, switch_map
 from innet.gen.topology.core import Topology, check_topology
 
 __all__ = [
@@ -142,7 +142,8 @@ class MapParams:
     vector_depth : int
         Elements of an endpoint's vector memory.
     node_id_width : int
-        Bits of a node id.
+        Bits of a node id. Default: those of the routing depth's node ids
+        (:func:`innet.gen.regmap.node_id_bits`), as the RTL has them.
     """
 
     radix: int
@@ -150,9 +151,13 @@ class MapParams:
     routing_depth: int
     step_depth: int
     vector_depth: int
-    node_id_width: int = 16
+    node_id_width: int | None = None
 
     def __post_init__(self) -> None:
+        depth = self.routing_depth
+        if (self.node_id_width is None and isinstance(depth, int) and not isinstance(depth, bool)
+                and depth >= 1):
+            object.__setattr__(self, "node_id_width", node_id_bits(depth))
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int):

@@ -189,7 +189,9 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
                  desc="vector length"),
         coll,
         engine,
-        Array(step, step_depth, desc="step table"),
+        Array(step, step_depth, desc="step table (a memory: its reset values are those of "
+                                      "power-up, and a reset keeps its entries)"),
     ], params={"collective_ids": collective_ids, "step_depth": step_depth,
                "vector_depth": vector_depth, "node_id_width": node_id_width},
-        desc="endpoint: in-network collective command and host-style step table")
+        desc="endpoint: in-network collective command and host-style step table (a memory, "
+             "which a reset does not clear)")

@@ -37,8 +37,10 @@ __all__ = [
     "MAX_COLLECTIVE_IDS",
     "MAX_P2P_VCS",
     "MAX_RADIX",
+    "MAX_ROUTING_DEPTH",
     "ident_register",
     "mask_ports",
+    "node_id_bits",
     "param_register",
     "port_code",
     "port_mask",
@@ -52,6 +54,10 @@ MAX_COLLECTIVE_IDS = 256
 
 #: Largest radix a map supports: a port mask of up to 33 words.
 MAX_RADIX = 1024
+
+#: Most routing-table entries a switch holds: its flits carry node ids of at most 16 bits
+#: (:class:`innet.hw.flit.FlitParams`).
+MAX_ROUTING_DEPTH = 1 << 16
 
 #: Most hop-indexed p2p virtual channels a switch has (:class:`innet.hw.flit.FlitParams`):
 #: deadlock-free minimal routing needs as many as the topology's diameter.
@@ -160,8 +166,15 @@ def _mask(name: str, radix: int, desc: str) -> Register:
                                  f"bit {radix} = local port")], desc=desc)
 
 
+def node_id_bits(routing_depth: int) -> int:
+    """The bits of the node ids of ``routing_depth`` destinations (``0 .. routing_depth - 1``,
+    at least 1): the node-id width of the hardware (:attr:`innet.hw.flit.FlitParams.node_width`)
+    and the default of the maps and images built for it."""
+    return max(1, (routing_depth - 1).bit_length())
+
+
 def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
-               node_id_width: int = 16) -> Map:
+               node_id_width: int | None = None) -> Map:
     """The register map of a switch (PIUMA, "Configuration Registers").
 
     Layout (word addresses, every block naturally aligned, see :mod:`innet.gen.regmap.model`):
@@ -204,9 +217,11 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     collective_ids : int
         Collective identifiers, 1..256.
     routing_depth : int
-        Routing-table entries (destinations ``0..routing_depth-1``), 1..2**node_id_width.
-    node_id_width : int
-        Bits of a node id, 1..32.
+        Routing-table entries (destinations ``0..routing_depth-1``),
+        1..:data:`MAX_ROUTING_DEPTH` and at most ``2**node_id_width``.
+    node_id_width : int, optional
+        Bits of a node id, 1..32. Default: those of the routing depth's node ids
+        (:func:`node_id_bits`), as the switch's RTL has them.
 
     Raises
     ------
@@ -215,8 +230,10 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
     """
     radix = check_param("Radix", radix, 1, MAX_RADIX)
     collective_ids = check_param("Collective ids", collective_ids, 1, MAX_COLLECTIVE_IDS)
+    routing_depth = check_param("Routing depth", routing_depth, 1, MAX_ROUTING_DEPTH)
+    if node_id_width is None:
+        node_id_width = node_id_bits(routing_depth)
     node_id_width = check_param("Node id width", node_id_width, 1, 32)
-    routing_depth = check_param("Routing depth", routing_depth, 1)
     if routing_depth > 1 << node_id_width:
         raise ValueError(f"Routing depth must be at most {1 << node_id_width} (the node ids of "
                          f"{node_id_width} bits), not {routing_depth}")

@@ -217,8 +217,9 @@ def command() -> None:
 @click.option("--vector-depth", type=Size(), default=None,
               help=f"Endpoint: elements (32-bit) of the vector memory ({SIZE_GRAMMAR}) "
                    f"[--elements].")
-@click.option("--node-id-width", type=int, default=16, show_default=True,
-              help="Bits of a node id.")
+@click.option("--node-id-width", type=int, default=None,
+              help="Bits of a node id [default: those of the routing depth's node ids, as the "
+                   "hardware has them].")
 @click.option("--coll-burst", type=click.IntRange(0, 15), default=COLL_BURST, show_default=True,
               help="The p2p floor of every switch: collective flits an output sends in a row "
                    "while a p2p flit waits, at most (0: no limit).")

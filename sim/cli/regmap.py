@@ -13,7 +13,7 @@ __all__ = ["command"]
 
 _FORMATS = {"json": ".json", "c": ".h", "md": ".md"}
 _ONLY = {
-    "switch": ("radix", "routing_depth"),
+    "switch": ("radix",),
     "endpoint": ("step_depth", "vector_depth"),
 }
 
@@ -26,14 +26,15 @@ _ONLY = {
 @flit_option("routing_depth")
 @step_depth_option
 @vector_depth_option()
-@click.option("--node-id-width", type=int, default=16, show_default=True,
-              help="Bits of a node id.")
+@click.option("--node-id-width", type=int, default=None,
+              help="Bits of a node id [default: those of --routing-depth's node ids, as "
+                   "`innet verilog` builds the switch and the endpoint].")
 @click.option("--format", "fmt", type=click.Choice(sorted(_FORMATS)), default=None,
               help="Output format [default: from the -o suffix (.json, .h, .md), else md].")
 @output_option("Write the register map to this file instead of standard output.")
 @json_option
 def command(target: str, radix: int | None, collective_ids: int,
-            routing_depth: int, step_depth: int, vector_depth: int, node_id_width: int,
+            routing_depth: int, step_depth: int, vector_depth: int, node_id_width: int | None,
             fmt: str | None, output: Path | None, as_json: bool) -> None:
     """Generate the register map of a switch or an endpoint.
 
@@ -42,6 +43,7 @@ def command(target: str, radix: int | None, collective_ids: int,
     -o, --json prints the summary of the file written as JSON.
     """
     from innet.gen import regmap
+    from innet.gen.checks import check_int
 
     for other, names in _ONLY.items():
         if other == target:
@@ -52,6 +54,10 @@ def command(target: str, radix: int | None, collective_ids: int,
     if as_json and output is None and fmt not in (None, "json"):
         raise ValueError(f"--json prints the map as JSON; it cannot be combined with "
                          f"--format {fmt} without -o")
+    # The routing depth sets the node ids' width (the endpoint's too: its flits carry them).
+    check_int("Routing depth", routing_depth, low=1, high=regmap.MAX_ROUTING_DEPTH)
+    if node_id_width is None:
+        node_id_width = regmap.node_id_bits(routing_depth)
     if target == "switch":
         if radix is None:
             raise ValueError("--radix is required for --target switch")

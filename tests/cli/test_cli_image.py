@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """``innet image build | inspect | validate | check``."""
 
 import json
@@ -20,6 +21,28 @@ def run(*args):
     return done.exit_code, done.output
 
 
+
+
+@pytest.mark.parametrize("args", [["polarfly", "--q", "3", "--embed", "allreduce",
+                                   "--swing", "ring", "--elements", "26"],
+                                  ["torus", "--shape", "4x4", "--routing-depth", "64",
+                                   "--collective-ids", "2"]])
+def test_the_maps_are_those_of_the_hardware_of_the_same_sizes(tmp_path, args):
+    """The map digests an image stores are those of the switch and the endpoint RTL built
+    with the image's sizes (a loader refuses an image whose digests are not its hardware's)."""
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+    from innet.hw.switch import Switch
+
+    code, text = run("build", *args, "-o", tmp_path / "net.img")
+    assert code == 0, text
+    p = decode((tmp_path / "net.img").read_bytes()).params
+    switch = Switch(p.radix, collective_ids=p.collective_ids, routing_depth=p.routing_depth)
+    endpoint = Endpoint(FlitParams(collective_ids=p.collective_ids,
+                                   routing_depth=p.routing_depth),
+                        step_depth=p.step_depth, vector_depth=p.vector_depth)
+    assert p.switch_map.digest == switch.regmap.digest
+    assert p.endpoint_map.digest == endpoint.regmap.digest
 
 
 def test_build_matches_the_api(tmp_path):
@@ -124,7 +147,7 @@ def test_inspect_tables(innet, tmp_path):
     assert lines[0] == (f"{path}: innet configuration image, format 1 (hex), CRC "
                         f"{sample().header.crc32:#010x}")
     assert ("  parameters  radix 3, collective-id slots 2, routing depth 8, step depth 4, vector "
-            "depth 16, node-id width 16") in lines
+            "depth 16, node-id width 3") in lines
     root = next(line for line in lines if re.match(r"\s+1 │", line))
     assert re.split(r"\s*│\s*", root.strip()) == ["1", "6/6", "0", "add", "int32",
                                                    "{0,1,2,local}", "root", "-",

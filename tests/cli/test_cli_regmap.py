@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """`innet regmap`: formats, output files, and one-line errors for bad parameters."""
 
 import json
@@ -22,7 +23,7 @@ def test_defaults_and_endpoint():
     runner = CliRunner()
     done = runner.invoke(main, ["regmap", "--radix", "3", "--format", "json"])
     assert json.loads(done.output)["params"] == {"radix": 3, "collective_ids": 4,
-                                                 "routing_depth": 64, "node_id_width": 16}
+                                                 "routing_depth": 64, "node_id_width": 6}
     done = runner.invoke(main, ["regmap", "--target", "endpoint", "--collective-ids", "2",
                                 "--step-depth", "5", "--vector-depth", "100",
                                 "--node-id-width", "8"])
@@ -60,8 +61,11 @@ def test_explicit_format_wins_over_the_suffix(innet, tmp_path):
     (["--target", "endpoint", "--vector-depth", "0"], "Vector depth must be at least 1, not 0"),
     ([], "--radix is required for --target switch"),
     (["--target", "endpoint", "--radix", "8"], "--radix applies only to --target switch"),
-    (["--target", "endpoint", "--routing-depth", "8"],
-     "--routing-depth applies only to --target switch"),
+    (["--target", "endpoint", "--routing-depth", "0"], "Routing depth must be at least 1, not 0"),
+    (["--radix", "2", "--routing-depth", "65537"],
+     "Routing depth must be at most 65536, not 65537"),
+    (["--radix", "2", "--node-id-width", "32", "--routing-depth", "4294967296"],
+     "Routing depth must be at most 65536, not 4294967296"),
     (["--radix", "8", "--step-depth", "8"], "--step-depth applies only to --target endpoint"),
 ])
 def test_bad_parameters_are_one_line_errors(innet, tmp_path, args, message):
@@ -82,13 +86,36 @@ def test_usage_errors_exit_2(innet):
     assert done.stderr.startswith("innet: error: Invalid value for '--format': 'yaml' is not one")
 
 
+@pytest.mark.parametrize("routing_depth", [1, 2, 13, 64, 65536])
+def test_the_defaults_describe_the_hardware_of_the_same_options(routing_depth):
+    """With the same options `innet regmap` gives the map of the RTL `innet verilog` builds:
+    the node ids as wide as the flits carry them (the digest images are checked against)."""
+    from innet.hw.endpoint import Endpoint
+    from innet.hw.flit import FlitParams
+    from innet.hw.switch import Switch
+
+    runner = CliRunner()
+    depth = ["--routing-depth", str(routing_depth)]
+    done = runner.invoke(main, ["regmap", "--radix", "3", *depth, "--format", "json"])
+    assert done.exit_code == 0, done.output
+    assert done.output == to_json(Switch(3, routing_depth=routing_depth).regmap)
+    done = runner.invoke(main, ["regmap", "--target", "endpoint", "--collective-ids", "2",
+                                "--step-depth", "5", "--vector-depth", "100", *depth,
+                                "--format", "json"])
+    assert done.exit_code == 0, done.output
+    endpoint = Endpoint(FlitParams(routing_depth=routing_depth, collective_ids=2), step_depth=5,
+                        vector_depth=100)
+    assert done.output == to_json(endpoint.regmap)
+
+
 def test_json(innet, tmp_path):
     done = CliRunner().invoke(main, ["regmap", "--radix", "2", "--json"])
     assert done.exit_code == 0, done.output
     assert done.stdout == to_json(switch_map(2, 4, 64))
     done = innet("regmap", "--target", "endpoint", "-o", "ep.h", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    regs = endpoint_map(4, 16, 1024)  # the defaults: FlitParams' and the Endpoint's
+    # The defaults: FlitParams' and the Endpoint's, node ids of 6 bits for 64 routes.
+    regs = endpoint_map(4, 16, 1024, node_id_width=6)
     assert (tmp_path / "ep.h").read_text() == to_c_header(regs)
     assert json.loads(done.stdout) == {"output": "ep.h", "format": "c", "target": "endpoint",
                                        "registers": len(regs), "words": regs.size,

@@ -382,8 +382,8 @@ CASES = {
         ("Switch 0 (target 0), route[7]: routes destination 7, but the network has 6 nodes "
         "(0..5)")),
     # -- endpoints -------------------------------------------------------------------------
-    "step peer out of range": (edit((6, "step[0].send_peer", {"node": 9})),
-                               ("Endpoint 0 (target 6), step[0].send_peer.node: names node 9, "
+    "step peer out of range": (edit((6, "step[0].send_peer", {"node": 7})),
+                               ("Endpoint 0 (target 6), step[0].send_peer.node: names node 7, "
                                "but the network has 6 nodes (0..5)")),
     "step peer is the endpoint itself": (edit((6, "step[0].recv_peer", {"node": 0})),
                                          ("Endpoint 0 (target 6), step[0].recv_peer.node: names "
