@@ -208,6 +208,10 @@ class Map:
         Register-map format version.
     desc : str
         One-line description.
+    memory_depth : int, optional
+        Words of a memory on the same bus, after the registers: a window that starts at the
+        smallest power of two at or above both the registers' span and the memory's depth
+        (:attr:`memory_base`), so that an address is a register or a memory word by one bit.
 
     Raises
     ------
@@ -218,7 +222,7 @@ class Map:
 
     def __init__(self, name: str, members: Iterable[Member], *,
                  params: Mapping[str, int] | None = None, version: int = FORMAT_VERSION,
-                 desc: str = "") -> None:
+                 desc: str = "", memory_depth: int | None = None) -> None:
         check_name("Map", name)
         check_param("Map version", version, 0)
         self._name = name
@@ -226,6 +230,8 @@ class Map:
         self._params = dict(params or {})
         self._version = version
         self._desc = desc
+        self._memory_depth = (None if memory_depth is None
+                              else check_param("Memory depth", memory_depth, 1))
         self._check_c_names()
 
     # -- identity -------------------------------------------------------------------------------
@@ -264,6 +270,25 @@ class Map:
     def address_width(self) -> int:
         """Bits of a word address that reach every register (at least 1)."""
         return max(1, (self._size - 1).bit_length())
+
+    @property
+    def memory_depth(self) -> int | None:
+        """Words of the memory window, or None without one."""
+        return self._memory_depth
+
+    @property
+    def memory_base(self) -> int | None:
+        """Word address of the memory window's first word, or None without one."""
+        if self._memory_depth is None:
+            return None
+        return 1 << max(self.address_width, (self._memory_depth - 1).bit_length())
+
+    @property
+    def bus_address_width(self) -> int:
+        """Bits of the bus's word address: the registers' and, with a memory, its window's."""
+        if self._memory_depth is None:
+            return self.address_width
+        return (self.memory_base + self._memory_depth - 1).bit_length()
 
     def __repr__(self) -> str:
         return f"<Map {self._name} {self._params} {len(self.registers)} registers>"
@@ -425,8 +450,9 @@ class Map:
         """The canonical description: structure, addresses, fields (and descriptions if ``docs``).
 
         ``"tree"`` mirrors the declaration (offsets relative to the parent, arrays once). With
-        ``docs``, ``"registers"`` also lists every register with its address and template, and
-        ``"templates"`` gives each template's words, reset and fields.
+        ``docs``, ``"registers"`` also lists every register with its address and template,
+        ``"templates"`` gives each template's words, reset and fields, and ``"memory"`` the
+        memory window (``base``, ``depth``, ``bus_address_width``), if the map has one.
         """
         data: dict[str, Any] = {
             "format": "innet-regmap",
@@ -442,6 +468,9 @@ class Map:
         if docs:
             data["desc"] = self._desc
             data["digest"] = self.digest
+            if self._memory_depth is not None:
+                data["memory"] = {"base": self.memory_base, "depth": self._memory_depth,
+                                  "bus_address_width": self.bus_address_width}
             data["registers"] = [{"name": r.name, "address": r.address, "template": r.template}
                                  for r in self.registers]
             data["templates"] = {

@@ -193,5 +193,6 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
                                       "power-up, and a reset keeps its entries)"),
     ], params={"collective_ids": collective_ids, "step_depth": step_depth,
                "vector_depth": vector_depth, "node_id_width": node_id_width},
-        desc="endpoint: in-network collective command and host-style step table (a memory, "
-             "which a reset does not clear)")
+        memory_depth=vector_depth,
+        desc="endpoint: in-network collective command and host-style step table (the step "
+             "table is a memory: a reset does not clear it)")

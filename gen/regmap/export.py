@@ -152,6 +152,14 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
         f"#define {p}_SIZE {_c_int(regmap.size)}",
         f"#define {p}_ADDRESS_WIDTH {regmap.address_width}u",
     ]
+    if regmap.memory_depth is not None:
+        lines += [
+            f"/* The memory window: word {p}_MEMORY_BASE + e is word e of the memory; the bus's",
+            f" * address has {p}_BUS_ADDRESS_WIDTH bits. */",
+            f"#define {p}_MEMORY_BASE {_c_int(regmap.memory_base)}",
+            f"#define {p}_MEMORY_DEPTH {_c_int(regmap.memory_depth)}",
+            f"#define {p}_BUS_ADDRESS_WIDTH {regmap.bus_address_width}u",
+        ]
     for kind in _enums(regmap):
         guard = f"{prefix}_{kind.__name__.upper()}_ENUM"
         lines += ["", f"#ifndef {guard}", f"#define {guard}"]
@@ -188,6 +196,15 @@ def to_c_header(regmap: Map, prefix: str = "INNET") -> str:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
+
+
+def _md_memory(regmap: Map) -> str:
+    """The sentence on a map's memory window."""
+    digits = max(2, -(-regmap.bus_address_width // 4))
+    first, last = regmap.memory_base, regmap.memory_base + regmap.memory_depth - 1
+    return (f"A memory of {regmap.memory_depth} words shares the bus: its word `e` is at "
+            f"address `0x{first:0{digits}x} + e` (up to `0x{last:0{digits}x}`), and the bus's "
+            f"address has {regmap.bus_address_width} bits.")
 
 
 def _md_address(entry: _Entry, digits: int) -> str:
@@ -237,6 +254,7 @@ def to_markdown(regmap: Map) -> str:
         ("Word-addressed 32-bit registers: an address counts words (byte address = 4 x "
          "address); a register of several words holds bits 31..0 in its first word."),
         "",
+        *([_md_memory(regmap), ""] if regmap.memory_depth is not None else []),
         "| address | register | words | access | reset | description |",
         "|---|---|---|---|---|---|",
     ]

@@ -160,12 +160,10 @@ class Endpoint(wiring.Component):
         self._mul = mul
         self._map = endpoint_map(params.collective_ids, step_depth, vector_depth,
                                  node_id_width=node_id_width)
-        window = max(self._map.address_width, max(1, (vector_depth - 1).bit_length()))
-        self._window_bits = window
         super().__init__({
             "tx": Out(link_signature(params)),
             "rx": In(link_signature(params)),
-            "cfg": In(bus_signature(window + 1)),
+            "cfg": In(bus_signature(self._map.bus_address_width)),
             "p2p_tx": In(stream_signature(params)),
             "p2p_rx": Out(stream_signature(params)),
             "coll_status": Out(status_layout()),
@@ -209,13 +207,13 @@ class Endpoint(wiring.Component):
 
     @property
     def memory_base(self) -> int:
-        """Bus word address of element 0 of the vector memory."""
-        return 1 << self._window_bits
+        """Bus word address of element 0 of the vector memory (the map's memory window)."""
+        return self._map.memory_base
 
     @property
     def address_width(self) -> int:
         """Bits of the configuration bus address (registers and memory window)."""
-        return self._window_bits + 1
+        return self._map.bus_address_width
 
     def elaborate(self, platform):
         from innet.hw.link import LinkReceiver, LinkSender
@@ -315,7 +313,7 @@ class Endpoint(wiring.Component):
         bus = self.cfg
         map_words = 1 << self._map.address_width
         in_window = bus.addr >= self.memory_base
-        element = bus.addr[:self._window_bits]
+        element = bus.addr[:self._map.bus_address_width - 1]
         in_memory = in_window & (element < depth)
         in_regs = bus.addr < map_words
         m.d.comb += [regs.bus.addr.eq(bus.addr), regs.bus.w_data.eq(bus.w_data),

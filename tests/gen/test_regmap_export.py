@@ -147,6 +147,10 @@ def test_c_header_compiles_and_matches_the_json(regmap, tmp_path):
             if f["offset"] + f["width"] <= 64:
                 checks.append(f'printf("%s.%s mask %llx\\n", "{template}", "{f["name"]}", '
                               f"(unsigned long long){fs}_MASK);")
+    if "memory" in data:
+        checks.append(f'printf("memory %lu %lu %lu\\n", (unsigned long){prefix}_MEMORY_BASE, '
+                      f"(unsigned long){prefix}_MEMORY_DEPTH, "
+                      f"(unsigned long){prefix}_BUS_ADDRESS_WIDTH);")
     program = tmp_path / "check.c"
     program.write_text('#include <stdio.h>\n#include "regs.h"\n#include "regs.h"\n'
                        "int main(void) {\n" + "\n".join(checks) + "\nreturn 0;\n}\n")
@@ -164,6 +168,10 @@ def test_c_header_compiles_and_matches_the_json(regmap, tmp_path):
             if f["offset"] + f["width"] <= 64:
                 mask = ((1 << f["width"]) - 1) << f["offset"]
                 expected.append(f"{template}.{f['name']} mask {mask:x}")
+    if "memory" in data:
+        memory = data["memory"]
+        expected.append(f"memory {memory['base']} {memory['depth']} "
+                        f"{memory['bus_address_width']}")
     assert lines == expected
 
 

@@ -28,6 +28,7 @@ from innet.gen.regmap import (
     port_mask,
     port_width,
     switch_map,
+    to_markdown,
 )
 
 SWITCH_SIZES = [(1, 1, 1), (2, 2, 4), (8, 4, 16), (31, 3, 100), (32, 5, 7), (40, 16, 256),
@@ -294,10 +295,11 @@ def _digest_maps():
 
 def _without_docs(value):
     """A map's documented description (``as_dict()``) without its documentation: every
-    ``desc``, and the ``digest``, ``registers`` and ``templates`` that only it lists."""
+    ``desc``, and the ``digest``, ``registers``, ``templates`` and ``memory`` (the memory
+    window, derived from the parameters) that only it lists."""
     if isinstance(value, dict):
         return {k: _without_docs(v) for k, v in value.items()
-                if k not in ("desc", "digest", "registers", "templates")}
+                if k not in ("desc", "digest", "registers", "templates", "memory")}
     if isinstance(value, list):
         return [_without_docs(v) for v in value]
     return value
@@ -348,3 +350,23 @@ def test_numpy_integers_give_the_same_maps():
         switch_map(4, 2, 16).as_dict()
     assert endpoint_map(np.int64(2), np.int16(4), np.uint32(16)).as_dict() == \
         endpoint_map(2, 4, 16).as_dict()
+
+
+@pytest.mark.parametrize(("ids", "steps", "depth"), [
+    (1, 1, 1), (2, 3, 200), (4, 16, 255), (4, 16, 256), (4, 16, 257), (2, 1000, 64),
+    (256, 65535, 1 << 20)])
+def test_the_endpoint_memory_window_follows_the_registers(ids, steps, depth):
+    """The vector memory's window: a power of two at or above the registers and the memory, so
+    one address bit tells them apart, on a bus just wide enough for its last word."""
+    m = endpoint_map(ids, steps, depth)
+    base, width = m.memory_base, m.bus_address_width
+    assert m.memory_depth == depth == m.params["vector_depth"]
+    assert base & (base - 1) == 0
+    assert base >= m.size
+    assert base >= depth
+    assert base == 1 << max(m.address_width, (depth - 1).bit_length())
+    assert 1 << (width - 1) <= base + depth - 1 < 1 << width
+    assert m.as_dict()["memory"] == {"base": base, "depth": depth, "bus_address_width": width}
+    assert f"address has {width} bits" in to_markdown(m)
+    assert switch_map(2, 2, 4).memory_base is None
+    assert "memory" not in switch_map(2, 2, 4).as_dict()
