@@ -74,7 +74,8 @@ class _Commands(click.Group):
         except USER_ERRORS as error:
             if debug():
                 raise
-            fail(_line(error), code=USER_ERROR)
+            fail(_os_line(error) if isinstance(error, OSError) else _line(error),
+                 code=USER_ERROR)
         except MemoryError as error:
             if debug():
                 raise
@@ -102,6 +103,17 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def debug() -> bool:
     """``INNET_DEBUG`` asks for tracebacks: ``1``, ``true``, ``yes`` or ``on``."""
     return os.environ.get("INNET_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _os_line(error: OSError) -> str:
+    """An operating-system error as the file it concerns and the reason
+    (``missing.json: No such file or directory``), without Python's ``[Errno N]``."""
+    if error.filename is None or not error.strerror:
+        return _line(error)
+    names = os.fsdecode(error.filename)
+    if error.filename2 is not None:
+        names += f" -> {os.fsdecode(error.filename2)}"
+    return f"{names}: {error.strerror}"
 
 
 def _line(error: BaseException) -> str:

@@ -93,7 +93,9 @@ def test_doctor_says_why_emit_failed_in_one_line(monkeypatch, error, detail):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["image", "build", "polarfly", "--q", "3", "--swing", "missing.json", "-o", "x.img"],
-     "innet: error: [Errno 2] No such file or directory: 'missing.json'"),
+     "innet: error: missing.json: No such file or directory"),
+    (["regmap", "--radix", "2", "-o", "/dev/full"],
+     "innet: error: /dev/full: No space left on device"),
     (["image", "inspect", "missing.img"],
      "innet: error: Invalid value for 'PATH': File 'missing.img' does not exist."),
     (["topo", "polarfly"], "innet: error: polarfly needs --q"),

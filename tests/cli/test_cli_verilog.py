@@ -85,5 +85,5 @@ def test_metadata_that_cannot_be_written_leaves_no_verilog(innet, tmp_path):
     done = innet("verilog", "switch", "--radix", "2", "--routing-depth", "4", "--collective-ids",
                  "1", "--collective", "none", "-o", "sw.v", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr == "innet: error: [Errno 21] Is a directory, not a file: 'sw.json'\n"
+    assert done.stderr == "innet: error: sw.json: Is a directory, not a file\n"
     assert [p.name for p in tmp_path.iterdir()] == ["sw.json"]
