@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from innet.gen.checks import check_int
 from innet.gen.image.model import Image, MapParams
 from innet.gen.image.validate import CollectiveConfig, validate
 from innet.gen.ops import DType, Op, check_supported
@@ -317,11 +318,8 @@ def build_image(topology: Any, *, routes: Any = None, embeddings: Iterable[Any] 
     wanted_ids = max([c + 1 for c in collectives]
                      + [schedule.collectives if schedule is not None else 0, 1])
     steps = schedule.steps * schedule.collectives if schedule is not None else 0
-    for name, value in (("Elements", elements), ("Vector base", vec_base)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an integer, not {value!r}")
-        if value < 0:
-            raise ValueError(f"{name} must be non-negative, not {value}")
+    elements = check_int("Elements", elements, low=0)
+    vec_base = check_int("Vector base", vec_base, low=0)
     params = MapParams(
         radix=topology.radix if radix is None else radix,
         collective_ids=wanted_ids if collective_ids is None else collective_ids,

@@ -226,7 +226,7 @@ def test_builder_errors():
         (lambda: build_image(topo, elements=100, vector_depth=64), ValueError,
          "A vector of 100 elements at base 0 does not fit in the vector depth 64"),
         (lambda: build_image(topo, elements=-1), ValueError,
-         "Elements must be non-negative, not -1"),
+         "Elements must be at least 0, not -1"),
         (lambda: build_image(topo, elements="8"), TypeError,
          "Elements must be an integer, not '8'"),
         (lambda: build_image(topo, schedule=schedule, collective_ids=2), ValueError,
