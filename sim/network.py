@@ -13,6 +13,7 @@ reduction orders, :mod:`innet.gen.swing`'s executor for step schedules).
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -58,6 +59,9 @@ PATTERNS = ("uniform", "permutation")
 LOADS = ("backdoor", "lanes", "bus")
 #: Largest seed of a simulation (cocotb's, 32 bits).
 MAX_SEED = (1 << 32) - 1
+#: The fewest cycles the testbench waits for a run to finish before it calls it a hang (a run
+#: predicted to take longer waits eight times its prediction).
+CYCLE_LIMIT = 400_000
 #: Most elements of a simulated vector: as many as an endpoint's vector memory holds.
 MAX_ELEMENTS = MAX_VECTOR_DEPTH
 
@@ -284,6 +288,9 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         raise TypeError(f"Background load must be a number, not {scenario.background!r:.60}")
     if not 0 <= scenario.background <= 1:
         raise ValueError(f"Background load must be between 0 and 1, not {scenario.background}")
+    if scenario.background and not _host_rate(scenario.background):
+        raise ValueError(f"Background load {scenario.background} is below the traffic "
+                         f"generators' finest rate, 1/256 of the cycles")
     if scenario.pattern not in PATTERNS:
         raise ValueError(f"Pattern must be one of {', '.join(PATTERNS)}, not "
                          f"{scenario.pattern!r}")
@@ -291,17 +298,38 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         check_backpressure(scenario.backpressure)
 
 
+def _check_inject(kind: str, scenarios: list[Scenario]) -> None:
+    """Refuse a fault injection that no scenario gives a chance to act: the host-flit faults
+    act on background traffic, ``corrupt`` on in-network responses."""
+    if kind in ("drop", "duplicate", "reorder") and not any(s.background for s in scenarios):
+        raise ValueError(f"The {kind} injection acts on background traffic, and no scenario "
+                         f"has any")
+    if kind == "corrupt" and not any(s.algo == "innet" and s.elements for s in scenarios):
+        raise ValueError("The corrupt injection acts on in-network responses, and no "
+                         "scenario runs an in-network collective with elements")
+
+
 def check_backpressure(backpressure: float) -> None:
-    """Refuse a backpressure that is not a number in [0, 1) (TypeError, ValueError)."""
+    """Refuse a backpressure that is not a number in [0, 1), or that the endpoints' throttle
+    (steps of 1/256) would run as another rate above 255/256 (TypeError, ValueError)."""
     if isinstance(backpressure, bool) or not isinstance(backpressure, numbers.Real):
         raise TypeError(f"Backpressure must be a number, not {backpressure!r:.60}")
     if not 0 <= backpressure < 1:
         raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
+    if round(backpressure * 256) > 255:
+        raise ValueError(f"Backpressure must be at most 255/256 (0.996), the finest the "
+                         f"endpoints' throttle holds back, not {backpressure}")
 
 
 def _stall_rate(backpressure: float) -> int:
     """The local links' throttle setting: held back ``stall_rate / 256`` of the cycles."""
-    return min(255, round(backpressure * 256))
+    return round(backpressure * 256)
+
+
+def _host_rate(background: float) -> int:
+    """The traffic generators' setting: a host flit offered in ``host_rate / 256`` of the
+    cycles."""
+    return round(background * 256)
 
 
 def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressure: float,
@@ -316,7 +344,7 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
     from innet.gen.swing import build_schedule
     from innet.sim.golden import idle_latency
 
-    model = replace(model, local_bandwidth=1 - backpressure)
+    model = replace(model, local_bandwidth=1 - _stall_rate(backpressure) / 256)
     first = group[0]
     hosts = [s for s in group if s.algo != "innet"]
     if hosts and len(group) > 1:
@@ -326,8 +354,9 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
     if len(keys) > 1:
         raise ValueError("Concurrent scenarios must share elements, dtype, background, "
                          "pattern and backpressure")
-    spec: dict[str, Any] = {"elements": first.elements, "op": first.op, "dtype": first.dtype,
-                            "background": first.background, "pattern": first.pattern,
+    spec: dict[str, Any] = {"elements": int(first.elements), "op": first.op,
+                            "dtype": first.dtype, "host_rate": _host_rate(first.background),
+                            "pattern": first.pattern,
                             "stall_rate": _stall_rate(backpressure), "label": label,
                             "scenarios": list(range(len(group)))}
     image_args: dict[str, Any] = {"elements": max(first.elements, 1), "op": first.op,
@@ -364,6 +393,10 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
                     for e in embeddings]
     image = build_image(topology, routes=routes, **sizes, **image_args)
     spec["image"] = encode(image, "hex")
+    # How long the testbench waits for the run's last endpoint: the slowest prediction many
+    # times over (background traffic and a deep throttle stretch a run), and never less than
+    # a fixed floor, so that only a run that has stopped is called a hang.
+    spec["cycle_limit"] = max(CYCLE_LIMIT, 8 * math.ceil(max(predictions)))
     return spec, predictions, arrivals
 
 
@@ -487,12 +520,17 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
                                 f"{s!r:.60}")
             check_int("Elements", s.elements)
     largest = max(s.elements for g in groups for s in g)
+    if max_elements is None and largest > MAX_ELEMENTS:
+        raise ValueError(f"A vector of {largest} elements does not fit in an endpoint's "
+                         f"memory, {MAX_ELEMENTS} elements at the most")
     depth = max_elements if max_elements is not None else max(1024, largest)
     check_int("Max elements", depth, low=1, high=MAX_ELEMENTS)
     check_backpressure(backpressure)
     for g in groups:
         for s in g:
             _check(s, topology, depth)
+    if inject is not None:
+        _check_inject(inject[0], [s for g in groups for s in g])
     stages = link_stage_map(topology, link_stages)
     if isinstance(link_stages, Mapping):
         model = CostModel(link_latencies={pair: float(n) for pair, n in stages.items()})

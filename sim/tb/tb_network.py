@@ -371,7 +371,7 @@ class TB:
             per_scenario_receivers.append(None)
             port, cmd = "engine_status", dut.cmd_engine_start
         # Background traffic and backpressure; the per-run latches cleared.
-        background = spec.get("background", 0.0)
+        host_rate = spec.get("host_rate", 0)
         perm = 0
         if spec.get("pattern") == "permutation":
             order = list(range(n))
@@ -383,18 +383,18 @@ class TB:
         dut.stall_rate.value = spec.get("stall_rate", 0)
         dut.host_perm.value = int(spec.get("pattern") == "permutation")
         dut.host_perm_dst.value = perm
-        dut.host_rate.value = round(background * 256)
-        dut.host_rx_stall.value = HOST_RX_STALL if background else 0
+        dut.host_rate.value = host_rate
+        dut.host_rx_stall.value = HOST_RX_STALL if host_rate else 0
         dut.clear.value = 1
         await FallingEdge(dut.clk)
         dut.clear.value = 0
-        if background:
+        if host_rate:
             await ClockCycles(dut.clk, self.rng.randrange(1, 30), rising=False)
         cmd.value = nodes_mask
         began = time.perf_counter()
         await FallingEdge(dut.clk)
         cmd.value = 0
-        await self.wait_high(dut.tb_done, 400_000, f"{what}: done")
+        await self.wait_high(dut.tb_done, spec["cycle_limit"], f"{what}: done")
         seconds = time.perf_counter() - began
         dut.host_rate.value = 0
         dut.host_rx_stall.value = 0

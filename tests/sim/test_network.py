@@ -19,9 +19,11 @@ and name it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 
+import numpy as np
 import pytest
 from amaranth import Shape
 
@@ -175,6 +177,12 @@ def test_bench_is_the_network_with_test_ports():
      r"time$")),
     ([S("innet", 0)], r"^Elements must be at least 1 \(0 only for a barrier\), not 0$"),
     ([S("innet", 1, background=1.5)], r"^Background load must be between 0 and 1, not 1.5$"),
+    ([S("innet", 1, background=0.0015)],
+     (r"^Background load 0.0015 is below the traffic generators' finest rate, 1/256 of the "
+      r"cycles$")),
+    ([S("innet", 1, backpressure=0.9999)],
+     (r"^Backpressure must be at most 255/256 \(0.996\), the finest the endpoints' throttle "
+      r"holds back, not 0.9999$")),
     ([S("innet", 1, backpressure=1.0)],
      r"^Backpressure must be at least 0 and below 1, not 1.0$"),
     ([(S("innet", 1, participants=(0, 1)), S("innet", 1, participants=(2, 3),
@@ -185,6 +193,59 @@ def test_bench_is_the_network_with_test_ports():
 def test_errors(runs, message):
     with pytest.raises(ValueError, match=message):
         simulate(polarfly(2), runs, max_elements=1024)
+
+
+def test_a_vector_beyond_any_endpoint_memory_is_named_as_such():
+    with pytest.raises(ValueError, match=r"^A vector of 1048577 elements does not fit in an "
+                                         r"endpoint's memory, 1048576 elements at the most$"):
+        simulate(polarfly(2), [S("innet", 2**20 + 1)])
+
+
+@pytest.mark.parametrize(("runs", "kind", "message"), [
+    ([S("swing-b", 8)], "drop",
+     r"^The drop injection acts on background traffic, and no scenario has any$"),
+    ([S("innet", 8), S("ring", 8)], "reorder",
+     r"^The reorder injection acts on background traffic, and no scenario has any$"),
+    ([S("ring", 8, background=0.5)], "corrupt",
+     (r"^The corrupt injection acts on in-network responses, and no scenario runs an "
+      r"in-network collective with elements$")),
+])
+def test_an_injection_with_nothing_to_act_on_is_refused(runs, kind, message):
+    with pytest.raises(ValueError, match=message):
+        simulate(polarfly(2), runs, inject=(kind, 3))
+
+
+def test_numpy_numbers_are_taken_as_their_values():
+    """A numpy element count and load plan as the Python numbers they equal (no build)."""
+    from innet.gen.cost import CostModel
+    from innet.gen.routing import routing
+    from innet.hw.network import image_sizes
+    from innet.sim.network import _plan, network_sizes
+
+    topo = polarfly(2)
+    sizes = image_sizes(topo, **network_sizes(topo, 64))
+
+    def plan(elements, background):
+        spec, cycles, _ = _plan((S("innet", elements, background=background),), topo,
+                                routing(topo), sizes, 0.25, 0, CostModel(), {})
+        return json.dumps(spec, sort_keys=True), cycles
+
+    assert plan(np.int64(8), np.float32(0.5)) == plan(8, 0.5)
+
+
+def test_the_wait_for_a_run_grows_with_its_prediction():
+    from innet.gen.cost import CostModel
+    from innet.gen.routing import routing
+    from innet.hw.network import image_sizes
+    from innet.sim.network import CYCLE_LIMIT, _plan, network_sizes
+
+    topo = polarfly(2)
+    sizes = image_sizes(topo, **network_sizes(topo, 4096))
+    for backpressure, elements in ((0.0, 64), (0.996, 4096)):
+        spec, (cycles,), _ = _plan((S("ring", elements),), topo, routing(topo), sizes,
+                                   backpressure, 0, CostModel(), {})
+        assert spec["cycle_limit"] == max(CYCLE_LIMIT, 8 * math.ceil(cycles))
+    assert spec["cycle_limit"] > CYCLE_LIMIT  # 4,096 elements at 1/256 of the bandwidth
 
 
 def test_backpressure_type_and_range():
