@@ -120,7 +120,8 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
               help="Seed of the test vectors and the random backpressure.")
 @click.option("--backpressure", type=Finite(min=0, max=1, max_open=True), default=0.25,
               show_default=True,
-              help="Probability that an endpoint's local-link credit is held back in a cycle.")
+              help="Probability that an endpoint's local-link credit is held back in a cycle "
+                   "(in steps of 1/256, at most 255/256).")
 @click.option("--study", type=click.Choice(["swing"]), default=None,
               help="Run a study instead of the demo: swing = Swing-B against recursive "
                    "doubling-B on the ring of 8 and the 4x4 torus.")

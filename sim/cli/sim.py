@@ -81,7 +81,8 @@ def command() -> None:
               show_default=True, help="Background traffic pattern.")
 @click.option("--backpressure", type=Finite(min=0, max=1, max_open=True), default=0.25,
               show_default=True,
-              help="Probability a local-link credit is held back in a cycle.")
+              help="Probability a local-link credit is held back in a cycle (in steps of "
+                   "1/256, at most 255/256).")
 @click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the vectors, the backpressure and the background traffic.")
 @click.option("--load", "load", type=click.Choice(list(LOADS)), default="backdoor",
