@@ -59,10 +59,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
-from innet.gen.regmap import MAX_STEP_DEPTH, MAX_VECTOR_DEPTH
+from innet.gen.regmap import MAX_STEP_DEPTH, MAX_VECTOR_DEPTH, node_id_bits
 from innet.gen.topology import check_topology
 from innet.hw.endpoint import Endpoint
-from innet.hw.flit import bits_for, link_signature
+from innet.hw.flit import link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
@@ -143,7 +143,7 @@ def image_sizes(topology, *, vector_depth: int, step_depth: int,
     (and refused) before any hardware is elaborated."""
     return {"radix": topology.radix, "collective_ids": collective_ids,
             "routing_depth": topology.nodes, "step_depth": step_depth,
-            "vector_depth": vector_depth, "node_id_width": bits_for(topology.nodes)}
+            "vector_depth": vector_depth, "node_id_width": node_id_bits(topology.nodes)}
 
 
 def local_quiet(sw: Switch, ep: Endpoint) -> Value:

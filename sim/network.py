@@ -59,8 +59,8 @@ PATTERNS = ("uniform", "permutation")
 LOADS = ("backdoor", "lanes", "bus")
 #: Largest seed of a simulation (cocotb's, 32 bits).
 MAX_SEED = (1 << 32) - 1
-#: The fewest cycles the testbench waits for a run to finish before it calls it a hang (a run
-#: predicted to take longer waits eight times its prediction).
+#: The fewest cycles the testbench waits for a run to finish before it calls it a hang: it
+#: waits the larger of these and eight times the run's prediction.
 CYCLE_LIMIT = 400_000
 #: Most elements of a simulated vector: as many as an endpoint's vector memory holds.
 MAX_ELEMENTS = MAX_VECTOR_DEPTH
@@ -89,14 +89,15 @@ class Scenario:
     collective_id : int
         In-network only: the switches' collective id.
     background : float
-        Background p2p load per node, 0..1 (flits per cycle offered by each node's host).
+        Background p2p load per node, 0..1 (flits per cycle offered by each node's host), run
+        in steps of 1/256 (a load above 0 is at least 1/256).
     pattern : str
         ``"uniform"`` (random destination per flit) or ``"permutation"`` (a fixed random
         derangement).
     name : str
         Free label for reports.
     backpressure : float or None
-        Random backpressure at the endpoints during this run, 0 <= b < 1 (as
+        Random backpressure at the endpoints during this run, 0 <= b <= 255/256 (as
         :func:`simulate`'s ``backpressure``); ``None``: :func:`simulate`'s.
     """
 
@@ -288,7 +289,7 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         raise TypeError(f"Background load must be a number, not {scenario.background!r:.60}")
     if not 0 <= scenario.background <= 1:
         raise ValueError(f"Background load must be between 0 and 1, not {scenario.background}")
-    if scenario.background and not _host_rate(scenario.background):
+    if 0 < scenario.background < 1 / 256:
         raise ValueError(f"Background load {scenario.background} is below the traffic "
                          f"generators' finest rate, 1/256 of the cycles")
     if scenario.pattern not in PATTERNS:
@@ -298,15 +299,22 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         check_backpressure(scenario.backpressure)
 
 
-def _check_inject(kind: str, scenarios: list[Scenario]) -> None:
+def _check_inject(kind: str, node: int, scenarios: list[Scenario]) -> None:
     """Refuse a fault injection that no scenario gives a chance to act: the host-flit faults
-    act on background traffic, ``corrupt`` on in-network responses."""
+    act on background traffic, ``corrupt`` on the in-network responses ``node`` receives."""
     if kind in ("drop", "duplicate", "reorder") and not any(s.background for s in scenarios):
         raise ValueError(f"The {kind} injection acts on background traffic, and no scenario "
                          f"has any")
-    if kind == "corrupt" and not any(s.algo == "innet" and s.elements for s in scenarios):
-        raise ValueError("The corrupt injection acts on in-network responses, and no "
-                         "scenario runs an in-network collective with elements")
+
+    def receives(s: Scenario) -> bool:
+        if s.kind == "reduce":  # the root only (the embedding's own when not given)
+            return s.root is None or s.root == node
+        return s.participants is None or node in s.participants
+
+    if kind == "corrupt" and not any(s.algo == "innet" and s.elements and receives(s)
+                                     for s in scenarios):
+        raise ValueError(f"The corrupt injection acts on the in-network responses node {node} "
+                         f"receives, and no scenario sends it any")
 
 
 def check_backpressure(backpressure: float) -> None:
@@ -316,8 +324,8 @@ def check_backpressure(backpressure: float) -> None:
         raise TypeError(f"Backpressure must be a number, not {backpressure!r:.60}")
     if not 0 <= backpressure < 1:
         raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
-    if round(backpressure * 256) > 255:
-        raise ValueError(f"Backpressure must be at most 255/256 (0.996), the finest the "
+    if backpressure > 255 / 256:
+        raise ValueError(f"Backpressure must be at most 255/256 (0.996), the most the "
                          f"endpoints' throttle holds back, not {backpressure}")
 
 
@@ -335,8 +343,8 @@ def _host_rate(background: float) -> int:
 def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressure: float,
           label: int, model, stages: dict) -> tuple[dict, list[float], list]:
     """The testbench parameters of one run (a group of concurrent scenarios), the cost
-    model's predictions (with the local bandwidth the backpressure leaves, ``1 -
-    backpressure``) and the idle-network arrivals of in-network ones
+    model's predictions (with the local bandwidth the backpressure leaves, one less the rate
+    the throttle runs, :func:`_stall_rate` / 256) and the idle-network arrivals of in-network ones
     (:func:`innet.sim.golden.idle_latency` with ``stages`` as link latencies)."""
     from innet.gen.compare import host_prediction, host_shape
     from innet.gen.embed import embed, embedding_cost
@@ -429,10 +437,11 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         ``progress(done, total)``: called with 0 before the simulation and with every count
         after it (the simulation is one process).
     backpressure : float
-        Probability (0 <= b < 1) that a local-link credit is held back in a cycle, per
-        direction, in every run whose scenario does not set its own. The cost model's
-        predictions take it as the endpoints' local bandwidth: a credit comes back in
-        ``1 - b`` of the cycles, so a local link carries at most ``1 - b`` elements a cycle.
+        Probability (0 <= b <= 255/256) that a local-link credit is held back in a cycle, per
+        direction, in every run whose scenario does not set its own; the endpoints' throttle
+        runs it in steps of 1/256 (``b`` rounded to one). The cost model's predictions take
+        that rate as the endpoints' local bandwidth: a credit comes back in ``1 - b`` of the
+        cycles, so a local link carries at most ``1 - b`` elements a cycle.
     max_elements : int, optional
         The endpoints' vector memory (default 1024, or the largest scenario if larger): one
         build per topology and memory size.
@@ -530,7 +539,7 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
         for s in g:
             _check(s, topology, depth)
     if inject is not None:
-        _check_inject(inject[0], [s for g in groups for s in g])
+        _check_inject(*inject, [s for g in groups for s in g])
     stages = link_stage_map(topology, link_stages)
     if isinstance(link_stages, Mapping):
         model = CostModel(link_latencies={pair: float(n) for pair, n in stages.items()})

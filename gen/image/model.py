@@ -155,8 +155,7 @@ class MapParams:
 
     def __post_init__(self) -> None:
         depth = self.routing_depth
-        if (self.node_id_width is None and isinstance(depth, int) and not isinstance(depth, bool)
-                and depth >= 1):
+        if self.node_id_width is None and isinstance(depth, int) and not isinstance(depth, bool):
             object.__setattr__(self, "node_id_width", node_id_bits(depth))
         for f in fields(self):
             value = getattr(self, f.name)

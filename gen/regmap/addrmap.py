@@ -485,7 +485,9 @@ class Map:
 
         Two maps have the same digest exactly when they have the same name, parameters,
         version, addresses, fields, accesses, resets and enumeration codes; wording changes in
-        descriptions do not change it. Configuration images store it.
+        descriptions do not change it, and neither does a memory window, which a map's
+        parameters are to determine (the endpoint's vector depth). Configuration images store
+        it.
         """
         text = json.dumps(self.as_dict(docs=False), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()

@@ -111,7 +111,9 @@ def endpoint_map(collective_ids: int, step_depth: int, vector_depth: int, *,
     vector_depth : int
         Elements of the local vector memory, 1..:data:`MAX_VECTOR_DEPTH` (2**20).
     node_id_width : int
-        Bits of a node id, 1..32.
+        Bits of a node id, 1..32. The endpoint RTL's are those of its flits' node ids,
+        :func:`~innet.gen.regmap.node_id_bits` of the routing depth: give that to describe it
+        (the default, 16, describes no particular routing depth).
 
     Raises
     ------

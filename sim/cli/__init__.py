@@ -110,9 +110,12 @@ def _os_line(error: OSError) -> str:
     (``missing.json: No such file or directory``), without Python's ``[Errno N]``."""
     if error.filename is None or not error.strerror:
         return _line(error)
-    names = os.fsdecode(error.filename)
+    def name(value) -> str:
+        return os.fsdecode(value) if isinstance(value, str | bytes | os.PathLike) else str(value)
+
+    names = name(error.filename)
     if error.filename2 is not None:
-        names += f" -> {os.fsdecode(error.filename2)}"
+        names += f" -> {name(error.filename2)}"
     return f"{names}: {error.strerror}"
 
 

@@ -172,8 +172,9 @@ def _schedule(text: str | None, layout: tuple[int, ...]):
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from None
         # Rank r runs on node r: a grid schedule's peers are neighbours only in its own layout.
-        # (A ring of all ranks, a 1-D layout, fits any network.)
-        if len(schedule.shape) > 1 and schedule.shape != layout:
+        # (A ring of all ranks, a 1-D layout, fits any network; sides of 1 change nothing.)
+        grid = tuple(d for d in schedule.shape if d != 1)
+        if len(grid) > 1 and grid != tuple(d for d in layout if d != 1):
             def shape(dims):
                 return "x".join(map(str, dims))
             raise ValueError(f"{path}: the schedule lays its ranks out as {shape(schedule.shape)}, "

@@ -404,6 +404,13 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
             ops = ", ".join(o for o in NETWORK["op"].choices if is_supported(Op.parse(o), dtype))
             raise ValueError(f"{where}.op must be one of {ops} on {values['dtype']}, not "
                              f"{values['op']!r}")
+        # The rates the simulation's generators and throttle run (steps of 1/256).
+        if 0 < values["background"] < 1 / 256:
+            raise ValueError(f"{where}.background must be 0 or at least 1/256 (0.0039), the "
+                             f"traffic generators' finest rate, not {values['background']}")
+        if values["backpressure"] > 255 / 256:
+            raise ValueError(f"{where}.backpressure must be at most 255/256 (0.996), the most "
+                             f"the endpoints' throttle holds back, not {values['backpressure']}")
         out.append(tuple(values.items()))
     return out
 

@@ -275,8 +275,9 @@ def test_a_schedule_for_another_grid_is_refused(innet, tmp_path):
     assert done.stderr == ("innet: error: s.json: the schedule lays its ranks out as 3x5, but "
                            "this network's are laid out as 5x3\n")
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
-    # The network it was made for takes it, and so does a ring of all ranks on a grid.
-    for shape, made in (("3x5", (3, 5)), ("3x5", (15,))):
+    # The network it was made for takes it, and so does a ring of all ranks on a grid, and a
+    # layout with sides of 1 on the network without them.
+    for shape, made in (("3x5", (3, 5)), ("3x5", (15,)), ("15", (1, 15)), ("3x5", (3, 1, 5))):
         (tmp_path / "s.json").write_text(build_schedule("ring", made).to_json())
         done = innet("image", "build", "torus", "--shape", shape, "--swing", "s.json", "-o",
                      "net.img", cwd=tmp_path)

@@ -19,7 +19,6 @@ and name it.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 
@@ -177,11 +176,17 @@ def test_bench_is_the_network_with_test_ports():
      r"time$")),
     ([S("innet", 0)], r"^Elements must be at least 1 \(0 only for a barrier\), not 0$"),
     ([S("innet", 1, background=1.5)], r"^Background load must be between 0 and 1, not 1.5$"),
+    ([S("innet", 1, background=0.0038)],
+     (r"^Background load 0.0038 is below the traffic generators' finest rate, 1/256 of the "
+      r"cycles$")),
+    ([S("innet", 1, backpressure=0.9970)],
+     (r"^Backpressure must be at most 255/256 \(0.996\), the most the endpoints' throttle "
+      r"holds back, not 0.997$")),
     ([S("innet", 1, background=0.0015)],
      (r"^Background load 0.0015 is below the traffic generators' finest rate, 1/256 of the "
       r"cycles$")),
     ([S("innet", 1, backpressure=0.9999)],
-     (r"^Backpressure must be at most 255/256 \(0.996\), the finest the endpoints' throttle "
+     (r"^Backpressure must be at most 255/256 \(0.996\), the most the endpoints' throttle "
       r"holds back, not 0.9999$")),
     ([S("innet", 1, backpressure=1.0)],
      r"^Backpressure must be at least 0 and below 1, not 1.0$"),
@@ -207,8 +212,11 @@ def test_a_vector_beyond_any_endpoint_memory_is_named_as_such():
     ([S("innet", 8), S("ring", 8)], "reorder",
      r"^The reorder injection acts on background traffic, and no scenario has any$"),
     ([S("ring", 8, background=0.5)], "corrupt",
-     (r"^The corrupt injection acts on in-network responses, and no scenario runs an "
-      r"in-network collective with elements$")),
+     (r"^The corrupt injection acts on the in-network responses node 3 receives, and no "
+      r"scenario sends it any$")),
+    ([S("innet", 8, participants=(0, 1, 2)), S("innet", 8, kind="reduce", root=1)], "corrupt",
+     (r"^The corrupt injection acts on the in-network responses node 3 receives, and no "
+      r"scenario sends it any$")),
 ])
 def test_an_injection_with_nothing_to_act_on_is_refused(runs, kind, message):
     with pytest.raises(ValueError, match=message):
@@ -241,11 +249,16 @@ def test_the_wait_for_a_run_grows_with_its_prediction():
 
     topo = polarfly(2)
     sizes = image_sizes(topo, **network_sizes(topo, 4096))
-    for backpressure, elements in ((0.0, 64), (0.996, 4096)):
+    limits = []
+    for backpressure, elements in ((0.0, 64), (255 / 256, 4096)):
         spec, (cycles,), _ = _plan((S("ring", elements),), topo, routing(topo), sizes,
                                    backpressure, 0, CostModel(), {})
-        assert spec["cycle_limit"] == max(CYCLE_LIMIT, 8 * math.ceil(cycles))
-    assert spec["cycle_limit"] > CYCLE_LIMIT  # 4,096 elements at 1/256 of the bandwidth
+        limits.append((spec["cycle_limit"], cycles))
+    (quick, _), (slow, cycles) = limits
+    assert quick == CYCLE_LIMIT
+    # 4,096 elements through local links of 1/256 of an element a cycle: a million cycles.
+    assert cycles > 4096 * 256
+    assert slow >= 8 * cycles
 
 
 def test_backpressure_type_and_range():

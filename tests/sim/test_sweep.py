@@ -131,6 +131,12 @@ def test_a_default_named_or_left_out_is_the_same_point():
      "network[0].background must be a number from 0 to 1, not 1.5"),
     ({"network": [{"topology": "polarfly", "q": 2, "backpressure": 1}]},
      "network[0].backpressure must be a number from 0 to below 1, not 1"),
+    ({"network": [{"topology": "polarfly", "q": 2, "backpressure": 0.999}]},
+     ("network[0].backpressure must be at most 255/256 (0.996), the most the endpoints' "
+      "throttle holds back, not 0.999")),
+    ({"network": [{"topology": "polarfly", "q": 2, "background": 0.001}]},
+     ("network[0].background must be 0 or at least 1/256 (0.0039), the traffic generators' "
+      "finest rate, not 0.001")),
     ({"network": [{"topology": "polarfly", "q": 2, "algo": "allgather"}]},
      "network[0].algo must be one of innet, swing-l, swing-b, recdoub, ring, not 'allgather'"),
     ({"network": [{"topology": "polarfly", "q": 2, "dtype": "fp32", "op": "xor"}]},
