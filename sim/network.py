@@ -62,6 +62,10 @@ MAX_SEED = (1 << 32) - 1
 #: The fewest cycles the testbench waits for a run to finish before it calls it a hang: it
 #: waits the larger of these and eight times the run's prediction.
 CYCLE_LIMIT = 400_000
+#: The rates the testbench runs, in steps of 1/256: the lowest background load above none
+#: (its traffic generators), and the most backpressure (the endpoints' throttle).
+MIN_BACKGROUND = 1 / 256
+MAX_BACKPRESSURE = 255 / 256
 #: Most elements of a simulated vector: as many as an endpoint's vector memory holds.
 MAX_ELEMENTS = MAX_VECTOR_DEPTH
 
@@ -289,7 +293,7 @@ def _check(scenario: Scenario, topology, depth: int) -> None:
         raise TypeError(f"Background load must be a number, not {scenario.background!r:.60}")
     if not 0 <= scenario.background <= 1:
         raise ValueError(f"Background load must be between 0 and 1, not {scenario.background}")
-    if 0 < scenario.background < 1 / 256:
+    if 0 < scenario.background < MIN_BACKGROUND:
         raise ValueError(f"Background load {scenario.background} is below the traffic "
                          f"generators' finest rate, 1/256 of the cycles")
     if scenario.pattern not in PATTERNS:
@@ -324,7 +328,7 @@ def check_backpressure(backpressure: float) -> None:
         raise TypeError(f"Backpressure must be a number, not {backpressure!r:.60}")
     if not 0 <= backpressure < 1:
         raise ValueError(f"Backpressure must be at least 0 and below 1, not {backpressure}")
-    if backpressure > 255 / 256:
+    if backpressure > MAX_BACKPRESSURE:
         raise ValueError(f"Backpressure must be at most 255/256 (0.996), the most the "
                          f"endpoints' throttle holds back, not {backpressure}")
 

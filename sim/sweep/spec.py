@@ -383,6 +383,7 @@ def _check_hardware(where: str, values: dict[str, Any]) -> None:
 
 def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any], ...]]:
     from innet.gen.ops import DType, Op, is_supported
+    from innet.sim.network import MAX_BACKPRESSURE, MIN_BACKGROUND
 
     out = []
     for values in _grid(where, table, NETWORK):
@@ -405,10 +406,10 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
             raise ValueError(f"{where}.op must be one of {ops} on {values['dtype']}, not "
                              f"{values['op']!r}")
         # The rates the simulation's generators and throttle run (steps of 1/256).
-        if 0 < values["background"] < 1 / 256:
+        if 0 < values["background"] < MIN_BACKGROUND:
             raise ValueError(f"{where}.background must be 0 or at least 1/256 (0.0039), the "
                              f"traffic generators' finest rate, not {values['background']}")
-        if values["backpressure"] > 255 / 256:
+        if values["backpressure"] > MAX_BACKPRESSURE:
             raise ValueError(f"{where}.backpressure must be at most 255/256 (0.996), the most "
                              f"the endpoints' throttle holds back, not {values['backpressure']}")
         out.append(tuple(values.items()))
