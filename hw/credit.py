@@ -16,12 +16,20 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 
-__all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "MAX_DEPTH", "CreditCounter", "CreditModel",
-           "credit_properties"]
+__all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "LOCAL_EXTRA", "MAX_DEPTH", "CreditCounter",
+           "CreditModel", "credit_properties"]
 
 #: Cycles from taking a credit to being able to use it again on a direct link: the depth an
 #: input buffer (per VC) needs for one flit per cycle.
 CREDIT_ROUND_TRIP = 5
+
+#: Entries of an endpoint's receive buffer per VC beyond its switch's input buffers, for one
+#: result per cycle from a switch with a collective path. A result of the root's collective
+#: path is offered to the switch only while every target holds a credit for it, one cycle
+#: before the switch's fork can send it, so the credit loop of the root's local port is a
+#: cycle longer than that of a link into another switch's input (which returns a credit in the
+#: cycle a flit arrives).
+LOCAL_EXTRA = 1
 
 #: The deepest buffer (per VC) a block is built with.
 MAX_DEPTH = 4096

@@ -66,7 +66,7 @@ from innet.hw.flit import link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
-__all__ = ["LOCAL_EXTRA", "MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network",
+__all__ = ["MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network",
            "NetworkNode", "delayed", "emit_network", "flat_ports", "image_sizes",
            "link_stage_map", "local_quiet", "network_verilog", "node_instances", "node_slices",
            "topology_diameter", "wire_links"]
@@ -76,14 +76,6 @@ NODE_MODULE = "innet_node"
 
 #: Most pipeline stages a link may have (each is a register of the link's every wire).
 MAX_LINK_STAGES = 1024
-
-#: Entries of an endpoint's receive buffer per VC beyond its switch's input buffers. A result
-#: of the root's collective engine is offered to the switch only while every target holds a
-#: credit for it, one cycle before the switch's fork can send it, so the credit loop of the
-#: root's local port is a cycle longer than that of a link into another switch's input (which
-#: returns a credit in the cycle a flit arrives).
-LOCAL_EXTRA = 1
-
 
 def delayed(m: Module, signal: Value, stages: int, name: str) -> Value:
     """``signal`` delayed by ``stages`` registers of ``m`` (named ``{name}_s0``, ...)."""
@@ -391,7 +383,8 @@ class Network(wiring.Component):
     buffer_depth : int, optional
         Input buffer per port and VC; default the credit round trip of the longest link
         (``CREDIT_ROUND_TRIP + 2 * stages``), the least for full throughput on every link.
-        The endpoints' receive buffers hold :data:`LOCAL_EXTRA` more.
+        The endpoints' receive buffers hold :data:`~innet.hw.credit.LOCAL_EXTRA` more (the
+        switch's default).
     tag_width : int
         Bits of a p2p flit's tag.
     mul : bool
@@ -447,7 +440,7 @@ class Network(wiring.Component):
         self.node = self._make_node(
             topology.radix, vector_depth=vector_depth, step_depth=step_depth,
             routing_depth=n, collective_ids=collective_ids, p2p_vcs=p2p_vcs,
-            buffer_depth=buffer_depth, local_depth=buffer_depth + LOCAL_EXTRA,
+            buffer_depth=buffer_depth,
             index_width=index_width, tag_width=tag_width,
             collective=switch_collective("engine", mul=mul))
         self.params = self.node.params

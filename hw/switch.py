@@ -108,7 +108,7 @@ from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS, MAX_RADIX
 from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer, Bypass
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
-from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH, CreditCounter
+from innet.hw.credit import CREDIT_ROUND_TRIP, LOCAL_EXTRA, MAX_DEPTH, CreditCounter
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 from innet.hw.fork import Fork
 from innet.hw.input_unit import InputUnit
@@ -204,7 +204,7 @@ def _check_switch(radix, params, buffer_depth, local_depth, collective, early_li
         raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
                          f"round trip) for full throughput, not {buffer_depth}")
     if local_depth is None:
-        local_depth = buffer_depth
+        local_depth = buffer_depth + (0 if collective is None else LOCAL_EXTRA)
     local_depth = check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
     if collective is not None and not callable(collective):
         raise TypeError(f"Collective must be a callable building the collective path, or "
@@ -228,7 +228,8 @@ class SwitchCore(wiring.Component):
         start with toward neighbouring switches. At least :data:`CREDIT_ROUND_TRIP`.
     local_depth : int, optional
         Credits per VC of the local output (the endpoint's receive buffer depth); defaults to
-        ``buffer_depth``. At least 1.
+        ``buffer_depth``, and :data:`~innet.hw.credit.LOCAL_EXTRA` more with a collective path
+        (for one result per cycle from this switch's root). At least 1.
     collective : callable or None, optional
         ``collective(params, radix, depth)`` builds the collective path, its request buffers
         ``buffer_depth`` deep (default
@@ -751,7 +752,8 @@ class Switch(wiring.Component):
     index_width, tag_width : int
         Bits of a flit's element index and p2p tag.
     local_depth : int, optional
-        The endpoint's receive buffer depth per VC (credits of the local output).
+        The endpoint's receive buffer depth per VC (credits of the local output); the default
+        is :class:`SwitchCore`'s.
     collective : callable, optional
         Builds the collective path (see :class:`SwitchCore`).
     early_links : bool
@@ -836,7 +838,8 @@ class Switch(wiring.Component):
         m = Module()
         p = self._params
         # The collective path is built here, so that the interlock knows whether it has a
-        # multiplier (the pass-through has no ``mul``: it takes any operation).
+        # multiplier (the pass-through has no ``mul``: it takes ``mul`` on any data type
+        # that defines it).
         path = (None if self._collective is None
                 else self._collective(p, self._radix, self._buffer_depth))
         core = SwitchCore(self._radix, p, self._buffer_depth, local_depth=self._local_depth,
@@ -904,8 +907,7 @@ class Switch(wiring.Component):
         busy collective id (only its ``abort`` stays writable), or a ``ctrl`` word that enables
         an operation its data type does not define (:func:`innet.gen.ops.is_supported`), or
         ``mul`` on a switch whose collective path reduces without a multiplier (an engine
-        built with ``mul=False``; the pass-through, which never reduces, takes any
-        operation)."""
+        built with ``mul=False``; the pass-through, which never reduces, takes ``mul``)."""
         supported = _supported_table(mul)
         terms = []
         for c in range(self._params.collective_ids):

@@ -15,12 +15,11 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.gen.regmap import MAX_VECTOR_DEPTH
-from innet.hw.credit import MAX_DEPTH
+from innet.hw.credit import CREDIT_ROUND_TRIP, LOCAL_EXTRA, MAX_DEPTH
 from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
 from innet.hw.flit import FlitParams, Kind, link_signature, stream_signature
-from innet.hw.switch import CREDIT_ROUND_TRIP
 
 __all__ = ["ERROR_FIELDS", "Endpoint"]
 
@@ -84,7 +83,9 @@ class Endpoint(wiring.Component):
         credits.
     local_depth : int
         This endpoint's receive buffer per VC (the switch's ``local_depth``). At least
-        :data:`innet.hw.switch.CREDIT_ROUND_TRIP` for one flit per cycle.
+        :data:`innet.hw.credit.CREDIT_ROUND_TRIP` for one flit per cycle, and
+        :data:`~innet.hw.credit.LOCAL_EXTRA` more (the default) for one result per cycle from
+        a switch with a collective path.
     node_id_width : int, optional
         Bits of a node id in the registers; by default ``params.node_width`` (as the switch).
     mul : bool
@@ -123,7 +124,8 @@ class Endpoint(wiring.Component):
     """
 
     def __init__(self, params: FlitParams, *, vector_depth: int, step_depth: int = 16,
-                 buffer_depth: int = CREDIT_ROUND_TRIP, local_depth: int = CREDIT_ROUND_TRIP,
+                 buffer_depth: int = CREDIT_ROUND_TRIP,
+                 local_depth: int = CREDIT_ROUND_TRIP + LOCAL_EXTRA,
                  node_id_width: int | None = None, mul: bool = True, src_loc_at: int = 0) -> None:
         from innet.gen.regmap import MAX_STEP_DEPTH, endpoint_map
         from innet.hw.regs import bus_signature

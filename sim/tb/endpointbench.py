@@ -50,7 +50,6 @@ from amaranth.lib.wiring import In, Out
 from innet.hw.endpoint import Endpoint
 from innet.hw.flit import link_signature
 from innet.hw.network import (
-    LOCAL_EXTRA,
     NODE_SLICES,
     local_quiet,
     node_instances,
@@ -223,16 +222,15 @@ def bench_design(nodes: int, *, vector_depth: int = 64, step_depth: int = 16,
     """A ring of ``nodes`` as an :class:`EndpointBench`, emitted: ``(Design, params)``, where
     ``params`` are the fixed parameters :mod:`innet.sim.tb.tb_endpoint` needs (``shape``,
     ``flit``, ``sizes``, ``addr_width``, ``memory_base``, ``endpoint_digest``). Simulate it with
-    ``hier_blocks=(NODE_MODULE,)``. The switches' local ports are sized as a
-    :class:`~innet.hw.network.Network` sizes them (:data:`~innet.hw.network.LOCAL_EXTRA` entries
-    beyond ``buffer_depth``): a root's results then reach its endpoint at one a cycle."""
+    ``hier_blocks=(NODE_MODULE,)``. The switches' local ports have their default depth
+    (:data:`~innet.hw.credit.LOCAL_EXTRA` entries beyond ``buffer_depth``): a root's results
+    then reach its endpoint at one a cycle."""
     from innet.gen.topology import torus
     from innet.hw.verilog import Design, emit
 
     top = EndpointBench(torus((nodes,)), vector_depth=vector_depth, step_depth=step_depth,
                         throttle=throttle, routing_depth=nodes, collective_ids=collective_ids,
-                        p2p_vcs=p2p_vcs, buffer_depth=buffer_depth,
-                        local_depth=buffer_depth + LOCAL_EXTRA)
+                        p2p_vcs=p2p_vcs, buffer_depth=buffer_depth)
     p, ep = top.params, top.endpoint
     params = {
         "shape": [nodes],

@@ -166,11 +166,12 @@ def test_endpoint_synthesises_what_verilog_endpoint_emits(innet, tmp_path, env):
     report = json.loads(done.stdout)
     assert report["component"] == "endpoint"
     flit = FlitParams.__dataclass_fields__
-    buffer_depth = inspect.signature(Endpoint.__init__).parameters["buffer_depth"].default
+    defaults = inspect.signature(Endpoint.__init__).parameters
+    buffer_depth, local_depth = (defaults[name].default for name in ("buffer_depth", "local_depth"))
     assert report["params"] == {
         "vector_depth": 16, "step_depth": 4, "collective_ids": 1, "routing_depth": 4,
         **{name: flit[name].default for name in ("p2p_vcs", "index_width", "tag_width")},
-        "buffer_depth": buffer_depth, "local_depth": buffer_depth, "mul": False}
+        "buffer_depth": buffer_depth, "local_depth": local_depth, "mul": False}
     assert report["design"] == "innet_endpoint"
     assert report["dsp"] == 0  # no multipliers
     assert report["logic_cells"] > 0

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from innet.hw.credit import LOCAL_EXTRA
 from innet.hw.flit import FlitParams
 from innet.hw.switch import CREDIT_ROUND_TRIP
 
@@ -56,6 +57,20 @@ def test_switch_without_a_collective_path_is_the_smaller_p2p_switch(innet, tmp_p
     assert lines["pass"][-1] == "collective: pass-through (no reduction)"
     size = {c: int(re.search(r"\((\d+) lines", out[0]).group(1)) for c, out in lines.items()}
     assert size["none"] < size["pass"]
+
+
+def test_local_depth_defaults_as_switch_and_endpoint(innet, tmp_path):
+    """``--local-depth`` defaults to what ``Switch`` and ``Endpoint`` build by default: one
+    entry beyond ``--buffer-depth`` with a collective path, none without."""
+    depth = {}
+    for name, args in {"pass": ["switch", "--radix", "2", "--collective", "pass"],
+                       "none": ["switch", "--radix", "2", "--collective", "none"],
+                       "endpoint": ["endpoint", "--vector-depth", "16"]}.items():
+        done = innet("verilog", *args, "--routing-depth", "4", "--collective-ids", "1",
+                     "--buffer-depth", "7", "--json", "-o", f"{name}.v", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        depth[name] = json.loads(done.stdout)["params"]["local_depth"]
+    assert depth == {"pass": 7 + LOCAL_EXTRA, "none": 7, "endpoint": 7 + LOCAL_EXTRA}
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -14,6 +14,7 @@ from amaranth.sim import Simulator
 from innet.gen.regmap import port_mask
 from innet.gen.regmap.switch import COLL_BURST
 from innet.hw.collective import PASS_CYCLES, CollectivePath
+from innet.hw.credit import LOCAL_EXTRA
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import (
     CREDIT_ROUND_TRIP,
@@ -22,6 +23,7 @@ from innet.hw.switch import (
     STAGED_FLITS,
     Switch,
     SwitchCore,
+    default_collective,
 )
 from innet.hw.testing import wrap
 from innet.sim.tb.bus import sim_read, sim_write
@@ -66,8 +68,9 @@ class Links:
         self.p = p
         ports = dut.radix + 1
         self.src = [LinkSource(p, dut.buffer_depth, rng, f"in{q}") for q in range(ports)]
-        self.sink = [LinkSink(p, dut.buffer_depth, rng, backpressure or Backpressure(1.0, 0.0),
-                              f"out{q}") for q in range(ports)]
+        self.sink = [LinkSink(p, dut.local_depth if q == dut.radix else dut.buffer_depth, rng,
+                              backpressure or Backpressure(1.0, 0.0), f"out{q}")
+                     for q in range(ports)]
         self.arrivals = []  # (cycle, port, flit)
         self.departures = []  # (cycle, port, flit): on input link `port` in `cycle`
         self.cycle = 0
@@ -697,6 +700,21 @@ def test_numpy_integers_build_the_same_switch():
     switch = Switch(np.int64(2), buffer_depth=np.uint16(8), local_depth=np.int32(6))
     assert (switch.radix, switch.buffer_depth, switch.local_depth) == (2, 8, 6)
     assert all(type(v) is int for v in (switch.radix, switch.buffer_depth, switch.local_depth))
+
+
+@pytest.mark.parametrize(("collective", "extra"), [
+    (None, 0), (CollectivePath, LOCAL_EXTRA), (default_collective, LOCAL_EXTRA)])
+def test_local_depth_defaults_to_a_result_per_cycle_from_the_collective_path(collective, extra):
+    """The endpoint's receive buffer (the local output's credits) defaults to the buffer depth,
+    and with a collective path to :data:`LOCAL_EXTRA` more: the root's results are offered a
+    cycle before they can leave. An endpoint built for the switch takes the same depth."""
+    from innet.hw.endpoint import Endpoint
+
+    switch = Switch(2, buffer_depth=7, collective_ids=1, routing_depth=4, collective=collective)
+    assert switch.local_depth == 7 + extra
+    assert Endpoint.for_switch(switch, vector_depth=16).local_depth == switch.local_depth
+    endpoint = Endpoint(switch.params, vector_depth=16)
+    assert endpoint.local_depth == endpoint.buffer_depth + LOCAL_EXTRA
 
 
 def test_core_parameter_errors():
