@@ -263,7 +263,8 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
         Register("status", [
             Field("busy", 1, RO, volatile=True, desc="a flit of the id is in the switch"),
             Field("timed_out", 1, RO, offset=1, volatile=True,
-                  desc="the watchdog fired (cleared by abort)"),
+                  desc="the watchdog fired; cleared by abort only (until then it stays set and "
+                       "the id's watchdog off, even if the missing contributor comes later)"),
         ], desc="collective id status (read-only)"),
         Register("missing", [
             Field("ports", radix + 1, RO, volatile=True,
@@ -294,8 +295,9 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
                  desc="p2p bandwidth floor at every output"),
         Register("coll_timeout", [Field("cycles", 16, reset=COLL_TIMEOUT,
                                         desc="cycles a reducing collective id waits for a "
-                                             "missing contributor before the watchdog fires; "
-                                             "0: off")],
+                                             "missing contributor before the watchdog fires "
+                                             "(a value written during a wait counts the wait "
+                                             "so far); 0: off")],
                  desc="collective watchdog"),
         Array(coll, collective_ids, desc="one configuration per collective id"),
         Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),

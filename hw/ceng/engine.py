@@ -650,8 +650,10 @@ class CollectiveEngine(wiring.Component):
 
     def _watchdog(self, m: Module, cfg, present, full) -> None:
         """Per reducing id: count the cycles it waits with some but not all contributors
-        present; at ``timeout`` latch the missing ports, raise ``timed_out`` and pulse
-        ``stalled``. ``abort`` clears it."""
+        present (saturating); once the count reaches ``timeout`` latch the missing ports, raise
+        ``timed_out`` and pulse ``stalled``. ``abort`` clears it. A ``timeout`` set or lowered
+        while an id waits applies to the wait so far: an id that has waited longer fires in
+        the next cycle."""
         p = self._params
         fired = []
         for c in range(p.collective_ids):
@@ -660,7 +662,7 @@ class CollectiveEngine(wiring.Component):
             fire = Signal(name=f"watch{c}_fire")
             m.d.comb += [
                 waiting.eq(cfg[c].tree & present[c].any() & ~full[c] & ~self.timed_out[c]),
-                fire.eq(waiting & (self.timeout != 0) & (count == self.timeout - 1)),
+                fire.eq(waiting & (self.timeout != 0) & (count >= self.timeout - 1)),
             ]
             with m.If(self.abort[c]):
                 m.d.sync += [count.eq(0), self.timed_out[c].eq(0), self.missing[c].eq(0)]
@@ -668,7 +670,7 @@ class CollectiveEngine(wiring.Component):
                 m.d.sync += [count.eq(0), self.timed_out[c].eq(1),
                              self.missing[c].eq(cfg[c].contrib & ~present[c])]
             with m.Elif(waiting):
-                m.d.sync += count.eq(count + 1)
+                m.d.sync += count.eq(Mux(count.all(), count, count + 1))
             with m.Else():
                 m.d.sync += count.eq(0)
             fired.append(fire)

@@ -412,6 +412,35 @@ def test_a_missing_contributor_times_out_and_the_id_runs_again_after_abort():
 
 
 @pytest.mark.rtl
+@pytest.mark.parametrize("before", [0, 1000])
+def test_a_timeout_set_during_a_wait_counts_the_wait_so_far(before):
+    """Id 0 waits for port 1 with the watchdog off (``before`` 0) or at 1,000 cycles; after
+    200 cycles software sets 50: the id has waited longer, so the watchdog fires in the next
+    cycle, once, naming port 1."""
+    dut = engine()
+    rng = random.Random(10)
+
+    async def bench(ctx):
+        h = Harness(dut, rng)
+        h.configure(0, req_in=[0, 1], req_out=2, op=Op.ADD, dtype=DType.INT32)
+        await h.apply(ctx)
+        ctx.set(dut.timeout, before)
+        h.element(0, 0, expect=False)
+        h.pending[0][1].pop()
+        fired = []
+        for cycle in range(260):
+            if cycle == 200:
+                ctx.set(dut.timeout, 50)
+            if ctx.get(dut.stalled):  # this cycle's pulse, before its clock edge
+                fired.append(cycle)
+            await h.step(ctx)
+        assert fired == [200]
+        assert (ctx.get(dut.timed_out), ctx.get(dut.missing[0])) == (1, 1 << 1)
+
+    run(dut, bench)
+
+
+@pytest.mark.rtl
 def test_abort_discards_queued_results_of_its_id_only():
     """Id 0's output returns no credits, so its results wait in its queue. ``abort`` of id 0
     discards them; id 1 still reduces."""
