@@ -109,7 +109,7 @@ def _study(output: Path, sizes: list[int], seed: int, backpressure: float,
 @click.command("demo")
 @output_option("Output directory [default: ./innet-demo, or ./innet-swing-study with "
                "--study swing]; replaced as a whole when the run completes, so it must be "
-               "new, empty or an earlier output.", directory=True)
+               "new, empty or an earlier output with nothing else in it.", directory=True)
 @click.option("--quick", is_flag=True, help="Simulate 1 and 64 elements only (CI).")
 @click.option("--sizes", type=Sizes(low=1, high=MAX_ELEMENTS), default=None,
               help=f"Vector sizes in elements ({SIZE_GRAMMAR}) [default: 1,64,1K,4K; study: "

@@ -162,8 +162,9 @@ def quiet_scenarios(sizes: Iterable[int], *, algos: Sequence[str] = ALGOS, op: s
 
 def check_replaceable(target: Path, names) -> None:
     """Refuse an output directory that replacing as a whole would harm: the working directory
-    or one that holds it, or an existing directory with files of which none is named in
-    ``names`` (so not an earlier output of the same command).
+    or one that holds it, or an existing directory holding anything but files named in
+    ``names`` (what the command writes: an earlier output of it, or an empty directory, is
+    replaced).
 
     Raises
     ------
@@ -175,11 +176,15 @@ def check_replaceable(target: Path, names) -> None:
     if whole == here or whole in here.parents:
         raise ValueError(f"Output '{target}' holds the working directory, and the output is "
                          f"replaced as a whole: name a directory of its own")
-    if target.is_dir() and not any((target / name).is_file() for name in names) \
-            and any(target.iterdir()):
-        raise ValueError(f"Output '{target}' holds files but none of {', '.join(names)}, so it "
-                         f"is not an earlier output of this command, and the output is replaced "
-                         f"as a whole: name a new directory")
+    if not target.is_dir():
+        return
+    foreign = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in target.iterdir()
+                     if entry.name not in names or not entry.is_file())
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3
+                                          else "")
+        raise ValueError(f"Output '{target}' holds {shown}, which this command does not write, "
+                         f"and the output is replaced as a whole: name a new directory")
 
 
 def replace_directory(staging: Path, target: Path) -> None:
@@ -214,19 +219,20 @@ def replace_directory(staging: Path, target: Path) -> None:
 
 
 def write_outputs(target: Path, files: dict[str, str | bytes],
-                  write: Callable[[Path], None] | None = None) -> dict[str, str]:
+                  write: Callable[[Path], None] | None = None,
+                  names: Sequence[str] | None = None) -> dict[str, str]:
     """Write ``files`` (name -> content) into a staging directory, then move it to ``target``.
 
-    ``write(staging)`` may add more files (the Verilog). Returns the paths written, by name.
+    ``write(staging)`` may add more files (the Verilog); ``names`` are all the files the
+    command writes (default: those of ``files``). Returns the paths written, by name.
 
     Raises
     ------
     ValueError
-        If ``target`` may not be replaced (:func:`check_replaceable`, with the names of
-        ``files``).
+        If ``target`` may not be replaced (:func:`check_replaceable`, with ``names``).
     """
     target = Path(target)
-    check_replaceable(target, list(files))
+    check_replaceable(target, list(files) if names is None else list(names))
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new.", dir=target.parent))
     try:
@@ -332,7 +338,8 @@ def run_demo(output: str | os.PathLike, *, q: int = 3, sizes: Sequence[int] = DE
     files[FILES["report_json"]] = json.dumps(report, indent=2, sort_keys=True) + "\n"
     files[FILES["report_md"]] = to_markdown(report)
     written = write_outputs(Path(output), files,
-                            write=lambda d: made.design.write(d / FILES["verilog"]))
+                            write=lambda d: made.design.write(d / FILES["verilog"]),
+                            names=list(FILES.values()))
     say("report", 1, 1)
     report["written"] = written
     return report

@@ -54,11 +54,12 @@ def test_run_demo_refuses_a_bad_backpressure_before_building(tmp_path, backpress
 def test_write_outputs_replaces_the_directory_as_a_whole(tmp_path):
     target = tmp_path / "out"
     target.mkdir()
-    # An earlier output: it holds a file of the same name, and files no longer written.
+    # An earlier output: it holds a file of the same name, and one this run does not write.
     (target / "a.txt").write_text("old")
-    (target / "stale.txt").write_text("old")
+    (target / "d.txt").write_text("old")
     written = demo.write_outputs(target, {"a.txt": "A", "b.bin": b"\x00\x01"},
-                                 write=lambda d: (d / "c.v").write_text("module c; endmodule"))
+                                 write=lambda d: (d / "c.v").write_text("module c; endmodule"),
+                                 names=["a.txt", "b.bin", "c.v", "d.txt"])
     assert sorted(os.listdir(target)) == ["a.txt", "b.bin", "c.v"]
     assert written["b.bin"] == str(target / "b.bin")
     assert (target / "b.bin").read_bytes() == b"\x00\x01"
@@ -80,21 +81,38 @@ def test_a_failure_leaves_the_old_directory_untouched(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out"]
 
 
-def test_a_directory_that_is_not_an_earlier_output_is_refused(tmp_path):
+@pytest.mark.parametrize(("mine", "shown"), [
+    (["notes.txt"], "notes.txt"),
+    # An earlier output with a file of the user's beside it, or a directory of the same name.
+    (["a.txt", "thesis.tex"], "thesis.tex"),
+    (["b.txt/", "src/", "x", "y", "z"], "b.txt/, src/, x and 2 more"),
+])
+def test_a_directory_holding_anything_the_command_does_not_write_is_refused(tmp_path, mine,
+                                                                             shown):
     target = tmp_path / "project"
     target.mkdir()
-    (target / "notes.txt").write_text("mine")
-    message = (f"Output '{target}' holds files but none of a.txt, b.txt, so it is not an "
-               f"earlier output of this command, and the output is replaced as a whole: name "
-               f"a new directory")
+    for name in mine:
+        if name.endswith("/"):
+            (target / name).mkdir()
+        else:
+            (target / name).write_text("mine")
+    message = (f"Output '{target}' holds {shown}, which this command does not write, and the "
+               f"output is replaced as a whole: name a new directory")
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         demo.write_outputs(target, {"a.txt": "A", "b.txt": "B"})
-    assert os.listdir(target) == ["notes.txt"]
+    assert sorted(os.listdir(target)) == sorted(name.rstrip("/") for name in mine)
     assert sorted(os.listdir(tmp_path)) == ["project"]
-    # An empty directory is taken.
-    (target / "notes.txt").unlink()
+
+
+def test_an_empty_directory_or_an_earlier_output_is_replaced(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
     demo.write_outputs(target, {"a.txt": "A"})
     assert os.listdir(target) == ["a.txt"]
+    # The names a command writes include those its ``write`` adds.
+    (target / "c.v").write_text("old")
+    demo.write_outputs(target, {"b.txt": "B"}, names=["a.txt", "b.txt", "c.v"])
+    assert os.listdir(target) == ["b.txt"]
 
 
 @pytest.mark.parametrize("where", [".", "..", "sub/.."])
@@ -160,19 +178,21 @@ def test_cli_errors_are_one_line_and_write_nothing(innet, tmp_path, args, messag
 
 @pytest.mark.parametrize(("args", "named"), [
     (["-o", "."], "'.' holds the working directory"),
-    (["-o", "mine"], "'mine' holds files but none of network.v, "),
-    (["--study", "swing", "-o", "mine"], "'mine' holds files but none of study.json, study.md,"),
+    (["-o", "mine"], "'mine' holds notes.txt, which this command does not write"),
+    (["--study", "swing", "-o", "mine"],
+     "'mine' holds notes.txt, report.md, which this command does not write"),
 ])
 def test_cli_refuses_an_output_it_would_harm_before_any_work(innet, tmp_path, args, named):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
+    (tmp_path / "mine" / "report.md").write_text("an output's name beside the user's file")
     result = innet("demo", "--quick", *args, cwd=tmp_path)
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"innet: error: Output {named}")
     assert result.stdout == ""
     assert sorted(os.listdir(tmp_path)) == ["mine"]
-    assert os.listdir(tmp_path / "mine") == ["notes.txt"]
+    assert sorted(os.listdir(tmp_path / "mine")) == ["notes.txt", "report.md"]
 
 
 def test_cli_quick_and_sizes_conflict(innet, tmp_path):
