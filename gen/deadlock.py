@@ -51,6 +51,7 @@ __all__ = [
     "DeadlockError",
     "channel_graph",
     "check",
+    "check_diameter",
     "diameter",
     "image_collectives",
     "image_graph",
@@ -261,11 +262,28 @@ def _some(values: list[int], shown: int = 6) -> str:
 
 
 def diameter(topology: Any) -> int:
-    """Hops of the topology's longest shortest path: the p2p VCs a network gets by default
-    (as :func:`innet.hw.network.topology_diameter`), 1 for a single node."""
+    """Hops of the topology's longest shortest path: the p2p VCs a network gets by default,
+    1 for a single node."""
     import networkx as nx
 
     return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
+
+
+def check_diameter(topology: Any) -> int:
+    """The topology's :func:`diameter`, refused when a switch cannot hold as many hop-indexed
+    p2p VCs (:data:`~innet.gen.regmap.MAX_P2P_VCS`), which deadlock-free minimal routing
+    needs.
+
+    Raises
+    ------
+    ValueError
+        Naming the topology, its diameter and the limit.
+    """
+    hops = diameter(topology)
+    if hops > MAX_P2P_VCS:
+        raise ValueError(f"{topology.title} has diameter {hops}: minimal routing needs as "
+                         f"many hop-indexed p2p VCs, and a switch has at most {MAX_P2P_VCS}")
+    return hops
 
 
 def channel_graph(topology: Any, *, routes: Any = None,
@@ -301,10 +319,7 @@ def channel_graph(topology: Any, *, routes: Any = None,
     """
     n = topology.nodes
     if p2p_vcs is None:
-        p = diameter(topology)
-        if p > MAX_P2P_VCS:
-            raise ValueError(f"The topology's diameter {p} needs as many hop-indexed p2p VCs, "
-                             f"and a switch has at most {MAX_P2P_VCS}")
+        p = check_diameter(topology)
     else:
         p = check_int("P2p VCs", p2p_vcs, 1, MAX_P2P_VCS)
     check_int("Collective ids", collective_ids, 1)

@@ -59,6 +59,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
+from innet.gen.deadlock import check_diameter
 from innet.gen.regmap import MAX_STEP_DEPTH, MAX_VECTOR_DEPTH, node_id_bits
 from innet.gen.topology import check_topology
 from innet.hw.endpoint import Endpoint
@@ -69,7 +70,7 @@ from innet.hw.variants import switch_collective
 __all__ = ["MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network",
            "NetworkNode", "delayed", "emit_network", "flat_ports", "image_sizes",
            "link_stage_map", "local_quiet", "network_verilog", "node_instances", "node_slices",
-           "topology_diameter", "wire_links"]
+           "wire_links"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
@@ -84,13 +85,6 @@ def delayed(m: Module, signal: Value, stages: int, name: str) -> Value:
         m.d.sync += reg.eq(signal)
         signal = reg
     return signal
-
-
-def topology_diameter(topology) -> int:
-    """Hops of the longest shortest path (p2p VCs needed for deadlock-free minimal routing)."""
-    import networkx as nx
-
-    return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
 
 
 def link_stage_map(topology, link_stages: int | Mapping[tuple[int, int], int] = 0
@@ -423,7 +417,7 @@ class Network(wiring.Component):
         vector_depth = check_int("Vector depth", vector_depth, low=1, high=MAX_VECTOR_DEPTH)
         step_depth = check_int("Step depth", step_depth, low=1, high=MAX_STEP_DEPTH)
         self.link_stages = stages = link_stage_map(topology, link_stages)
-        diameter = topology_diameter(topology)
+        diameter = check_diameter(topology)
         if p2p_vcs is None:
             p2p_vcs = diameter
         p2p_vcs = check_int("P2p VCs", p2p_vcs, low=1)

@@ -489,12 +489,14 @@ def simulate(topology, runs: Sequence[Scenario | tuple[Scenario, ...]], *, seed:
     """
     from innet.gen.checks import check_int
     from innet.gen.cost import CostModel
+    from innet.gen.deadlock import check_diameter
     from innet.gen.routing import routing
     from innet.gen.topology import check_topology
     from innet.hw.network import image_sizes, link_stage_map
     from innet.sim.runner import run
 
     check_topology(topology)
+    check_diameter(topology)  # before routing and planning, which take long on a large one
     check_int("Seed", seed, low=0, high=MAX_SEED)
     check_int("Threads", threads, low=1, high=os.cpu_count() or 1)
     for name, flag in (("Waves", waves), ("Check load", check_load)):

@@ -297,8 +297,9 @@ def parse_spec(data: Mapping[str, Any], name: str = "") -> Spec:
                 if len(points) == MAX_POINTS:
                     raise ValueError(f"The spec names more than {MAX_POINTS:,} points; split it")
                 if params in seen:
-                    raise ValueError(f"{where} repeats the point of {seen[params]}; each point "
-                                     f"is named once")
+                    other = "names one point twice" if seen[params] == where else \
+                        f"repeats the point of {seen[params]}"
+                    raise ValueError(f"{where} {other}; each point is named once")
                 seen[params] = where
                 points.append(Point(f"{prefix}{len(seen)}", kind, params))
     if not points:
@@ -382,6 +383,7 @@ def _check_hardware(where: str, values: dict[str, Any]) -> None:
 
 
 def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any], ...]]:
+    from innet.gen.checks import parse_dims
     from innet.gen.ops import DType, Op, is_supported
     from innet.sim.network import MAX_BACKPRESSURE, MIN_BACKGROUND
 
@@ -400,6 +402,8 @@ def _network(where: str, table: Mapping[str, Any]) -> list[tuple[tuple[str, Any]
         if values[wanted] is None:
             raise ValueError(f"{where}.{wanted} is missing: {kind} takes {takes}")
         _check_topology(where, values)
+        if values["shape"] is not None:  # one spelling per shape: " 3X3" is "3x3"
+            values["shape"] = "x".join(map(str, parse_dims(values["shape"], "shape", '"3x3"')))
         dtype = DType.parse(values["dtype"])
         if not is_supported(Op.parse(values["op"]), dtype):
             ops = ", ".join(o for o in NETWORK["op"].choices if is_supported(Op.parse(o), dtype))
@@ -427,6 +431,7 @@ def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None
     """What is wrong with a network point's topology (its key first), or None; once per
     topology however many points share it."""
     from innet.gen.checks import parse_dims
+    from innet.gen.deadlock import check_diameter
     from innet.gen.topology import check_shape
 
     values = {"topology": kind, "q": q, "shape": shape}
@@ -435,7 +440,7 @@ def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None
             topology(values)
         except ValueError:
             return f"q must be a prime power from 2 to 31, not {q}"
-        return None
+        return None  # diameter 2
     syntax = f"shape must be sizes joined by 'x' such as \"3x3\", not {shape!r:.60}"
     try:
         dims = check_shape(parse_dims(shape, "shape", '"3x3"'))
@@ -446,7 +451,7 @@ def _topology_problem(kind: str, q: int | None, shape: str | None) -> str | None
         return (f"shape {shape!r} has {nodes:,} switches; a simulated network has at most "
                 f"{MAX_SHAPE_NODES:,}")
     try:
-        topology(values)
+        check_diameter(topology(values))
     except ValueError as error:
         return f"shape {shape!r}: {error}"
     return None

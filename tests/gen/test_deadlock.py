@@ -15,6 +15,7 @@ from innet.gen.deadlock import (
     DeadlockError,
     channel_graph,
     check,
+    check_diameter,
     diameter,
     image_collectives,
     image_graph,
@@ -22,6 +23,7 @@ from innet.gen.deadlock import (
 )
 from innet.gen.embed import SwitchConfig, embed
 from innet.gen.image import build_image
+from innet.gen.regmap import MAX_P2P_VCS
 from innet.gen.routing import routing
 from innet.gen.topology import LOCAL, hyperx, piuma, polarfly, torus
 
@@ -343,8 +345,9 @@ def test_errors():
     with pytest.raises(ValueError, match=r"^P2p VCs must be .*, not 0$"):
         channel_graph(topo, p2p_vcs=0)
     # A diameter beyond the switch's VCs names the topology, not an option left to default.
-    with pytest.raises(ValueError, match=r"^The topology's diameter 33 needs as many "
-                                         r"hop-indexed p2p VCs, and a switch has at most 16$"):
+    with pytest.raises(ValueError, match=r"^mesh 34 has diameter 33: minimal routing needs as "
+                                         r"many hop-indexed p2p VCs, and a switch has at most "
+                                         r"16$"):
         channel_graph(torus((34,), mesh=True))
     with pytest.raises(TypeError, match=r"^Collective ids must be an integer, not '2'$"):
         channel_graph(topo, collective_ids="2")
@@ -366,3 +369,16 @@ def test_errors():
     with pytest.raises(ValueError, match=r"^Collective id 0: switch 1 req_in names port 4, "
                                          r"but node 1 has 2 ports$"):
         channel_graph(topo, collectives={0: [SwitchConfig(1, frozenset({4}), 0)]})
+
+
+@pytest.mark.parametrize(("shape", "hops"), [((2, 30), 16), ((2, 32), 17), ((40, 40), 40)])
+def test_check_diameter_refuses_more_hops_than_a_switch_has_vcs(shape, hops):
+    topo = torus(shape)
+    assert diameter(topo) == hops
+    if hops <= MAX_P2P_VCS:
+        assert check_diameter(topo) == hops
+        return
+    with pytest.raises(ValueError, match=rf"^{re.escape(topo.title)} has diameter {hops}: "
+                                         rf"minimal routing needs as many hop-indexed p2p VCs, "
+                                         rf"and a switch has at most {MAX_P2P_VCS}$"):
+        check_diameter(topo)

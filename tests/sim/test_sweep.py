@@ -72,6 +72,11 @@ def test_points_of_several_tables_in_order_and_defaults_filled_in():
         assert v["backpressure"] == NETWORK["backpressure"].default
 
 
+def test_a_shape_is_kept_in_one_spelling():
+    (point,) = parse_spec({"network": [{"topology": "hyperx", "shape": " 02X3"}]}).points
+    assert dict(point.params)["shape"] == "2x3"
+
+
 def test_a_default_named_or_left_out_is_the_same_point():
     bare = parse_spec({"hardware": [{"component": "alu"}]}).points[0]
     named = parse_spec({"hardware": [{"component": "alu", "mul": True, "seed": 1,
@@ -152,6 +157,13 @@ def test_a_default_named_or_left_out_is_the_same_point():
     ({"network": ["polarfly"]}, "network must be an array of tables ([[network]])"),
     ({"network": [{"topology": "hyperx", "shape": "65536x65536"}]},
      "network[0].shape '65536x65536': Shape 65536x65536 is too large: 4294967296 nodes"),
+    ({"network": [{"topology": "torus", "shape": "2x34"}]},
+     ("network[0].shape '2x34': torus 2x34 has diameter 18: minimal routing needs as many "
+      "hop-indexed p2p VCs, and a switch has at most 16")),
+    ({"network": [{"topology": "torus", "shape": ["3x3", " 3X3"]}]},
+     "network[0] names one point twice; each point is named once"),
+    ({"network": [{"topology": "torus", "shape": "3x3"}, {"topology": "torus", "shape": "03x3"}]},
+     "network[1] repeats the point of network[0]; each point is named once"),
     ({"network": [{"topology": "hyperx", "shape": "64x64x64"}]},
      "network[0].shape '64x64x64' has 262,144 switches; a simulated network has at most 1,024"),
     ({"network": [{"topology": "polarfly", "q": 2, "seed": list(range(1000)),
