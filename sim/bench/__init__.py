@@ -125,12 +125,15 @@ def select(quick: bool = False, only: Iterable[str] = ()) -> list[Case]:
     Raises
     ------
     ValueError
-        If a prefix of ``only`` matches no case.
+        If a prefix of ``only`` is empty (it would match every case) or matches no case.
     """
     _load()
     cases = [c for c in REGISTRY if (c.quick if quick else c.full)]
     only = list(only)
     for prefix in only:
+        if not prefix:
+            raise ValueError("An empty prefix would run every benchmark: name one (innet bench "
+                             "--list names them), or leave --only out")
         if not any(c.name.startswith(prefix) for c in cases):
             starts = ", ".join(sorted({c.name.split("_")[0] + "_" for c in cases}))
             raise ValueError(f"No benchmark starts with {prefix!r}; the "

@@ -254,6 +254,11 @@ def test_bench_list_and_bad_prefix(innet):
     assert bad.returncode == 2
     assert bad.stderr.startswith("innet: error: No benchmark starts with 'nope'; the full run")
     assert len(bad.stderr.splitlines()) == 1
+    # An empty prefix (an unset shell variable) would start every benchmark.
+    empty = innet("bench", "--only", "", "--list")
+    assert (empty.returncode, empty.stdout) == (2, "")
+    assert empty.stderr == ("innet: error: An empty prefix would run every benchmark: name one "
+                            "(innet bench --list names them), or leave --only out\n")
 
 
 @pytest.mark.synth  # emits three switches through Yosys (tens of seconds)
