@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import functools
 import json
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,6 @@ from innet.sim.cli._common import (
     json_option,
     output_option,
     print_json,
-    write_atomic,
 )
 from innet.sim.cli._options import (
     decorate,
@@ -37,7 +38,7 @@ from innet.sim.cli._options import (
     vector_depth_option,
 )
 from innet.sim.cli._parse import Finite
-from innet.sim.synth.flow import PATHS_KEPT
+from innet.sim.synth.flow import PATHS_KEPT, install_build
 
 __all__ = ["Seeds", "command", "flow_options", "print_breakdown", "print_paths",
            "print_result", "run"]
@@ -136,23 +137,36 @@ def run(component: Any, name: str, params: dict[str, Any], *, target: str, seeds
 
     tgt = synth.load_target(target)
     synth.check_tools(tgt.family)  # before the slow part: say how to install them
-    err = err_console()
-    with err.status(f"emitting {name}") as status:
-        design = component if isinstance(component, Design) else emit(component, name)
-        results = synth.synthesize_seeds(design, tgt, seeds, pnr=not no_pnr, timeout=timeout,
-                                         workdir=output, cache=not no_cache,
-                                         status=lambda text: status.update(text))
-    reports = [{**r.as_json(), "paths": list(r.paths)[:paths]} for r in results]
-    report = {"component": params.pop("component"), "params": params,
-              "target_description": tgt.description, **reports[0]}
-    if len(results) > 1:
-        report["seeds"] = reports
-        report["seed_summary"] = synth.seed_summary(reports)
-    if breakdown:
-        report["breakdown"] = synth.breakdown(results[0].blocks, depth)
+    # The build runs in a directory beside the output, which takes its files only when the
+    # run completes: an interrupted or failed run leaves the output as it was.
+    staging = None
     if output is not None:
-        write_atomic(Path(output) / "synth.json",
-                     json.dumps(report, indent=2, sort_keys=True) + "\n")
+        output = Path(output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.new.", dir=output.parent))
+    try:
+        err = err_console()
+        with err.status(f"emitting {name}") as status:
+            design = component if isinstance(component, Design) else emit(component, name)
+            results = synth.synthesize_seeds(design, tgt, seeds, pnr=not no_pnr,
+                                             timeout=timeout, workdir=staging,
+                                             cache=not no_cache,
+                                             status=lambda text: status.update(text))
+        reports = [{**r.as_json(), "paths": list(r.paths)[:paths]} for r in results]
+        report = {"component": params.pop("component"), "params": params,
+                  "target_description": tgt.description, **reports[0]}
+        if len(results) > 1:
+            report["seeds"] = reports
+            report["seed_summary"] = synth.seed_summary(reports)
+        if breakdown:
+            report["breakdown"] = synth.breakdown(results[0].blocks, depth)
+        if staging is not None:
+            (staging / "synth.json").write_text(json.dumps(report, indent=2, sort_keys=True)
+                                                + "\n")
+            install_build(staging, output)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
     for note in dict.fromkeys(r.note for r in results if r.note):
         click.echo(f"innet: warning: {note}", err=True)
     reused = [str(r.seed) for r in results if r.cached]

@@ -39,6 +39,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -61,11 +63,17 @@ from innet.sim.synth.targets import TOOLS, Target, check_tools, load_target, too
 from innet.sim.synth.wasm import command, environment, prepare
 from innet.sim.synth.wrapper import io_wrapper, top_ports
 
-__all__ = ["FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir", "synthesize",
-           "synthesize_seeds"]
+__all__ = ["BUILD_FILES", "FLOW_VERSION", "PATHS_KEPT", "NotCached", "SynthError", "cache_dir",
+           "install_build", "synthesize", "synthesize_seeds"]
 
 #: Bumped when the flow changes in a way that changes its figures (invalidates the cache).
 FLOW_VERSION = 8
+
+#: The files of a build directory: what the flow writes into its ``workdir``, and the
+#: ``synth.json`` of ``innet synth -o``.
+BUILD_FILES = re.compile(r"design\.v|synth\.ys|yosys\.log|mapped\.json|stat_(target|generic)\.json"
+                         r"|pack\.(json|log)|packed\.json|pins\.(lpf|pcf)"
+                         r"|pnr(-seed\d+)?\.(json|log)|synth\.json")
 
 #: Worst endpoints kept per routed result (:func:`~innet.sim.synth.reports.worst_paths`).
 PATHS_KEPT = 20
@@ -330,6 +338,19 @@ def synthesize_seeds(design: Design, target: str | Target = "ecp5",
             if cache and result.pnr in ("routed", "skipped", "does not fit", "timeout"):
                 _store(_cache_key(wrapped, target, result.seed, pnr), result)
     return [results[seed] for seed in seeds]
+
+
+def install_build(staging: Path, target: Path) -> None:
+    """Make ``target`` the build directory of a finished run built in ``staging`` (then
+    removed): the files of an earlier build in ``target`` (:data:`BUILD_FILES`) go, so none
+    of them stays beside the new ones, and any other file of ``target`` stays."""
+    target.mkdir(parents=True, exist_ok=True)
+    for entry in target.iterdir():
+        if entry.is_file() and BUILD_FILES.fullmatch(entry.name):
+            entry.unlink()
+    for entry in staging.iterdir():
+        os.replace(entry, target / entry.name)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 def _cached(key: str, timeout: float | None) -> SynthResult | None:

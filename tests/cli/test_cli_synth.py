@@ -52,6 +52,46 @@ def test_synth_json_has_the_documented_fields(innet, tmp_path, env):
     assert lines[row + 1].split()[:2] == [str(path["logic_levels"]), "logic"]
 
 
+def test_an_interrupted_build_leaves_the_output_as_it_was(monkeypatch, tmp_path):
+    """The tools run beside ``-o DIR``: Ctrl-C in the middle of the flow leaves DIR with the
+    earlier run's files and no staging directory."""
+    from click.testing import CliRunner
+
+    from innet.sim.cli import main
+
+    build = tmp_path / "build"
+    build.mkdir()
+    for name in ("synth.json", "pnr.log"):
+        (build / name).write_text("earlier")
+
+    def interrupted(design, target, seeds, *, workdir, **options):
+        (workdir / "design.v").write_text(design.verilog)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(synth, "synthesize_seeds", interrupted)
+    done = CliRunner().invoke(main, ["synth", "muladd", "--width", "4", "-o", str(build)])
+    assert done.exit_code == 130
+    assert sorted(os.listdir(tmp_path)) == ["build"]
+    assert {p.name: p.read_text() for p in build.iterdir()} == {"synth.json": "earlier",
+                                                               "pnr.log": "earlier"}
+
+
+def test_a_finished_build_replaces_the_earlier_build_files_only(tmp_path):
+    from innet.sim.synth.flow import install_build
+
+    staging, target = tmp_path / ".new", tmp_path / "build"
+    staging.mkdir()
+    target.mkdir()
+    for name in ("synth.json", "design.v"):
+        (staging / name).write_text("new")
+    for name in ("synth.json", "pnr-seed2.json", "pnr.log", "packed.json", "notes.txt"):
+        (target / name).write_text("earlier")
+    install_build(staging, target)
+    assert {p.name: p.read_text() for p in target.iterdir()} == {
+        "synth.json": "new", "design.v": "new", "notes.txt": "earlier"}
+    assert sorted(os.listdir(tmp_path)) == ["build"]
+
+
 @pytest.mark.synth
 def test_synth_readable_output_without_place_and_route(innet, tmp_path, env):
     done = innet("synth", "muladd", "--width", "4", "--no-pnr", cwd=tmp_path, env=env)
