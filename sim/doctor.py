@@ -84,6 +84,15 @@ def check(samples: int = 2000, progress: Callable[[str], None] | None = None) ->
         return results
     results.append(Check("emit Verilog", True, f"{len(design.verilog.splitlines())} lines"))
 
+    say("open the build cache")
+    try:
+        cache = runner.cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+    except (ValueError, OSError) as error:
+        results.append(Check("build cache", False, str(error)))
+        return results
+    results.append(Check("build cache", True, str(cache)))
+
     say("prepare Verilator")
     try:
         version = runner.prepare_verilator()

@@ -118,11 +118,22 @@ class SimResult:
 def cache_dir() -> Path:
     """The directory innet caches builds in: ``$INNET_CACHE``, else ``~/.cache/innet``; as an
     absolute path (a relative one is taken from the working directory), since builds run in
-    directories of their own."""
+    directories of their own.
+
+    Raises
+    ------
+    ValueError
+        If the path exists and is not a directory (naming the variable that chose it).
+    """
     if os.environ.get("INNET_CACHE"):
-        return Path(os.environ["INNET_CACHE"]).expanduser().absolute()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return (Path(base).expanduser() / "innet").absolute()
+        path, chosen = Path(os.environ["INNET_CACHE"]).expanduser().absolute(), "INNET_CACHE"
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        path = (Path(base).expanduser() / "innet").absolute()
+        chosen = "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "The cache"
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{chosen} must name a directory, not the file {str(path)!r}")
+    return path
 
 
 def waves_requested(waves: bool | None = None) -> bool:

@@ -34,6 +34,26 @@ from innet.sim.cli._common import (
 __all__ = ["command"]
 
 
+def _check_cache(path: Path) -> None:
+    """Make the result cache ``path`` and check that a file can be written in it, before
+    anything runs.
+
+    Raises
+    ------
+    ValueError
+        Naming the directory and the reason.
+    """
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise ValueError(f"The result cache {str(path)!r} cannot be written: "
+                         f"{error.strerror or error}") from None
+
+
 def _row(record: dict[str, Any]) -> str:
     """One point's line of the streamed table."""
     r = record["result"]
@@ -90,6 +110,8 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
             click.echo(f"{p.id:<6} {p.kind:<8} {p.label}")
         return
     cache_dir = (cache or sweep.default_cache()).resolve()
+    if scheduler is None:  # a cluster's workers may see paths this machine does not
+        _check_cache(cache_dir)
     out_console = wide(console())
     err = err_console()
     bar = Progress(TextColumn("sweep"), BarColumn(),

@@ -10,6 +10,7 @@ whole results or none, and a later sweep resumes from them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -73,5 +74,6 @@ def cached(cache: str | os.PathLike | None, key: str,
             return {**old, "cached": True}
     record = {"key": key, **measure()}
     if cache is not None:
-        store(cache, record)
+        with contextlib.suppress(OSError):  # kept in the results all the same
+            store(cache, record)
     return {**record, "cached": False}

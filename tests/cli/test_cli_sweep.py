@@ -12,6 +12,7 @@ import contextlib
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -228,6 +229,21 @@ def test_bad_options_are_one_line(innet, tmp_path, args, message):
     assert done.returncode == 2
     assert done.stderr == f"innet: error: {message}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml"]
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    (["--cache", "file/cache"], {},
+     "The result cache '{tmp}/file/cache' cannot be written: Not a directory"),
+    ([], {"INNET_CACHE": "file"}, "INNET_CACHE must name a directory, not the file '{tmp}/file'"),
+])
+def test_a_cache_that_cannot_be_written_is_refused_before_anything_runs(innet, tmp_path, args,
+                                                                        env, message):
+    (tmp_path / "spec.toml").write_text(EXAMPLE.read_text())
+    (tmp_path / "file").write_text("a file")
+    done = innet("sweep", "spec.toml", *args, cwd=tmp_path, env={**os.environ, **env})
+    assert done.returncode == 2
+    assert done.stderr == "innet: error: " + message.format(tmp=tmp_path) + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "spec.toml"]
 
 
 def test_a_missing_spec_is_one_line(innet, tmp_path):
