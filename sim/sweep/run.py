@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -61,10 +62,29 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
                                 or workers < 1):
         raise ValueError(f"Workers must be a whole number of at least 1, not {workers!r}")
     count = workers or os.cpu_count() or 1
-    with LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                      dashboard_address=":0", memory_limit=0,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    # The workers start with Ctrl-C ignored (a Python process keeps an ignored SIGINT it
+    # inherits): the terminal sends it to them too, and this process stops them itself, on
+    # its way out, instead of each printing its KeyboardInterrupt.
+    with _sigint_ignored():
+        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", memory_limit=0,
+                               silence_logs=logging.ERROR)
+    with cluster, Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the block runs (in the main thread; elsewhere left alone)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _check_scheduler(scheduler: str) -> None:

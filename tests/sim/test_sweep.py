@@ -280,6 +280,19 @@ def _spec(seeds):
     return parse_spec({"hardware": [{"component": "muladd", "seed": list(seeds)}]})
 
 
+def test_the_local_workers_leave_ctrl_c_to_the_command(client):
+    """The terminal sends Ctrl-C to the local cluster's workers too: they ignore it (each
+    would print its KeyboardInterrupt), and the command stops them on its way out."""
+    import os
+    import signal
+
+    for pid in client.run(os.getpid).values():
+        os.kill(pid, signal.SIGINT)
+    time.sleep(1)
+    assert len(client.run(os.getpid)) == 2  # both still serve
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_sweep_returns_every_point_in_order_and_survives_failures(client, tmp_path):
     spec = _spec([3, 13, 14, 5])
     seen = []
