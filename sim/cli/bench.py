@@ -58,6 +58,10 @@ def command(quick: bool, only: tuple[str, ...], list_only: bool, no_pnr: bool, s
 
     cases = bench.select(quick=quick, only=only)
     if list_only:
+        if as_json:
+            click.echo(json.dumps({"cases": [{"name": c.name, "group": c.group,
+                                              "title": c.title} for c in cases]}, indent=2))
+            return
         for c in cases:
             click.echo(f"{c.name:<28} {c.group:<11} {c.title}")
         return

@@ -39,7 +39,7 @@ from innet.sim.cli._common import (
 )
 from innet.sim.cli._options import dtype_option, given, op_option
 from innet.sim.cli._parse import SIZE_GRAMMAR, Finite, Sizes
-from innet.sim.network import MAX_ELEMENTS, MAX_SEED
+from innet.sim.network import MAX_ELEMENTS, MAX_SEED, check_backpressure
 
 __all__ = ["command"]
 
@@ -140,8 +140,12 @@ def command(output: Path | None, quick: bool, sizes: list[int] | None, op: str, 
     from innet.sim.report.study import STUDY_FILES, STUDY_SIZES
 
     check_supported(Op.parse(op), DType.parse(dtype))
+    check_backpressure(backpressure)
     if quick and sizes is not None:
         raise click.UsageError("--quick and --sizes cannot be used together")
+    twice = [m for n, m in enumerate(sizes or []) if m in sizes[:n]]
+    if twice:
+        raise click.UsageError(f"--sizes lists {twice[0]:,} twice")
     if study is not None:
         ignored = [f"--{name}" for name in ("op", "dtype") if given(name)]
         if ignored:

@@ -67,7 +67,7 @@ def command() -> None:
 
 @command.command("allreduce")
 @topology_options
-@click.option("--elements", type=Size(low=0, high=MAX_ELEMENTS), default=1024,
+@click.option("--elements", type=Size(low=1, high=MAX_ELEMENTS), default=1024,
               show_default=True,
               help=f"Vector length per node ({SIZE_GRAMMAR}).")
 @op_option
@@ -118,6 +118,8 @@ def allreduce(kind: str, elements: int, op: str, dtype: str, algo: str,
     link_stages: dict | int = 0
     if kind != "piuma" and given("clock_mhz"):
         raise ValueError(f"--clock-mhz applies to piuma, not {kind}")
+    if given("pattern") and not background:
+        raise ValueError("--pattern shapes the background traffic: give --background above 0")
     topo = topology_from_args(kind, options)
     name = topo.title
     if kind == "piuma":

@@ -106,6 +106,11 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
         raise ValueError(f"--output must be a directory, not the file {str(out)!r}")
     plan = sweep.load_spec(spec)
     if list_only:
+        if as_json:
+            print_json({"spec": spec.name, "points": [
+                {"id": p.id, "kind": p.kind, "label": p.label, "params": dict(p.params)}
+                for p in plan.points]})
+            return
         for p in plan.points:
             click.echo(f"{p.id:<6} {p.kind:<8} {p.label}")
         return

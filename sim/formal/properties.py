@@ -155,6 +155,9 @@ def select(block: str | None = None) -> list[Property]:
         return list(PROPERTIES)
     chosen = [p for p in PROPERTIES if block in (p.block, p.key)]
     if not chosen:
+        known = [p.key for p in PROPERTIES if p.block == block.partition(".")[0]]
+        if "." in block and known:
+            raise ValueError(f"Property must be one of {', '.join(known)}, not {block!r}")
         raise ValueError(f"Block must be one of {', '.join(blocks())} (or BLOCK.PROPERTY), not "
                          f"{block!r}")
     return chosen

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from innet.sim.network import MAX_SEED
+
 __all__ = [
     "COMPONENTS",
     "HARDWARE",
@@ -157,7 +159,7 @@ NETWORK: dict[str, Param] = {
     "background": Param("float", 0.0, 0.0, 1.0),
     "pattern": _choice("uniform", "uniform", "permutation"),
     "backpressure": Param("float", 0.25, 0.0, below=1.0),
-    "seed": _int(0, 0, 2**31 - 1),
+    "seed": _int(0, 0, MAX_SEED),
 }
 
 #: Most points a spec may name (each is a synthesis or a simulation of minutes).

@@ -161,6 +161,14 @@ def test_list_prints_the_points_and_runs_nothing(innet, tmp_path):
     ids = [p.id for p in load_spec(EXAMPLE).points]
     assert [line.split()[0] for line in done.stdout.splitlines()] == ids
     assert list(tmp_path.iterdir()) == []
+    # As JSON: every point with its parameters, as the spec reads them.
+    done = innet("sweep", str(EXAMPLE), "--list", "--json", "--cache", "cache", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)
+    assert listed["spec"] == EXAMPLE.name
+    assert [(p["id"], p["kind"], p["label"], p["params"]) for p in listed["points"]] == [
+        (p.id, p.kind, p.label, dict(p.params)) for p in load_spec(EXAMPLE).points]
+    assert list(tmp_path.iterdir()) == []
 
 
 BAD = [

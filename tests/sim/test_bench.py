@@ -250,6 +250,11 @@ def test_bench_list_and_bad_prefix(innet):
     assert done.returncode == 0
     for name in ("hw_ceng", "endpoint_ring4", "piuma_scale_4k"):
         assert name in done.stdout
+    listed = innet("bench", "--list", "--json", "--only", "hw_", "--only", "endpoint_")
+    assert listed.returncode == 0, listed.stderr
+    cases = json.loads(listed.stdout)["cases"]
+    assert {c["name"] for c in cases} == {c.name for c in bench.select(only=["hw_", "endpoint_"])}
+    assert all(c["group"] and c["title"] for c in cases)
     bad = innet("bench", "--only", "nope")
     assert bad.returncode == 2
     assert bad.stderr.startswith("innet: error: No benchmark starts with 'nope'; the full run")

@@ -162,6 +162,10 @@ def test_output_that_is_a_file_is_refused(tmp_path):
      "innet: error: Invalid value for '--seed': -1 is not in the range 0<=x<=4294967295."),
     (["--backpressure", "1"],
      "innet: error: Invalid value for '--backpressure': 1.0 is not in the range 0<=x<1."),
+    (["--backpressure", "0.999"],
+     ("innet: error: Backpressure must be at most 255/256 (0.996), the most the endpoints' "
+      "throttle holds back, not 0.999")),
+    (["--sizes", "1,64,1"], "innet: error: --sizes lists 1 twice"),
     (["--study", "swing", "--backpressure", "-0.5"],
      "innet: error: Invalid value for '--backpressure': -0.5 is not in the range 0<=x<1."),
     (["--study", "swing", "--op", "max"],

@@ -364,6 +364,12 @@ def test_select_rejects_an_unknown_block():
                                          r"buffer, switch, engine \(or "
                                          r"BLOCK.PROPERTY\), not 'fifo'$"):
         select("fifo")
+    # A property unknown to a known block: the block's properties are named.
+    with pytest.raises(ValueError, match=r"^Property must be one of credit\.in-range, "
+                                         r"credit\.no-credit-no-send, not 'credit\.bogus'$"):
+        select("credit.bogus")
+    with pytest.raises(ValueError, match=r"^Block must be one of .*, not 'fifo\.x'$"):
+        select("fifo.x")
 
 
 @pytest.mark.parametrize(("harness", "message"), [

@@ -130,6 +130,9 @@ def test_a_default_named_or_left_out_is_the_same_point():
      "network[0].q is missing: polarfly takes q (a prime power from 2 to 31) and no shape"),
     ({"hardware": [{"component": "alu", "seed": -1}]},
      "hardware[0].seed must be an integer from 0 to 2147483647, not -1"),
+    # A network's seed takes what innet sim --seed takes.
+    ({"network": [{"topology": "polarfly", "q": 2, "seed": 1 << 32}]},
+     "network[0].seed must be an integer from 0 to 4294967295, not 4294967296"),
     ({"network": [{"topology": "hyperx", "shape": "3y3"}]},
      "network[0].shape must be sizes joined by 'x' such as \"3x3\", not '3y3'"),
     ({"network": [{"topology": "polarfly", "q": 2, "background": 1.5}]},
