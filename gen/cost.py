@@ -81,8 +81,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from innet.gen.checks import check_int, shown
+from innet.gen.ops import Op
 
-__all__ = ["Cost", "CostModel", "envelope", "reduce_cycles"]
+__all__ = ["Cost", "CostModel", "envelope", "product_cycles", "reduce_cycles"]
 
 
 def reduce_cycles(radix: int) -> int:
@@ -92,6 +93,15 @@ def reduce_cycles(radix: int) -> int:
     4, 8 and 16)."""
     radix = check_int("Radix", radix, low=1)
     return 9 + radix.bit_length() + (radix + 1).bit_length()
+
+
+def product_cycles(count: int) -> int:
+    """Cycles of an engine built with multipliers to multiply ``count`` contributing ports:
+    its fixed-order tree of pairwise ALUs, 9 cycles (``innet.hw.alu.LATENCY``) per level,
+    ``ceil(log2(count))`` levels (``innet.hw.ceng.engine_latency`` of ``mul``, without the
+    front end)."""
+    count = check_int("Count", count, low=2)
+    return 9 * (count - 1).bit_length()
 
 
 def _finite(value: numbers.Real) -> bool:
@@ -260,11 +270,18 @@ class CostModel:
                    element_bytes=element_bytes, link_bandwidth=bandwidth,
                    local_bandwidth=None, clock_hz=clock_hz)
 
-    def reduction(self, radix: int) -> float:
-        """Cycles a switch of ``radix`` network ports takes to reduce two or more ports after
-        its engine's front end: :attr:`reduce_latency`, or :func:`reduce_cycles` if that is
-        ``None``."""
-        return reduce_cycles(radix) if self.reduce_latency is None else self.reduce_latency
+    def reduction(self, radix: int, count: int | None = None, op: Op | str = "add") -> float:
+        """Cycles a switch of ``radix`` network ports takes to reduce ``count`` (two or more)
+        ports with ``op`` after its engine's front end: :attr:`reduce_latency`, or if that is
+        ``None`` :func:`reduce_cycles`, or for ``mul`` (which goes through the pairwise tree
+        of an engine with multipliers) :func:`product_cycles` of ``count``."""
+        if self.reduce_latency is not None:
+            return self.reduce_latency
+        if (op if isinstance(op, Op) else Op.parse(op)) == Op.MUL:
+            if count is None:
+                raise ValueError("The reduction of mul depends on the count of ports: give it")
+            return product_cycles(count)
+        return reduce_cycles(radix)
 
     def latency(self, hops: int, link_cycles: float | None = None) -> float:
         """One-way latency of a point-to-point message over ``hops`` links, endpoint to

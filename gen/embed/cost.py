@@ -86,15 +86,15 @@ def path_latencies(embedding: Embedding, topo: Topology, model: CostModel | None
     """Latency of each participant's input up the reduction tree to the root's result:
     ``local_latency + sum(link latencies) + sum over the hops + 1 switches of
     (switch_latency + front_latency + the reduction if k >= 2)``, ``k`` the switch's
-    contributing ports and the reduction :meth:`CostModel.reduction` at the topology's radix
-    (PIUMA, "Analysis: Latency")."""
+    contributing ports and the reduction :meth:`CostModel.reduction` of ``k`` ports with the
+    embedding's operation at the topology's radix (PIUMA, "Analysis: Latency")."""
     _check(embedding, topo)
     model = _model(model)
-    reduces = {s.node for s in embedding.switches if len(s.req_in) >= 2}
-    reduction = model.reduction(topo.radix)
+    reduction = {s.node: model.reduction(topo.radix, len(s.req_in), embedding.op)
+                 for s in embedding.switches if len(s.req_in) >= 2}
 
     def switch(u: int) -> float:
-        return model.switch_latency + model.front_latency + reduction * (u in reduces)
+        return model.switch_latency + model.front_latency + reduction.get(u, 0.0)
 
     up = _climb(embedding, topo, switch(embedding.root),
                 lambda w, v: model.link_latency_of(w, v) + switch(w))

@@ -24,6 +24,13 @@ def test_defaults_describe_the_project_network():
         assert model.reduction(radix) == reduce_cycles(radix) == multi_latency(radix + 1)
         assert engine_latency(2, radix) == model.front_latency + model.reduction(radix)
     assert CostModel(reduce_latency=5).reduction(8) == 5
+    # mul: the engine's tree of pairwise ALUs over the contributing ports.
+    for radix, count in ((2, 2), (2, 3), (4, 5), (8, 9), (16, 17)):
+        assert (model.front_latency + model.reduction(radix, count, "mul")
+                == engine_latency(count, radix, "mul"))
+        assert CostModel(reduce_latency=5).reduction(radix, count, "mul") == 5
+    with pytest.raises(ValueError, match=r"^The reduction of mul depends on the count of ports"):
+        model.reduction(8, op="mul")
     assert (model.link_bandwidth, model.local_bandwidth, model.engine_bandwidth) == (1, 1, None)
     assert model.element_bytes == 4
     assert model.clock_hz is None

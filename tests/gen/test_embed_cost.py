@@ -18,6 +18,7 @@ from innet.gen.embed import (
 )
 from innet.gen.topology import hyperx, polarfly, torus
 from innet.hw.alu.multi import multi_latency
+from innet.hw.ceng import engine_latency
 
 
 @pytest.mark.parametrize("topo", [polarfly(7), hyperx((4, 4, 4)), torus((5, 6))],
@@ -84,17 +85,26 @@ def _tree(e):
 
 @pytest.mark.parametrize("topo", [polarfly(5), hyperx((3, 4)), torus((4, 6)), torus(7)],
                          ids=["pf5", "hx3x4", "t4x6", "ring7"])
-@pytest.mark.parametrize("reduce_latency", [7, None])
-def test_reductions_on_the_way_up(topo, reduce_latency):
+@pytest.mark.parametrize(("reduce_latency", "op"), [(7, "add"), (None, "add"), (7, "mul"),
+                                                    (None, "mul")])
+def test_reductions_on_the_way_up(topo, reduce_latency, op):
     """With reduction latency, alpha = slowest input up (each switch adds its engine's front end
     and, where k >= 2 ports contribute, its reduction: 7 cycles, or by default the reduction
-    unit's at the topology's radix) + slowest path down; computed on the tree alone."""
+    unit's at the topology's radix, and for mul the engine's tree of pairwise ALUs over the k
+    ports) + slowest path down; computed on the tree alone."""
     model = CostModel(link_latency=3, switch_latency=2, local_latency=1,
                       reduce_latency=reduce_latency, front_latency=4)
-    reduction = 7 if reduce_latency else multi_latency(topo.radix + 1)
+
+    def reduction(k):
+        if reduce_latency:
+            return 7
+        if op == "mul":  # the engine's own latency of k ports, without its front end
+            return engine_latency(k, topo.radix, op) - engine_latency(1, topo.radix)
+        return multi_latency(topo.radix + 1)
+
     rng = random.Random(topo.nodes)
     for participants in (None, sorted(rng.sample(range(topo.nodes), topo.nodes // 2))):
-        e = embed(topo, participants)
+        e = embed(topo, participants, op=op)
         tree = _tree(e)
         members = set(e.participants)
         k = {u: tree.in_degree(u) + (u in members) for u in tree}
@@ -102,7 +112,8 @@ def test_reductions_on_the_way_up(topo, reduce_latency):
         for p in e.participants:
             route = nx.shortest_path(tree, p, e.root)
             hops = len(route) - 1
-            up[p] = 1 + 3 * hops + sum(2 + 4 + reduction * (k[u] >= 2) for u in route)
+            up[p] = 1 + 3 * hops + sum(2 + 4 + (reduction(k[u]) if k[u] >= 2 else 0)
+                                       for u in route)
             down[p] = 3 * hops + 2 * (hops + 1) + 1
         assert path_latencies(e, topo, model) == pytest.approx(up)
         assert response_latencies(e, topo, model) == pytest.approx(down)
