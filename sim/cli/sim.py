@@ -149,6 +149,7 @@ def allreduce(kind: str, elements: int, op: str, dtype: str, algo: str,
     summary = {"topology": name, "nodes": topo.nodes, "elements": elements, "op": op,
                "dtype": dtype, "background": background, "pattern": pattern,
                "link_stages": _stage_counts(link_stages), "load": load, "threads": threads,
+               "seed": seed, "backpressure": backpressure,
                "algorithms": {o.scenario.algo: o.to_dict() for o in outcomes}}
     if output is not None:
         write_atomic(output, json.dumps(summary, indent=2, sort_keys=True) + "\n")

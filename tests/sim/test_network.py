@@ -127,11 +127,14 @@ def test_cli_threads_reach_the_simulation(monkeypatch):
 
     monkeypatch.setattr(network, "simulate", simulate)
     done = CliRunner().invoke(main, ["sim", "allreduce", "polarfly", "--q", "2", "--elements",
-                                     "1", "--algo", "innet", "--threads", "2", "--json"])
+                                     "1", "--algo", "innet", "--threads", "2", "--seed", "7",
+                                     "--backpressure", "0.5", "--json"])
     assert done.exit_code == 0, done.output
-    assert seen["threads"] == 2
+    assert (seen["threads"], seen["seed"], seen["backpressure"]) == (2, 7, 0.5)
     report = json.loads(done.stdout)
     assert (report["threads"], report["topology"], report["nodes"]) == (2, "PolarFly q=2", 7)
+    # What a run needs to be run again.
+    assert (report["seed"], report["backpressure"]) == (7, 0.5)
 
 
 def test_bench_is_the_network_with_test_ports():
