@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 
 __all__ = ["CREDIT_PROPERTIES", "CREDIT_ROUND_TRIP", "LOCAL_EXTRA", "MAX_DEPTH", "CreditCounter",
-           "CreditModel", "credit_properties"]
+           "CreditModel", "credit_properties", "local_depth"]
 
 #: Cycles from taking a credit to being able to use it again on a direct link: the depth an
 #: input buffer (per VC) needs for one flit per cycle.
@@ -28,8 +28,15 @@ CREDIT_ROUND_TRIP = 5
 #: path is offered to the switch only while every target holds a credit for it, one cycle
 #: before the switch's fork can send it, so the credit loop of the root's local port is a
 #: cycle longer than that of a link into another switch's input (which returns a credit in the
-#: cycle a flit arrives).
+#: cycle a flit arrives). :func:`local_depth` adds it.
 LOCAL_EXTRA = 1
+
+
+def local_depth(buffer_depth: int) -> int:
+    """The default receive buffer (per VC) of an endpoint whose switch has input buffers of
+    ``buffer_depth`` and a collective path: :data:`LOCAL_EXTRA` more, within
+    :data:`MAX_DEPTH` (a buffer that deep has room to spare for the longer loop anyway)."""
+    return min(buffer_depth + LOCAL_EXTRA, MAX_DEPTH)
 
 #: The deepest buffer (per VC) a block is built with.
 MAX_DEPTH = 4096

@@ -108,7 +108,8 @@ from innet.gen.regmap.switch import COLL_BURST, ERROR_FLAGS, MAX_RADIX
 from innet.hw.arbiter import RoundRobin, any_of, binary_mux, encode_onehot, onehot_mux
 from innet.hw.buffer import Buffer, Bypass
 from innet.hw.collective import TIMEOUT_BITS, CollectivePath, config_layout
-from innet.hw.credit import CREDIT_ROUND_TRIP, LOCAL_EXTRA, MAX_DEPTH, CreditCounter
+from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH, CreditCounter
+from innet.hw.credit import local_depth as default_local_depth
 from innet.hw.flit import FlitParams, Kind, bits_for, link_signature
 from innet.hw.fork import Fork
 from innet.hw.input_unit import InputUnit
@@ -204,7 +205,7 @@ def _check_switch(radix, params, buffer_depth, local_depth, collective, early_li
         raise ValueError(f"Buffer depth must be at least {CREDIT_ROUND_TRIP} (the credit "
                          f"round trip) for full throughput, not {buffer_depth}")
     if local_depth is None:
-        local_depth = buffer_depth + (0 if collective is None else LOCAL_EXTRA)
+        local_depth = buffer_depth if collective is None else default_local_depth(buffer_depth)
     local_depth = check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
     if collective is not None and not callable(collective):
         raise TypeError(f"Collective must be a callable building the collective path, or "
@@ -228,8 +229,9 @@ class SwitchCore(wiring.Component):
         start with toward neighbouring switches. At least :data:`CREDIT_ROUND_TRIP`.
     local_depth : int, optional
         Credits per VC of the local output (the endpoint's receive buffer depth); defaults to
-        ``buffer_depth``, and :data:`~innet.hw.credit.LOCAL_EXTRA` more with a collective path
-        (for one result per cycle from this switch's root). At least 1.
+        ``buffer_depth``, and with a collective path :data:`~innet.hw.credit.LOCAL_EXTRA` more
+        (:func:`innet.hw.credit.local_depth`: one result per cycle from this switch's root).
+        At least 1.
     collective : callable or None, optional
         ``collective(params, radix, depth)`` builds the collective path, its request buffers
         ``buffer_depth`` deep (default

@@ -67,13 +67,13 @@ def make_endpoint(vector_depth: int, step_depth: int, collective_ids: int, routi
                   p2p_vcs: int, index_width: int, tag_width: int, buffer_depth: int,
                   local_depth: int | None = None, mul: bool = True):
     """The :class:`innet.hw.endpoint.Endpoint` of these parameters (32-bit elements; the local
-    depth defaults to :data:`~innet.hw.credit.LOCAL_EXTRA` more than the buffer depth, as the
-    local depth of a switch with a collective path) and the parameters as a JSON-ready dict."""
-    from innet.hw.credit import LOCAL_EXTRA
+    depth defaults to :func:`innet.hw.credit.local_depth` of the buffer depth, as the local
+    depth of a switch with a collective path) and the parameters as a JSON-ready dict."""
+    from innet.hw.credit import local_depth as default_local_depth
     from innet.hw.endpoint import Endpoint
     from innet.hw.flit import FlitParams
 
-    local_depth = buffer_depth + LOCAL_EXTRA if local_depth is None else local_depth
+    local_depth = default_local_depth(buffer_depth) if local_depth is None else local_depth
     flit = FlitParams(routing_depth=routing_depth, collective_ids=collective_ids,
                       p2p_vcs=p2p_vcs, index_width=index_width, tag_width=tag_width)
     top = Endpoint(flit, vector_depth=vector_depth, step_depth=step_depth,

@@ -87,8 +87,8 @@ def check(samples: int = 2000, progress: Callable[[str], None] | None = None) ->
     say("open the build cache")
     try:
         cache = runner.cache_dir()
-        cache.mkdir(parents=True, exist_ok=True)
-    except (ValueError, OSError) as error:
+        runner.check_cache(cache)
+    except ValueError as error:
         results.append(Check("build cache", False, str(error)))
         return results
     results.append(Check("build cache", True, str(cache)))

@@ -46,6 +46,7 @@ __all__ = [
     "build",
     "cache_dir",
     "cache_lock",
+    "check_cache",
     "mark_hier_blocks",
     "prepare_verilator",
     "run",
@@ -126,14 +127,32 @@ def cache_dir() -> Path:
         If the path exists and is not a directory (naming the variable that chose it).
     """
     if os.environ.get("INNET_CACHE"):
-        path, chosen = Path(os.environ["INNET_CACHE"]).expanduser().absolute(), "INNET_CACHE"
+        path, chosen = Path(os.environ["INNET_CACHE"]).expanduser().absolute(), " (INNET_CACHE)"
     else:
         base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
         path = (Path(base).expanduser() / "innet").absolute()
-        chosen = "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME") else "The cache"
+        chosen = " (in XDG_CACHE_HOME)" if os.environ.get("XDG_CACHE_HOME") else ""
     if path.exists() and not path.is_dir():
-        raise ValueError(f"{chosen} must name a directory, not the file {str(path)!r}")
+        raise ValueError(f"The build cache {str(path)!r}{chosen} must be a directory, not a "
+                         f"file")
     return path
+
+
+def check_cache(path: Path, what: str = "The build cache") -> None:
+    """Make the cache directory ``path`` and check that a file can be written in it.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, the directory and the reason.
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise ValueError(f"{what} {str(path)!r} cannot be written: "
+                         f"{error.strerror or error}") from None
 
 
 def waves_requested(waves: bool | None = None) -> bool:

@@ -15,7 +15,8 @@ from amaranth.lib.wiring import In, Out
 
 from innet.gen.checks import check_int
 from innet.gen.regmap import MAX_VECTOR_DEPTH
-from innet.hw.credit import CREDIT_ROUND_TRIP, LOCAL_EXTRA, MAX_DEPTH
+from innet.hw.credit import CREDIT_ROUND_TRIP, MAX_DEPTH
+from innet.hw.credit import local_depth as default_local_depth
 from innet.hw.endpoint.engine import StepEngine
 from innet.hw.endpoint.intrinsic import Intrinsic, status_layout
 from innet.hw.endpoint.protocol import CLASS_BITS, Message
@@ -81,10 +82,10 @@ class Endpoint(wiring.Component):
     buffer_depth : int
         The switch's input buffer per VC (``switch.buffer_depth``): this endpoint's send
         credits.
-    local_depth : int
+    local_depth : int, optional
         This endpoint's receive buffer per VC (the switch's ``local_depth``). At least
-        :data:`innet.hw.credit.CREDIT_ROUND_TRIP` for one flit per cycle, and
-        :data:`~innet.hw.credit.LOCAL_EXTRA` more (the default) for one result per cycle from
+        :data:`innet.hw.credit.CREDIT_ROUND_TRIP` for one flit per cycle; by default
+        :func:`innet.hw.credit.local_depth` of ``buffer_depth``, for one result per cycle from
         a switch with a collective path.
     node_id_width : int, optional
         Bits of a node id in the registers; by default ``params.node_width`` (as the switch).
@@ -124,8 +125,7 @@ class Endpoint(wiring.Component):
     """
 
     def __init__(self, params: FlitParams, *, vector_depth: int, step_depth: int = 16,
-                 buffer_depth: int = CREDIT_ROUND_TRIP,
-                 local_depth: int = CREDIT_ROUND_TRIP + LOCAL_EXTRA,
+                 buffer_depth: int = CREDIT_ROUND_TRIP, local_depth: int | None = None,
                  node_id_width: int | None = None, mul: bool = True, src_loc_at: int = 0) -> None:
         from innet.gen.regmap import MAX_STEP_DEPTH, endpoint_map
         from innet.hw.regs import bus_signature
@@ -147,8 +147,10 @@ class Endpoint(wiring.Component):
                   high=MAX_STEP_DEPTH if limit >= MAX_STEP_DEPTH else None)
         if step_depth > limit:
             raise ValueError(f"Step depth must be at most {limit}{why}, not {step_depth}")
-        check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
-        check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
+        buffer_depth = check_int("Buffer depth", buffer_depth, low=1, high=MAX_DEPTH)
+        if local_depth is None:
+            local_depth = default_local_depth(buffer_depth)
+        local_depth = check_int("Local depth", local_depth, low=1, high=MAX_DEPTH)
         if node_id_width is None:
             node_id_width = params.node_width
         check_int("Node id width", node_id_width, low=1, high=32)

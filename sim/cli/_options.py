@@ -256,11 +256,13 @@ def fitted_option(name: str, fit: str) -> Callable:
 def local_depth_option(func: Callable) -> Callable:
     """``--local-depth``: the endpoint's receive buffer per VC, default as
     :class:`innet.hw.switch.Switch`'s."""
+    from innet.hw.credit import LOCAL_EXTRA
+
     return click.option("--local-depth", type=int, default=None,
-                        help="The endpoint's receive buffer per VC (the switch's local "
-                             "depth) [default: --buffer-depth plus 1, for one result per "
-                             "cycle from a collective path; a switch with --collective none: "
-                             "--buffer-depth].")(func)
+                        help=f"The endpoint's receive buffer per VC (the switch's local "
+                             f"depth) [default: --buffer-depth plus {LOCAL_EXTRA}, for one "
+                             f"result per cycle from a collective path; a switch with "
+                             f"--collective none: --buffer-depth].")(func)
 
 
 def buffer_depth_option(func: Callable) -> Callable:

@@ -55,6 +55,7 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
     bar = progress()
     bar.disable = not bar.console.is_terminal
     working = None  # the work directory of the property being proved
+    tool_failed = False
     try:
         with bar:
             task = bar.add_task("proving", total=len(chosen))
@@ -63,7 +64,8 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
                 working = root / prop.key
                 try:
                     results.append((prop, prop.prove(working, tools=tools)))
-                except RuntimeError as error:  # a tool failed: its logs stay with -o
+                except RuntimeError as error:  # a tool failed: its message names its logs
+                    tool_failed = True
                     fail(f"{prop.key}: {error}", code=FAILED)
                 working = None
                 bar.advance(task)
@@ -73,8 +75,9 @@ def command(block: str | None, output: Path | None, as_json: bool) -> None:
             shutil.rmtree(working, ignore_errors=True)
         raise
     finally:
-        # The temporary directory is kept only for a counterexample trace.
-        if output is None and all(r.ok for _p, r in results):
+        # The temporary directory is kept only for a counterexample trace or a failed tool's
+        # logs.
+        if output is None and not tool_failed and all(r.ok for _p, r in results):
             shutil.rmtree(root, ignore_errors=True)
     elapsed = time.monotonic() - start
     bad = [(p, r) for p, r in results if not r.ok]

@@ -34,26 +34,6 @@ from innet.sim.cli._common import (
 __all__ = ["command"]
 
 
-def _check_cache(path: Path) -> None:
-    """Make the result cache ``path`` and check that a file can be written in it, before
-    anything runs.
-
-    Raises
-    ------
-    ValueError
-        Naming the directory and the reason.
-    """
-    import tempfile
-
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except OSError as error:
-        raise ValueError(f"The result cache {str(path)!r} cannot be written: "
-                         f"{error.strerror or error}") from None
-
-
 def _row(record: dict[str, Any]) -> str:
     """One point's line of the streamed table."""
     r = record["result"]
@@ -96,6 +76,8 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from innet.sim import sweep
+    from innet.sim.runner import check_cache
+    from innet.sim.sweep.cache import NOT_KEPT
     from innet.sim.sweep.output import summary
 
     if scheduler is not None and workers is not None:
@@ -116,7 +98,7 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
         return
     cache_dir = (cache or sweep.default_cache()).resolve()
     if scheduler is None:  # a cluster's workers may see paths this machine does not
-        _check_cache(cache_dir)
+        check_cache(cache_dir, "The result cache")
     out_console = wide(console())
     err = err_console()
     bar = Progress(TextColumn("sweep"), BarColumn(),
@@ -140,6 +122,12 @@ def command(spec: Path, output: Path | None, cache: Path | None, scheduler: str 
         records = sweep.run_sweep(plan.points, client, cache_dir, timeout=plan.timeout,
                                   on_result=show, on_tick=tick)
     sweep.write_results(out, records, spec=spec.name)
+    unkept = [r for r in records if NOT_KEPT in r.get("reason", "")]
+    if unkept:
+        why = unkept[0]["reason"].split(NOT_KEPT)[-1]
+        click.echo(f"innet: warning: {len(unkept)} of {len(records)} results could not be "
+                   f"kept in the cache {cache_dir} ({why}): a sweep run again measures them "
+                   f"again", err=True)
     if as_json:
         print_json({"spec": spec.name, "points": records})
     seconds = time.perf_counter() - start

@@ -10,7 +10,6 @@ whole results or none, and a later sweep resumes from them.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -20,11 +19,15 @@ from typing import Any
 
 from innet.gen.files import write_atomic
 
-__all__ = ["CACHED_STATUSES", "FORMAT", "cached", "default_cache", "lookup", "point_key",
-           "store"]
+__all__ = ["CACHED_STATUSES", "FORMAT", "NOT_KEPT", "cached", "default_cache", "lookup",
+           "point_key", "store"]
 
 #: Bumped when a point's record changes form (invalidates every cached result).
 FORMAT = 1
+
+#: What a record's ``reason`` says (after its own reason, if any) when the record could not
+#: be written to the cache.
+NOT_KEPT = "not kept in the cache: "
 
 #: Outcomes that are kept: a measurement, or a check the design failed (``"failed"``: an
 #: incorrect result, a design that does not fit). Tool errors and timeouts are tried again.
@@ -74,6 +77,9 @@ def cached(cache: str | os.PathLike | None, key: str,
             return {**old, "cached": True}
     record = {"key": key, **measure()}
     if cache is not None:
-        with contextlib.suppress(OSError):  # kept in the results all the same
+        try:
             store(cache, record)
+        except OSError as error:  # the result stands; its reason says it was not kept
+            why = NOT_KEPT + (error.strerror or str(error))
+            record["reason"] = f"{record['reason']}; {why}" if record.get("reason") else why
     return {**record, "cached": False}

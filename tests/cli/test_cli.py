@@ -78,7 +78,8 @@ def test_doctor_names_a_cache_that_is_not_a_directory(innet, tmp_path):
     report = json.loads(done.stdout)
     assert report["checks"][-1] == {
         "step": "build cache", "ok": False,
-        "detail": f"INNET_CACHE must name a directory, not the file '{tmp_path / 'cache'}'"}
+        "detail": f"The build cache '{tmp_path / 'cache'}' (INNET_CACHE) must be a directory, "
+                  f"not a file"}
 
 
 @pytest.mark.parametrize(("error", "detail"), [

@@ -78,8 +78,9 @@ def test_missing_tools_are_a_one_line_error(monkeypatch):
 @pytest.mark.parametrize("keep", [False, True])
 def test_a_stopped_run_leaves_no_unfinished_work(monkeypatch, tmp_path, stop, keep):
     """``credit`` has two properties: the first is proved, the second is interrupted (Ctrl-C)
-    or its tool fails. Without ``-o`` the temporary directory goes; with it the first
-    property's work stays, the interrupted one's goes (a failed tool's logs stay)."""
+    or its tool fails. The interrupted property's work goes, and without ``-o`` the temporary
+    directory with it; a failed tool's logs stay (its message names them), and with ``-o``
+    the first property's work."""
     import tempfile
 
     from click.testing import CliRunner
@@ -101,7 +102,13 @@ def test_a_stopped_run_leaves_no_unfinished_work(monkeypatch, tmp_path, stop, ke
     done = CliRunner().invoke(main, ["prove", "credit", *(["-o", tmp_path / "kept"] if keep
                                                          else [])])
     assert done.exit_code == (130 if stop is KeyboardInterrupt else 1)
-    assert os.listdir(tmp_path / "tmp") == []
+    temporary = os.listdir(tmp_path / "tmp")
+    if keep or stop is KeyboardInterrupt:
+        assert temporary == []
+    else:
+        (root,) = temporary
+        assert sorted(os.listdir(tmp_path / "tmp" / root)) == ["credit.in-range",
+                                                                "credit.no-credit-no-send"]
     if keep:
         unfinished = ["credit.no-credit-no-send"] if stop is RuntimeError else []
         assert sorted(os.listdir(tmp_path / "kept")) == ["credit.in-range", *unfinished]

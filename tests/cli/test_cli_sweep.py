@@ -242,7 +242,8 @@ def test_bad_options_are_one_line(innet, tmp_path, args, message):
 @pytest.mark.parametrize(("args", "env", "message"), [
     (["--cache", "file/cache"], {},
      "The result cache '{tmp}/file/cache' cannot be written: Not a directory"),
-    ([], {"INNET_CACHE": "file"}, "INNET_CACHE must name a directory, not the file '{tmp}/file'"),
+    ([], {"INNET_CACHE": "file"},
+     "The build cache '{tmp}/file' (INNET_CACHE) must be a directory, not a file"),
 ])
 def test_a_cache_that_cannot_be_written_is_refused_before_anything_runs(innet, tmp_path, args,
                                                                         env, message):
@@ -267,3 +268,32 @@ def test_bench_refuses_an_unreachable_scheduler_in_one_line(innet):
     assert done.stderr.startswith("innet: error: Cannot reach the Dask scheduler at "
                                   "'tcp://127.0.0.1:9': ")
     assert done.stderr.count("\n") == 1
+
+
+def test_results_the_cache_could_not_keep_are_one_warning(monkeypatch, tmp_path):
+    """The records say which results were not kept in the cache (a cluster's workers may not
+    write where the command checked); the command says so once, after the results."""
+    from click.testing import CliRunner
+
+    from innet.sim import sweep
+    from innet.sim.cli import main
+    from innet.sim.sweep.cache import NOT_KEPT
+
+    def run_sweep(points, client, cache, **options):
+        return [{"id": p.id, "kind": p.kind, "label": p.label, "params": dict(p.params),
+                 "key": p.id, "status": "ok", "reason": NOT_KEPT + "Read-only file system",
+                 "cached": False, "seconds": 0.0, "result": {"logic_cells": 15}}
+                for p in points]
+
+    monkeypatch.setattr(sweep, "open_client", lambda *args: contextlib.nullcontext())
+    monkeypatch.setattr(sweep, "run_sweep", run_sweep)
+    (tmp_path / "spec.toml").write_text('[[hardware]]\ncomponent = "muladd"\nwidth = [4, 5]\n'
+                                        'pnr = false\n')
+    points = len(load_spec(tmp_path / "spec.toml").points)
+    done = CliRunner().invoke(main, ["sweep", str(tmp_path / "spec.toml"), "--cache",
+                                     str(tmp_path / "cache"), "-o", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert warnings == [(f"innet: warning: {points} of {points} results could not be kept in "
+                         f"the cache {tmp_path / 'cache'} (Read-only file system): a sweep run "
+                         f"again measures them again")]

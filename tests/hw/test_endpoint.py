@@ -116,7 +116,7 @@ async def wait_until(ctx, predicate, limit: int, what: str) -> int:
     ({"buffer_depth": 0}, ValueError, "Buffer depth must be at least 1, not 0"),
     ({"buffer_depth": 99999999999}, ValueError,
      "Buffer depth must be at most 4096, not 99999999999"),
-    ({"local_depth": None}, TypeError, "Local depth must be an integer, not None"),
+    ({"local_depth": "6"}, TypeError, "Local depth must be an integer, not '6'"),
     ({"node_id_width": 33}, ValueError, "Node id width must be at most 32, not 33"),
     ({"mul": 1}, TypeError, "Multiplier option must be a bool, not 1"),
 ])

@@ -14,7 +14,7 @@ from amaranth.sim import Simulator
 from innet.gen.regmap import port_mask
 from innet.gen.regmap.switch import COLL_BURST
 from innet.hw.collective import PASS_CYCLES, CollectivePath
-from innet.hw.credit import LOCAL_EXTRA
+from innet.hw.credit import LOCAL_EXTRA, MAX_DEPTH
 from innet.hw.flit import Flit, FlitParams, Kind
 from innet.hw.switch import (
     CREDIT_ROUND_TRIP,
@@ -713,8 +713,15 @@ def test_local_depth_defaults_to_a_result_per_cycle_from_the_collective_path(col
     switch = Switch(2, buffer_depth=7, collective_ids=1, routing_depth=4, collective=collective)
     assert switch.local_depth == 7 + extra
     assert Endpoint.for_switch(switch, vector_depth=16).local_depth == switch.local_depth
-    endpoint = Endpoint(switch.params, vector_depth=16)
-    assert endpoint.local_depth == endpoint.buffer_depth + LOCAL_EXTRA
+    for depth in (CREDIT_ROUND_TRIP, 9):
+        endpoint = Endpoint(switch.params, vector_depth=16, buffer_depth=depth)
+        assert endpoint.local_depth == depth + LOCAL_EXTRA
+    # The deepest buffer leaves room for the longer loop: the default stays within MAX_DEPTH.
+    deepest = Switch(2, buffer_depth=MAX_DEPTH, collective_ids=1, routing_depth=4,
+                     collective=collective)
+    assert deepest.local_depth == MAX_DEPTH
+    assert Endpoint(switch.params, vector_depth=16, buffer_depth=MAX_DEPTH).local_depth == \
+        MAX_DEPTH
 
 
 def test_core_parameter_errors():

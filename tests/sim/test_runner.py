@@ -405,3 +405,32 @@ def test_the_rewrite_pattern_is_the_testbench_directory_as_pytest_reads_it(
 @pytest.mark.parametrize("module", ["no_such_testbench_module", "no_such_package.tb"])
 def test_rewrite_pattern_of_a_module_that_is_not_found_is_every_file(module):
     assert runner.rewrite_pattern(module) == "*.py"
+
+
+@pytest.mark.parametrize(("env", "said"), [
+    ({"INNET_CACHE": "{tmp}/file"}, "The build cache '{tmp}/file' (INNET_CACHE)"),
+    ({"XDG_CACHE_HOME": "{tmp}"}, "The build cache '{tmp}/innet' (in XDG_CACHE_HOME)"),
+    ({"HOME": "{tmp}"}, "The build cache '{tmp}/.cache/innet'"),
+])
+def test_a_cache_path_that_is_a_file_is_named_with_what_chose_it(monkeypatch, tmp_path, env,
+                                                                   said):
+    (tmp_path / "file").write_text("")
+    (tmp_path / "innet").write_text("")
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "innet").write_text("")
+    for name in ("INNET_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    message = said.format(tmp=tmp_path) + " must be a directory, not a file"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        runner.cache_dir()
+
+
+def test_check_cache_makes_the_directory_or_says_why_it_cannot(tmp_path):
+    runner.check_cache(tmp_path / "a" / "b")
+    assert (tmp_path / "a" / "b").is_dir()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match=rf"^The result cache '{re.escape(str(tmp_path))}/file/c' "
+                                         rf"cannot be written: Not a directory$"):
+        runner.check_cache(tmp_path / "file" / "c", "The result cache")

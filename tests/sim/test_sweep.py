@@ -208,12 +208,16 @@ def test_the_key_changes_with_each_thing_it_is_made_of():
     assert point_key(*base) == point_key(base[0], {"seed": 1, "component": "alu"}, *base[2:])
 
 
-def test_a_result_the_cache_cannot_hold_is_kept(tmp_path):
+@pytest.mark.parametrize(("status", "reason"), [("ok", ""), ("failed", "too large")])
+def test_a_result_the_cache_cannot_hold_is_kept_and_says_so(tmp_path, status, reason):
     (tmp_path / "file").write_text("not a directory")
-    record = cached(tmp_path / "file", "key", lambda: {"status": "ok", "reason": "",
+    record = cached(tmp_path / "file", "key", lambda: {"status": status, "reason": reason,
                                                       "result": {"x": 1}})
-    assert record == {"key": "key", "status": "ok", "reason": "", "result": {"x": 1},
-                      "cached": False}
+    said = record.pop("reason")
+    assert record == {"key": "key", "status": status, "result": {"x": 1}, "cached": False}
+    assert said.startswith(f"{reason}; not kept in the cache: " if reason else
+                           "not kept in the cache: ")
+    assert str(tmp_path / "file") in said
 
 
 def test_cached_measures_once_and_keeps_only_lasting_outcomes(tmp_path):
