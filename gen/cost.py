@@ -52,7 +52,8 @@ network simulation (:mod:`innet.sim.network`) measures them:
     Cycles a switch's collective engine takes to reduce ``k >= 2`` contributing ports after
     its front end, the same for every ``k``: its multi-operand reduction unit
     (``hw/alu/multi.py``) has ``radix + 1`` leaves, and ``None`` takes that unit's latency at
-    the topology's radix, :func:`reduce_cycles` (17 cycles at radix 8).
+    the topology's radix, :func:`reduce_cycles` (17 cycles at radix 8); ``mul`` goes through
+    the tree of pairwise ALUs of an engine with multipliers, :func:`product_cycles` of ``k``.
 ``step_overhead = 10``
     Host-style only: cycles an endpoint's step engine needs between the last element of one
     step and the first of the next (reduce the last element, 9 cycles, then advance the step
@@ -274,7 +275,13 @@ class CostModel:
         """Cycles a switch of ``radix`` network ports takes to reduce ``count`` (two or more)
         ports with ``op`` after its engine's front end: :attr:`reduce_latency`, or if that is
         ``None`` :func:`reduce_cycles`, or for ``mul`` (which goes through the pairwise tree
-        of an engine with multipliers) :func:`product_cycles` of ``count``."""
+        of an engine with multipliers) :func:`product_cycles` of ``count``.
+
+        Raises
+        ------
+        ValueError
+            If ``op`` is ``mul`` (without :attr:`reduce_latency`) and ``count`` is not given.
+        """
         if self.reduce_latency is not None:
             return self.reduce_latency
         if (op if isinstance(op, Op) else Op.parse(op)) == Op.MUL:

@@ -35,6 +35,7 @@ finds a shortest cycle through the smallest channel on any cycle, and :func:`che
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -261,9 +262,11 @@ def _some(values: list[int], shown: int = 6) -> str:
     return ("s " if len(values) > 1 else " ") + text + more
 
 
+@functools.lru_cache(maxsize=8)
 def diameter(topology: Any) -> int:
     """Hops of the topology's longest shortest path: the p2p VCs a network gets by default,
-    1 for a single node."""
+    1 for a single node (remembered for the last few topologies: a simulation, its network
+    and its image each ask)."""
     import networkx as nx
 
     return int(nx.diameter(topology.to_networkx())) if topology.nodes > 1 else 1
@@ -281,7 +284,7 @@ def check_diameter(topology: Any) -> int:
     """
     hops = diameter(topology)
     if hops > MAX_P2P_VCS:
-        raise ValueError(f"{topology.title} has diameter {hops}: minimal routing needs as "
+        raise ValueError(f"The {topology.title} has diameter {hops}: minimal routing needs as "
                          f"many hop-indexed p2p VCs, and a switch has at most {MAX_P2P_VCS}")
     return hops
 

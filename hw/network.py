@@ -67,16 +67,16 @@ from innet.hw.flit import link_signature
 from innet.hw.switch import CREDIT_ROUND_TRIP, Switch
 from innet.hw.variants import switch_collective
 
-__all__ = ["MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network",
-           "NetworkNode", "delayed", "emit_network", "flat_ports", "image_sizes",
-           "link_stage_map", "local_quiet", "network_verilog", "node_instances", "node_slices",
-           "wire_links"]
+__all__ = ["MAX_LINK_STAGES", "NODE_MODULE", "NODE_SLICES", "Network", "NetworkNode", "delayed",
+           "emit_network", "flat_ports", "image_sizes", "link_stage_map", "local_quiet",
+           "network_verilog", "node_instances", "node_slices", "wire_links"]
 
 #: Verilog name of the node module.
 NODE_MODULE = "innet_node"
 
 #: Most pipeline stages a link may have (each is a register of the link's every wire).
 MAX_LINK_STAGES = 1024
+
 
 def delayed(m: Module, signal: Value, stages: int, name: str) -> Value:
     """``signal`` delayed by ``stages`` registers of ``m`` (named ``{name}_s0``, ...)."""
@@ -395,8 +395,10 @@ class Network(wiring.Component):
     TypeError
         If ``link_stages`` is neither an integer nor a mapping of node pairs to integers.
     ValueError
-        If ``p2p_vcs`` is below the diameter, a size is out of range, or ``link_stages``
-        names a pair of nodes that is not a link or a negative count.
+        If the topology's diameter is beyond a switch's p2p VCs
+        (:func:`innet.gen.deadlock.check_diameter`), ``p2p_vcs`` is below it, a size is out of
+        range, or ``link_stages`` names a pair of nodes that is not a link or a negative
+        count.
     """
 
     #: Verilog name of the module :meth:`_make_node` builds.

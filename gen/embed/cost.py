@@ -10,8 +10,9 @@ are :class:`innet.gen.cost.CostModel`'s, shared with the host-style algorithms):
   the embedding: every participant's path crosses its local port, the links of its path and
   ``hops + 1`` switches; on the way up each switch also runs its collective engine: its front
   end (``front_latency``) and, for ``k >= 2`` contributing ports, its reduction
-  (``reduce_latency``, by default the reduction unit's latency at the topology's radix:
-  :meth:`CostModel.reduction`). The root's result
+  (``reduce_latency``, by default the reduction unit's latency at the topology's radix, and
+  for ``mul`` the multipliers' tree over the ``k`` ports: :meth:`CostModel.reduction`). The
+  root's result
   is ready when the slowest input has arrived (the largest up-path latency), and the last
   participant has it after the slowest down path: alpha is the sum of the two for an
   allreduce or barrier, the up path plus one local port for a reduce (result at the root's

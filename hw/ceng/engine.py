@@ -650,10 +650,10 @@ class CollectiveEngine(wiring.Component):
 
     def _watchdog(self, m: Module, cfg, present, full) -> None:
         """Per reducing id: count the cycles it waits with some but not all contributors
-        present (saturating); once the count reaches ``timeout`` latch the missing ports, raise
-        ``timed_out`` and pulse ``stalled``. ``abort`` clears it. A ``timeout`` set or lowered
-        while an id waits applies to the wait so far: an id that has waited longer fires in
-        the next cycle."""
+        present (saturating); in its ``timeout``-th cycle of waiting latch the missing ports,
+        raise ``timed_out`` and pulse ``stalled``. ``abort`` clears it. A ``timeout`` set or
+        lowered while an id waits applies to the wait so far: an id that has waited as long
+        or longer fires in the cycle the new ``timeout`` arrives."""
         p = self._params
         fired = []
         for c in range(p.collective_ids):

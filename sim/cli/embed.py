@@ -115,7 +115,8 @@ def _options(func):
                      default=_DEFAULT.reduce_latency,
                      help="Cost model: cycles a switch's collective engine takes to reduce two "
                           "or more ports [default: its reduction unit's at the topology's "
-                          "radix]."),
+                          "radix; for mul its multipliers' 9 cycles per level of "
+                          "ceil(log2 k) for k ports]."),
         click.option("--step-overhead", type=click.FloatRange(min=0),
                      default=_DEFAULT.step_overhead, show_default=True,
                      help="Cost model: cycles between two steps of a host-style schedule."),
@@ -251,7 +252,7 @@ def _run(topo, description: str, opts: dict[str, Any],
         return
     _print(description, topo, trees, data, striping, opts)
     if comparison is not None:
-        _print_compare(comparison, topo.radix)
+        _print_compare(comparison, topo.radix, opts["op"])
 
 
 def _check_compare(opts: dict[str, Any]) -> None:
@@ -280,9 +281,15 @@ def _size(value: float) -> str:
     return format_count(value) if value == int(value) else f"{value:.3g}"
 
 
-def _print_compare(comparison, radix: int) -> None:
+def _print_compare(comparison, radix: int, op: str) -> None:
+    from innet.gen.ops import Op
+
     echo = click.echo
     model = comparison.model
+    if model.reduce_latency is None and Op.parse(op) == Op.MUL:
+        reduction = "reduction 9 cycles per level of ceil(log2 k) for k ports (mul)"
+    else:
+        reduction = f"reduction {model.reduction(radix):g} cycles"
     local = "unlimited" if model.local_bandwidth is None else f"{model.local_bandwidth:g}"
     echo("")
     echo(f"which allreduce wins at which size (predicted cycles, 1 element = "
@@ -293,7 +300,7 @@ def _print_compare(comparison, radix: int) -> None:
         links = f"link {low:g}-{high:g} (per link)"
     echo(f"  model: {links}, switch {model.switch_latency:g}, endpoint "
          f"port {model.local_latency:g} cycles; engine front end {model.front_latency:g}, "
-         f"reduction {model.reduction(radix):g} cycles;")
+         f"{reduction};")
     echo(f"         host step overhead {model.step_overhead:g} cycles; {model.link_bandwidth:g}"
          f" element/cycle per link, {local} per endpoint port")
     names = list(comparison.predictions)

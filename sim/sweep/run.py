@@ -64,7 +64,8 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     count = workers or os.cpu_count() or 1
     # The workers start with Ctrl-C ignored (a Python process keeps an ignored SIGINT it
     # inherits): the terminal sends it to them too, and this process stops them itself, on
-    # its way out, instead of each printing its KeyboardInterrupt.
+    # its way out, instead of each printing its KeyboardInterrupt. A Ctrl-C during the
+    # cluster's start (a few seconds) is lost with them.
     with _sigint_ignored():
         cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                dashboard_address=":0", memory_limit=0,

@@ -349,7 +349,7 @@ def install_build(staging: Path, target: Path) -> None:
         if entry.is_file() and BUILD_FILES.fullmatch(entry.name):
             entry.unlink()
     for entry in staging.iterdir():
-        os.replace(entry, target / entry.name)
+        shutil.move(entry, target / entry.name)  # a rename, or a copy onto another file system
     shutil.rmtree(staging, ignore_errors=True)
 
 

@@ -34,6 +34,8 @@ def test_synth_json_has_the_documented_fields(innet, tmp_path, env):
     assert report["ff"] == 5
     assert json.loads((tmp_path / "build" / "synth.json").read_text()) == report
     assert (tmp_path / "build" / "pnr.log").exists()
+    # Every file the flow wrote is one a later run into the directory replaces.
+    assert all(synth.flow.BUILD_FILES.fullmatch(p.name) for p in (tmp_path / "build").iterdir())
     # The readable form of the same (now cached) result names the critical path.
     # Kept in a directory, it has no build files, and a warning says so.
     again = innet("synth", "muladd", "--width", "4", "--seed", "2", "-o", "again",
@@ -206,12 +208,14 @@ def test_endpoint_synthesises_what_verilog_endpoint_emits(innet, tmp_path, env):
     report = json.loads(done.stdout)
     assert report["component"] == "endpoint"
     flit = FlitParams.__dataclass_fields__
-    defaults = inspect.signature(Endpoint.__init__).parameters
-    buffer_depth, local_depth = (defaults[name].default for name in ("buffer_depth", "local_depth"))
+    from innet.hw.credit import local_depth
+
+    buffer_depth = inspect.signature(Endpoint.__init__).parameters["buffer_depth"].default
     assert report["params"] == {
         "vector_depth": 16, "step_depth": 4, "collective_ids": 1, "routing_depth": 4,
         **{name: flit[name].default for name in ("p2p_vcs", "index_width", "tag_width")},
-        "buffer_depth": buffer_depth, "local_depth": local_depth, "mul": False}
+        "buffer_depth": buffer_depth, "local_depth": local_depth(buffer_depth),
+        "mul": False}
     assert report["design"] == "innet_endpoint"
     assert report["dsp"] == 0  # no multipliers
     assert report["logic_cells"] > 0
@@ -376,6 +380,10 @@ def test_seeds_breakdown_and_worst_paths(innet, tmp_path, env):
     assert summary["met"] == sum(f >= 150 for f in fmax)
     for name in ("pnr-seed1.json", "pnr-seed1.log", "pnr-seed2.json", "packed.json"):
         assert (tmp_path / "build" / name).exists()
+    # Every file the flow wrote is one a later run into the directory replaces.
+    from innet.sim.synth.flow import BUILD_FILES
+
+    assert all(BUILD_FILES.fullmatch(p.name) for p in (tmp_path / "build").iterdir())
     rows = report["breakdown"]
     for key, field in (("lut4", "lut4"), ("ff", "ff"), ("lutram", "lutram"),
                        ("carry", "ccu2c"), ("logic_cells", "logic_cells")):

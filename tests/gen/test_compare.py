@@ -275,6 +275,18 @@ def test_cli_compare_table():
     assert "fastest: " in text
 
 
+def test_cli_compare_prices_mul_through_the_multipliers():
+    from innet.gen.embed import embed, embedding_cost
+
+    code, out = run("torus", "--shape", "3x3", "--op", "mul", "--compare", "--sizes", "1")
+    assert code == 0, out
+    assert ("engine front end 4, reduction 9 cycles per level of ceil(log2 k) for k ports (mul);"
+            in out)
+    alpha = embedding_cost(embed(torus((3, 3)), op="mul"), torus((3, 3))).alpha
+    assert f"predicted: alpha {alpha:g} cycles" in out
+    assert alpha > embedding_cost(embed(torus((3, 3))), torus((3, 3))).alpha
+
+
 def test_cli_compare_json():
     code, out = run("polarfly", "--q", "3", "--compare", "--sizes", "1..1K", "--json",
                     "--step-overhead", "40", "--link-latency", "1", "--clock-mhz", "500")

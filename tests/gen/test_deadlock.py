@@ -345,7 +345,7 @@ def test_errors():
     with pytest.raises(ValueError, match=r"^P2p VCs must be .*, not 0$"):
         channel_graph(topo, p2p_vcs=0)
     # A diameter beyond the switch's VCs names the topology, not an option left to default.
-    with pytest.raises(ValueError, match=r"^mesh 34 has diameter 33: minimal routing needs as "
+    with pytest.raises(ValueError, match=r"^The mesh 34 has diameter 33: minimal routing needs as "
                                          r"many hop-indexed p2p VCs, and a switch has at most "
                                          r"16$"):
         channel_graph(torus((34,), mesh=True))
@@ -378,7 +378,7 @@ def test_check_diameter_refuses_more_hops_than_a_switch_has_vcs(shape, hops):
     if hops <= MAX_P2P_VCS:
         assert check_diameter(topo) == hops
         return
-    with pytest.raises(ValueError, match=rf"^{re.escape(topo.title)} has diameter {hops}: "
+    with pytest.raises(ValueError, match=rf"^The {re.escape(topo.title)} has diameter {hops}: "
                                          rf"minimal routing needs as many hop-indexed p2p VCs, "
                                          rf"and a switch has at most {MAX_P2P_VCS}$"):
         check_diameter(topo)

@@ -105,6 +105,9 @@ def _fragments(fragment):
     ({"topology": torus((5, 5)), "p2p_vcs": 3}, ValueError,
      (r"^P2p VCs must be at least the topology's diameter 4 \(deadlock-free minimal "
       r"routing\), not 3$")),
+    ({"topology": torus((2, 34))}, ValueError,
+     (r"^The torus 2x34 has diameter 18: minimal routing needs as many hop-indexed p2p VCs, "
+      r"and a switch has at most 16$")),
 ])
 def test_parameter_errors(args, error, message):
     # The sizes are named before the widths derived from them.

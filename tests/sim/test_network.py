@@ -404,8 +404,8 @@ def test_check_load_must_be_a_bool():
     ((polarfly(2), [S("innet", 1, name=3)]), {}, TypeError, r"^Name must be a string, not 3$"),
     ((polarfly(2), []), {}, ValueError, r"^Simulate needs at least one scenario per run$"),
     ((torus((2, 34)), [S("innet", 1)]), {}, ValueError,
-     (r"^torus 2x34 has diameter 18: minimal routing needs as many hop-indexed p2p VCs, and a "
-      r"switch has at most 16$")),
+     (r"^The torus 2x34 has diameter 18: minimal routing needs as many hop-indexed p2p VCs, "
+      r"and a switch has at most 16$")),
     ((polarfly(2), [S("innet", 1), ()]), {}, ValueError,
      r"^Simulate needs at least one scenario per run$"),
     ((polarfly(2), [S("ring", 1, kind="scan")]), {}, ValueError,

@@ -161,7 +161,7 @@ def test_a_default_named_or_left_out_is_the_same_point():
     ({"network": [{"topology": "hyperx", "shape": "65536x65536"}]},
      "network[0].shape '65536x65536': Shape 65536x65536 is too large: 4294967296 nodes"),
     ({"network": [{"topology": "torus", "shape": "2x34"}]},
-     ("network[0].shape '2x34': torus 2x34 has diameter 18: minimal routing needs as many "
+     ("network[0].shape '2x34': The torus 2x34 has diameter 18: minimal routing needs as many "
       "hop-indexed p2p VCs, and a switch has at most 16")),
     ({"network": [{"topology": "torus", "shape": ["3x3", " 3X3"]}]},
      "network[0] names one point twice; each point is named once"),
@@ -293,10 +293,11 @@ def test_the_local_workers_leave_ctrl_c_to_the_command(client):
     import os
     import signal
 
-    for pid in client.run(os.getpid).values():
+    before = client.run(os.getpid)
+    for pid in before.values():
         os.kill(pid, signal.SIGINT)
     time.sleep(1)
-    assert len(client.run(os.getpid)) == 2  # both still serve
+    assert client.run(os.getpid) == before  # the same two processes still serve
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
