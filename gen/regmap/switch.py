@@ -296,8 +296,8 @@ def switch_map(radix: int, collective_ids: int, routing_depth: int, *,
         Register("coll_timeout", [Field("cycles", 16, reset=COLL_TIMEOUT,
                                         desc="cycles a reducing collective id waits for a "
                                              "missing contributor before the watchdog fires "
-                                             "(a value written during a wait counts the wait "
-                                             "so far); 0: off")],
+                                             "(a value written during a wait counts from the "
+                                             "write); 0: off")],
                  desc="collective watchdog"),
         Array(coll, collective_ids, desc="one configuration per collective id"),
         Array(route, routing_depth, desc="p2p routing table, indexed by destination node id"),

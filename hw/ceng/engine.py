@@ -650,11 +650,16 @@ class CollectiveEngine(wiring.Component):
 
     def _watchdog(self, m: Module, cfg, present, full) -> None:
         """Per reducing id: count the cycles it waits with some but not all contributors
-        present (saturating); in its ``timeout``-th cycle of waiting latch the missing ports,
-        raise ``timed_out`` and pulse ``stalled``. ``abort`` clears it. A ``timeout`` set or
-        lowered while an id waits applies to the wait so far: an id that has waited as long
-        or longer fires in the cycle the new ``timeout`` arrives."""
+        present; in its ``timeout``-th cycle of waiting latch the missing ports, raise
+        ``timed_out`` and pulse ``stalled``. ``abort`` clears it. A change of ``timeout``
+        starts every count again: a value written while an id waits (or after it waited with
+        the watchdog off) counts from the write, so it fires ``timeout`` cycles later at the
+        latest, whatever the count held."""
         p = self._params
+        # One register for every id: the count of a wait compares with one value only.
+        before = Signal.like(self.timeout, name="watch_timeout")
+        m.d.sync += before.eq(self.timeout)
+        changed = self.timeout != before
         fired = []
         for c in range(p.collective_ids):
             waiting = Signal(name=f"watch{c}_waiting")
@@ -662,15 +667,16 @@ class CollectiveEngine(wiring.Component):
             fire = Signal(name=f"watch{c}_fire")
             m.d.comb += [
                 waiting.eq(cfg[c].tree & present[c].any() & ~full[c] & ~self.timed_out[c]),
-                fire.eq(waiting & (self.timeout != 0) & (count >= self.timeout - 1)),
+                fire.eq(waiting & ~changed & (self.timeout != 0)
+                        & (count == self.timeout - 1)),
             ]
             with m.If(self.abort[c]):
                 m.d.sync += [count.eq(0), self.timed_out[c].eq(0), self.missing[c].eq(0)]
             with m.Elif(fire):
                 m.d.sync += [count.eq(0), self.timed_out[c].eq(1),
                              self.missing[c].eq(cfg[c].contrib & ~present[c])]
-            with m.Elif(waiting):
-                m.d.sync += count.eq(Mux(count.all(), count, count + 1))
+            with m.Elif(waiting & ~changed):
+                m.d.sync += count.eq(count + 1)
             with m.Else():
                 m.d.sync += count.eq(0)
             fired.append(fire)
