@@ -1,7 +1,7 @@
 """Switches in cocotb + Verilator (innet.sim.tb.tb_switch): one radix-8 switch and a ring of four.
 
 Random p2p and collective traffic from every link at up to full load with random backpressure
-on every output, more than 100,000 cycles over the tests; every flit checked against the golden
+on every output, about 60,000 cycles over the tests; every flit checked against the golden
 model in the testbench (exactly once, right port, in order); every credit counter checked every
 cycle; latency and throughput reported.
 """
@@ -142,7 +142,7 @@ def test_single_uniform_random_saturation():
     assert mean >= 0.60
 
 
-@pytest.mark.parametrize(("load", "cycles", "seed"), [(1.0, 30000, 11), (0.4, 10000, 12)])
+@pytest.mark.parametrize(("load", "cycles", "seed"), [(1.0, 15000, 11), (0.4, 10000, 12)])
 def test_single_random_traffic(load, cycles, seed):
     out = run("single", "test_p2p_random", seed=seed, load=load, cycles=cycles, coll_rate=0.15,
               drain=0.75, stall_rate=0.01).output
@@ -170,9 +170,9 @@ def test_single_collective_random():
 
 
 def test_ring_random_traffic():
-    out = run("ring", "test_p2p_random", seed=21, load=1.0, cycles=50000, coll_rate=0.1,
+    out = run("ring", "test_p2p_random", seed=21, load=1.0, cycles=20000, coll_rate=0.1,
               responses=False, drain=0.8, stall_rate=0.01).output
     print(f"ring of 4: latency by switches crossed {out['latency']}, "
           f"flits/cycle per endpoint {out['throughput']}")
     assert set(out["latency"]) == {"1", "2", "3"}
-    assert out["matched"] > 50000
+    assert out["matched"] > 20000
