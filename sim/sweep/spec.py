@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from innet.gen.regmap.switch import MAX_RADIX
 from innet.sim.network import MAX_SEED
 
 __all__ = [
@@ -129,13 +130,13 @@ _FLOW = {"target": _TARGET, "pnr": Param("bool", True), "seed": _SEED}
 COMPONENTS: dict[str, dict[str, Param]] = {
     "alu": {"mul": Param("bool", True), "tag_width": _int(0, 0, 32), **_FLOW},
     "switch": {
-        "radix": _int(None, 1, 64, required=True), "payload_width": _int(32, 1, 1024),
+        "radix": _int(None, 1, MAX_RADIX, required=True), "payload_width": _int(32, 1, 1024),
         "collective_ids": _int(4, 1, 256), "routing_depth": _int(64, 1, 1 << 16),
         "buffer_depth": _int(None, 1, 4096), "local_depth": _int(None, 1, 4096),
         "p2p_vcs": _int(2, 1, 16), "index_width": _int(16, 1, 32), "tag_width": _int(8, 1, 32),
         "collective": _choice("engine", "engine", "pass", "none"), "mul": Param("bool", False),
         **_FLOW},
-    "ceng": {"radix": _int(8, 1, 64), "collective_ids": _int(4, 1, 256),
+    "ceng": {"radix": _int(8, 1, MAX_RADIX), "collective_ids": _int(4, 1, 256),
              "mul": Param("bool", False), **_FLOW},
     "muladd": {"width": _int(8, 1, 64), **_FLOW},
 }

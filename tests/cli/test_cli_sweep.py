@@ -176,8 +176,8 @@ BAD = [
      ("spec.toml: hardware[0] has no parameter 'radx'; it takes component, radix, "
       "payload_width, collective_ids, routing_depth, buffer_depth, local_depth, p2p_vcs, "
       "index_width, tag_width, collective, mul, target, pnr, seed")),
-    ("out of range", '[[hardware]]\ncomponent = "switch"\nradix = [2, 100]\n',
-     "spec.toml: hardware[0].radix must be an integer from 1 to 64, not 100"),
+    ("out of range", '[[hardware]]\ncomponent = "switch"\nradix = [2, 2000]\n',
+     "spec.toml: hardware[0].radix must be an integer from 1 to 1024, not 2000"),
     ("unknown value", '[[network]]\ntopology = "dragonfly"\n',
      ("spec.toml: network[0].topology must be one of polarfly, hyperx, torus, not "
       "'dragonfly'")),
