@@ -10,29 +10,37 @@ on the real topology with the project's routing:
   :func:`innet.gen.routing.routing` (:func:`innet.gen.swing.cost.congestion`), priced step by
   step (:meth:`innet.gen.swing.cost.Congestion.cost`, Swing Eq. 1).
 
-Each is one line ``T(m) = alpha + beta · m``; :func:`compare` evaluates them at the requested
-sizes and gives the exact intervals where each one is fastest (:func:`innet.gen.cost.envelope`).
+Each is one line ``T(m) = alpha + beta · m``, exact for the in-network allreduce at every length
+and for a host-style schedule from the length on that gives every block of every collective an
+element (:attr:`Prediction.exact_from`); a shorter vector leaves some step-table entries empty,
+which cost nothing, and is priced on its own. :func:`compare` evaluates them at the requested
+sizes and gives the exact runs of lengths where each one is fastest
+(:meth:`Comparison.intervals`).
 
 Limits of the model
 -------------------
 - Message sizes are fractions of the vector (Swing's model). Below a schedule's block count a
-  message would be a fraction of an element, while the hardware moves whole flits and skips
-  empty messages; predictions for such tiny vectors are approximate (the latency term, which
-  dominates there, is exact).
+  message would be a fraction of an element, while the hardware moves whole flits: the
+  bandwidth term of such tiny vectors is approximate (the latency term, which dominates there,
+  counts only the entries that hold elements).
 - A step's latency (its longest route) and its bandwidth term (its busiest channel or port)
   are added even when they belong to different messages, as in Swing's Eq. 1.
-- The collectives of one step run concurrently through the endpoint's one local port. An
-  endpoint that runs its step table strictly one entry after another pays the step overhead
-  and latency once per entry, not once per step.
+- An endpoint runs a step's entries one after another through its one local port, and each
+  pays the step overhead and the latency of the step's longest route, even an entry whose own
+  route is shorter.
 - With per-link latencies (``link_latencies``, e.g. PIUMA's levels) a host-style step costs the
   latency of its slowest route, each route priced by its own links.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
 from typing import Any
+
+import numpy as np
 
 from innet.gen.checks import check_type, shown
 from innet.gen.cost import Cost, CostModel, envelope
@@ -68,13 +76,23 @@ class Prediction:
     -------
     algorithm : str
     cost : Cost
-        ``T(m) = alpha + beta · m`` in cycles.
+        ``T(m) = alpha + beta · m`` in cycles, exact for every vector of at least
+        ``exact_from`` elements.
     steps : int
         Communication steps (1 for the in-network round trip).
     max_hops : int
         Longest route a message takes (the tree depth for in-network).
     congestion_deficiency : float
         Swing's Ξ on this network's routing (1 for in-network: no two flows share a channel).
+    exact_from : int
+        Below this length a host-style step pays only for the entries that hold elements
+        (:meth:`innet.gen.swing.cost.Congestion.cost`), and :meth:`cycles` prices the length
+        itself; 0 when ``cost`` is exact at every length.
+    least : Cost, optional
+        A lower bound of :meth:`cycles` at every length of at least ``least_from`` below
+        ``exact_from`` (:meth:`innet.gen.swing.cost.Congestion.least_cost`); ``None``: ``cost``.
+    least_from : int
+        The length from which ``least`` bounds (0 below that is its only bound).
     """
 
     algorithm: str
@@ -82,11 +100,32 @@ class Prediction:
     steps: int
     max_hops: int
     congestion_deficiency: float
+    exact_from: int = 0
+    least: Cost | None = None
+    least_from: int = 0
+    price: Callable[[int], Cost] | None = field(default=None, repr=False, compare=False)
+
+    def cycles(self, elements: int) -> float:
+        """Predicted cycles for a vector of ``elements``."""
+        if self.price is None or elements >= self.exact_from:
+            return float(self.cost.time(elements))
+        return float(self.price(elements).time(elements))
+
+    def bounds(self, elements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of :meth:`cycles` at each of ``elements``, without pricing
+        each length."""
+        m = np.asarray(elements, dtype=np.float64)
+        upper = self.cost.alpha + self.cost.beta * m
+        if self.least is None:
+            return upper, upper
+        least = self.least.alpha + self.least.beta * m
+        lower = np.where(m >= self.least_from, least, self.cost.beta * m)
+        return np.where(m >= self.exact_from, upper, lower), upper
 
     def to_dict(self) -> dict[str, Any]:
         return {"alpha_cycles": self.cost.alpha, "beta_cycles_per_element": self.cost.beta,
-                "steps": self.steps, "max_hops": self.max_hops,
-                "congestion_deficiency": self.congestion_deficiency}
+                "exact_from_elements": self.exact_from, "steps": self.steps,
+                "max_hops": self.max_hops, "congestion_deficiency": self.congestion_deficiency}
 
 
 @dataclass(frozen=True)
@@ -114,11 +153,17 @@ class Comparison:
 
     @property
     def costs(self) -> dict[str, Cost]:
+        """Every algorithm's line (exact from its ``exact_from`` on)."""
         return {name: p.cost for name, p in self.predictions.items()}
 
-    def cycles(self, algorithm: str, elements: float) -> float:
+    def cycles(self, algorithm: str, elements: int) -> float:
         """Predicted cycles of ``algorithm`` for ``elements``."""
-        return float(self.predictions[algorithm].cost.time(elements))
+        return self.predictions[algorithm].cycles(elements)
+
+    def winner(self, elements: int) -> str:
+        """The fastest algorithm for ``elements`` (ties go to the algorithm listed first)."""
+        cycles = {name: p.cycles(elements) for name, p in self.predictions.items()}
+        return min(cycles, key=cycles.get)  # min keeps the first of equal values
 
     def rows(self) -> list[dict[str, Any]]:
         """One per size: ``{"elements", "cycles": {name: cycles}, "winner"}`` (ties go to the
@@ -126,13 +171,49 @@ class Comparison:
         out = []
         for m in self.sizes:
             cycles = {name: self.cycles(name, m) for name in self.predictions}
-            winner = min(cycles, key=cycles.get)  # min keeps the first of equal values
+            winner = min(cycles, key=cycles.get)
             out.append({"elements": m, "cycles": cycles, "winner": winner})
         return out
 
-    def intervals(self) -> list[tuple[float, float | None, str]]:
-        """Exact ``(start, stop, winner)`` intervals of ``m`` (``stop`` ``None``: unbounded)."""
-        return envelope(self.costs)
+    def intervals(self) -> list[tuple[int, int | None, str]]:
+        """Exact ``(start, stop, winner)`` runs of vector lengths ``start <= m < stop`` from
+        1 element on (``stop`` ``None``: unbounded), with :meth:`winner`'s ties.
+
+        Below the longest ``exact_from`` a length is priced on its own wherever the bounds
+        of :meth:`Prediction.bounds` leave more than one algorithm able to win; from it on
+        the lines are exact and their envelope (:func:`innet.gen.cost.envelope`) gives the
+        lengths where the winner can change.
+        """
+        predictions = self.predictions
+        names = list(predictions)
+        exact = max(1, *(p.exact_from for p in predictions.values()))
+        winners: list[tuple[int, str]] = []
+        if exact > 1:
+            m = np.arange(1, exact)
+            bounds = [predictions[n].bounds(m) for n in names]
+            best = np.min([upper for _, upper in bounds], axis=0)
+            able = np.array([lower <= best for lower, _ in bounds])
+            for i in range(len(m)):
+                contenders = np.flatnonzero(able[:, i])
+                if len(contenders) == 1:
+                    winners.append((int(m[i]), names[contenders[0]]))
+                else:
+                    cycles = {names[j]: predictions[names[j]].cycles(int(m[i]))
+                              for j in contenders}
+                    winners.append((int(m[i]), min(cycles, key=cycles.get)))
+        keys = {exact}
+        for start, _, _ in envelope(self.costs)[1:]:
+            low = math.floor(start)
+            keys.update(k for k in (low, low + 1) if k > exact)
+        winners.extend((k, self.winner(k)) for k in sorted(keys))
+        out: list[tuple[int, int | None, str]] = []
+        for m, name in winners:
+            if out and out[-1][2] == name:
+                continue
+            if out:
+                out[-1] = (out[-1][0], m, out[-1][2])
+            out.append((m, None, name))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``innet embed --compare --json``)."""
@@ -200,9 +281,13 @@ def _host(schedule: Any, topo: Topology, model: CostModel | None, route: Any) ->
 
     route = route if route is not None else routing(topo)
     loads = congestion(schedule, topo.ports.peer, route.next_port, model=model)
-    return Prediction(algorithm=schedule.algorithm, cost=loads.cost(model), steps=loads.steps,
-                      max_hops=loads.max_hops,
-                      congestion_deficiency=loads.congestion_deficiency)
+    exact = loads.exact_from(model)
+    return Prediction(algorithm=schedule.algorithm, cost=loads.cost(model),
+                      steps=loads.steps, max_hops=loads.max_hops,
+                      congestion_deficiency=loads.congestion_deficiency, exact_from=exact,
+                      least=loads.least_cost(model) if exact else None,
+                      least_from=schedule.collectives,
+                      price=cache(partial(loads.cost, model)) if exact else None)
 
 
 def _innet_prediction(topo: Topology, model: CostModel, innet: Any,

@@ -17,17 +17,23 @@ of ``m`` elements, with alpha in cycles and beta in cycles per element (:class:`
   :meth:`innet.gen.swing.cost.Congestion.cost`): every step ``s`` that moves data costs
   ``alpha_s + m · beta_s`` with
 
-  - ``alpha_s = step_overhead + latency(h_s)``, ``h_s`` the longest route of the step on the
-    project's routing and :meth:`CostModel.latency` the one-way latency of a message;
+  - ``alpha_s = e_s · (step_overhead + latency(h_s))``, ``e_s`` the most step-table entries
+    one endpoint runs in the step (one per collective that moves data there: the endpoint runs
+    them one after another over its one local port), ``h_s`` the longest route of the step on
+    the project's routing and :meth:`CostModel.latency` the one-way latency of a message;
   - ``beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)``: ``load_s`` is the
     largest fraction of the vector any one directed channel carries in the step (all messages
     of all collectives on it; this is where Swing's congestion deficiency Ξ comes from) and
     ``port_s`` the largest fraction any endpoint injects or ejects through its one local port.
 
-  A sum of lines is a line, so a whole schedule is again one :class:`Cost`.
+  A sum of lines is a line, so a whole schedule is again one :class:`Cost`, exact for every
+  vector that gives each block of each collective an element. A shorter vector leaves some
+  entries empty, and an empty entry costs nothing, so below that length ``e_s`` depends on
+  ``m`` and the schedule is priced length by length.
 
-Because every algorithm is a line in ``m``, which one wins at which size is the lower envelope
-of the lines (:func:`envelope`): exact intervals, not just samples.
+Where every algorithm is a line in ``m``, which one wins at which size is the lower envelope of
+the lines (:func:`envelope`): exact intervals, not just samples. :mod:`innet.gen.compare` adds
+the short vectors of host-style schedules to it.
 
 Parameters and their defaults
 -----------------------------

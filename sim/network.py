@@ -380,7 +380,7 @@ def _plan(group: tuple[Scenario, ...], topology, routes, sizes: dict, backpressu
         spec["schedule"] = [algorithm, list(shape)]
         image_args["schedule"] = schedule
         predictions = [host_prediction(topology, algorithm, model,
-                                       route=routes).cost.time(first.elements)]
+                                       route=routes).cycles(first.elements)]
         arrivals = [None]
     else:
         embeddings, used, ids = [], set(), set()

@@ -18,10 +18,14 @@ The alpha-beta time of Eq. 1, step by step, is :meth:`Congestion.cost`: with the
 cost model (:class:`innet.gen.cost.CostModel`, cycles and elements, shared with the in-network
 embeddings) a step that moves data costs
 
-    alpha_s + m * beta_s,  alpha_s = step_overhead + latency(h_s),
+    alpha_s + m * beta_s,  alpha_s = e_s * (step_overhead + latency(h_s)),
                            beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)
 
-cycles for a vector of ``m`` elements, with ``h_s`` the step's largest hop count (with
+cycles for a vector of ``m`` elements, with ``e_s`` the most step-table entries one rank runs in
+the step (its collectives that send or receive in it: an endpoint runs them one after another
+over its one port, each with its own clear-to-send, data and drain; 1 when the endpoints are
+never the bottleneck, ``local_bandwidth`` None, as Swing's hosts that use every port at once),
+``h_s`` the step's largest hop count (with
 per-link latencies, ``CostModel.link_latencies``, ``latency(h_s)`` is instead the latency of the
 step's slowest route, each priced by its own links), ``load_s`` its largest link load and
 ``port_s`` the largest fraction of the vector one endpoint injects or
@@ -42,10 +46,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from innet.gen.checks import check_int
 from innet.gen.cost import Cost, CostModel
 from innet.gen.swing.schedule import Schedule
 
@@ -55,7 +60,9 @@ __all__ = [
     "DEFAULT_HOP_LATENCY",
     "Congestion",
     "NextPort",
+    "busy_entries",
     "congestion",
+    "covered_steps",
     "latency_key",
     "model_table",
 ]
@@ -93,6 +100,9 @@ class Congestion:
     step_inject, step_eject : tuple of float
         Largest fraction of the vector one rank sends (receives) in each schedule step, all
         collectives together: what its one local port carries.
+    step_entries : tuple of int
+        The most step-table entries one rank runs in each schedule step (:func:`busy_entries`
+        of a vector that fills every block).
     step_latency : tuple of float, optional
         Only when routed with a cost model that has per-link latencies
         (``congestion(..., model=)``): the one-way latency in cycles of the slowest route of
@@ -100,6 +110,8 @@ class Congestion:
     latency_model : tuple, optional
         The latency parameters of that model (:func:`latency_key`); :meth:`step_costs` prices
         ``step_latency`` only with a model that has the same.
+    schedule : Schedule, optional
+        The schedule routed, for :meth:`step_costs` of a given vector length.
     """
 
     algorithm: str
@@ -113,8 +125,10 @@ class Congestion:
     step_load: tuple[float, ...]
     step_inject: tuple[float, ...]
     step_eject: tuple[float, ...]
+    step_entries: tuple[int, ...]
     step_latency: tuple[float, ...] | None = None
     latency_model: tuple | None = None
+    schedule: Schedule | None = field(default=None, repr=False, compare=False)
 
     @property
     def congestion_deficiency(self) -> float:
@@ -133,7 +147,8 @@ class Congestion:
         """Λ = steps / log2(p)."""
         return self.steps / math.log2(self.ranks)
 
-    def step_costs(self, model: CostModel | None = None) -> tuple[Cost, ...]:
+    def step_costs(self, model: CostModel | None = None, elements: int | None = None
+                   ) -> tuple[Cost, ...]:
         """alpha and beta of every schedule step, in cycles and cycles per element of the whole
         vector (module documentation); ``Cost(0, 0)`` for a step that moves nothing.
 
@@ -141,13 +156,71 @@ class Congestion:
         its slowest route as :func:`congestion` priced it with the same model; otherwise the
         latency is that of the step's longest route in hops.
 
+        With an endpoint port (a finite ``local_bandwidth``) a step's alpha is paid once per
+        entry the busiest rank runs in it (``step_entries``); without one, once per step.
+        ``elements`` prices the steps of a vector of that length: only the entries whose
+        blocks hold elements count (:func:`busy_entries`), so a vector shorter than the
+        schedule's blocks pays for fewer; by default every block holds some.
+
         Raises
         ------
         ValueError
             If the model has per-link latencies and these loads were not routed with a model
-            of the same latencies (``congestion(..., model=model)``).
+            of the same latencies (``congestion(..., model=model)``), or ``elements`` is given
+            for loads without their schedule.
         """
         model = model if model is not None else CostModel()
+        return tuple(Cost(alpha=a, beta=b)
+                     for a, b in self._priced(model, self._entries(model, elements)))
+
+    def exact_from(self, model: CostModel | None = None) -> int:
+        """The shortest vector from which on :meth:`cost` of ``model`` prices every longer
+        vector exactly: ``collectives * blocks``, where every block holds an element (0 when
+        the model has no endpoint port, so that a step's alpha is paid once whatever the
+        length).
+
+        Raises
+        ------
+        ValueError
+            If the model has an endpoint port and these loads have no schedule.
+        """
+        model = model if model is not None else CostModel()
+        if not _one_port(model):
+            return 0
+        schedule = self._routed_schedule()
+        return schedule.collectives * max(schedule.blocks)
+
+    def least_cost(self, model: CostModel | None = None) -> Cost:
+        """A lower bound of ``cost(model, elements)`` for every vector of at least
+        ``collectives`` elements: its alpha pays one entry in each step whose entries cover
+        every block of some collective (a vector that gives every collective an element keeps
+        one of them busy), and none in the others; its beta is :meth:`cost`'s.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`step_costs`.
+        """
+        model = model if model is not None else CostModel()
+        if not _one_port(model):
+            return self.cost(model)
+        covered = covered_steps(self._routed_schedule())
+        return _summed(self._priced(model, tuple(int(c) for c in covered)))
+
+    def _entries(self, model: CostModel, elements: int | None) -> tuple[int, ...]:
+        if _one_port(model) and elements is not None:
+            return tuple(busy_entries(self._routed_schedule(), elements).tolist())
+        return self.step_entries
+
+    def _routed_schedule(self) -> Schedule:
+        if self.schedule is None:
+            raise ValueError("Pricing a vector length needs the loads' schedule: route it "
+                             "with congestion()")
+        return self.schedule
+
+    def _priced(self, model: CostModel, entries: tuple[int, ...]
+                ) -> list[tuple[float, float]]:
+        """(alpha, beta) of every step, with ``entries`` entries in each."""
         latencies = None
         if model.link_latencies:
             if self.latency_model != latency_key(model):
@@ -155,30 +228,32 @@ class Congestion:
                                  "congestion() priced with it: pass it as "
                                  "congestion(..., model=model)")
             latencies = self.step_latency
+        if not _one_port(model):  # every port at once: one alpha per step
+            entries = (1,) * len(entries)
         out = []
-        for step, (hops, load, inject, eject) in enumerate(zip(
-                self.step_hops, self.step_load, self.step_inject, self.step_eject,
+        for step, (hops, load, inject, eject, busy) in enumerate(zip(
+                self.step_hops, self.step_load, self.step_inject, self.step_eject, entries,
                 strict=True)):
             if not hops:
-                out.append(Cost(alpha=0.0, beta=0.0))
+                out.append((0.0, 0.0))
                 continue
             latency = model.latency(hops) if latencies is None else latencies[step]
-            out.append(Cost(alpha=model.step_overhead + latency,
-                            beta=model.beta(link_load=load, local_load=max(inject, eject))))
-        return tuple(out)
+            out.append((busy * (model.step_overhead + latency),
+                        model.beta(link_load=load, local_load=max(inject, eject))))
+        return out
 
-    def cost(self, model: CostModel | None = None) -> Cost:
+    def cost(self, model: CostModel | None = None, elements: int | None = None) -> Cost:
         """The whole allreduce as one ``T(m) = alpha + beta * m`` in cycles: the sum of
-        :meth:`step_costs` (Swing, Eq. 1 step by step).
+        :meth:`step_costs` (Swing, Eq. 1 step by step), for vectors that fill every block or,
+        with ``elements``, for a vector of that length.
 
         Raises
         ------
         ValueError
             As :meth:`step_costs`.
         """
-        steps = self.step_costs(model)
-        return Cost(alpha=math.fsum(c.alpha for c in steps),
-                    beta=math.fsum(c.beta for c in steps))
+        model = model if model is not None else CostModel()
+        return _summed(self._priced(model, self._entries(model, elements)))
 
     def time(self, size: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
              hop_latency: float = DEFAULT_HOP_LATENCY) -> float:
@@ -186,6 +261,66 @@ class Congestion:
         cycle model :meth:`cost` with ``CostModel.from_seconds(alpha, beta, hop_latency)``."""
         model = CostModel.from_seconds(alpha, beta, hop_latency)
         return float(model.seconds(self.cost(model).time(size / model.element_bytes)))
+
+
+def busy_entries(schedule: Schedule, elements: int | None = None) -> np.ndarray:
+    """The most step-table entries one rank runs in each step of ``schedule``: those of its
+    collectives that send or receive in the step (``elements``: whose block ranges hold
+    elements of a vector of that length, :meth:`Schedule.elements`; by default, every nonempty
+    block range).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (steps,)
+    """
+    arrays = schedule.arrays()
+    ranges = (arrays["send"], arrays["recv"])
+    if elements is None:
+        busy = [r[..., 1] > r[..., 0] for r in ranges]
+    else:
+        n = check_int("Vector length", elements, low=0)
+        count = schedule.collectives
+        busy = [np.zeros(r.shape[:3], dtype=bool) for r in ranges]
+        for c, blocks in enumerate(schedule.blocks):
+            size = (c + 1) * n // count - c * n // count  # its share, as Schedule.share
+            first = np.arange(blocks + 1) * size // blocks  # each block's first element
+            for held, r in zip(busy, ranges, strict=True):
+                held[c] = first[r[c, ..., 1]] > first[r[c, ..., 0]]
+    return (busy[0] | busy[1]).sum(axis=0).max(axis=1, initial=0)
+
+
+def covered_steps(schedule: Schedule) -> np.ndarray:
+    """Per step of ``schedule``: whether the entries of one of its collectives cover every
+    block of that collective between them (their send and receive block ranges, over all
+    ranks), so that any element of that collective keeps an entry of the step busy.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (steps,)
+    """
+    arrays = schedule.arrays()
+    steps = arrays["send"].shape[1]
+    out = np.zeros(steps, dtype=bool)
+    for c, blocks in enumerate(schedule.blocks):
+        depth = np.zeros(steps * (blocks + 1), dtype=np.int64)  # ranges open at each block
+        for ranges in (arrays["send"][c], arrays["recv"][c]):
+            lo, hi = ranges[..., 0], ranges[..., 1]
+            held = hi > lo
+            row = np.nonzero(held)[0] * (blocks + 1)
+            depth += np.bincount(row + lo[held], minlength=depth.size)
+            depth -= np.bincount(row + hi[held], minlength=depth.size)
+        depth = np.cumsum(depth.reshape(steps, blocks + 1), axis=1)
+        out |= (depth[:, :blocks] > 0).all(axis=1)
+    return out
+
+
+def _summed(steps: list[tuple[float, float]]) -> Cost:
+    return Cost(alpha=math.fsum(a for a, _ in steps), beta=math.fsum(b for _, b in steps))
+
+
+def _one_port(model: CostModel) -> bool:
+    """Whether the endpoints run a step's entries one after another over one port."""
+    return model.local_bandwidth is not None and model.local_bandwidth != math.inf
 
 
 def latency_key(model: CostModel) -> tuple:
@@ -334,8 +469,10 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       step_load=tuple(step_load.tolist()),
                       step_inject=tuple(local["send"].tolist()),
                       step_eject=tuple(local["recv"].tolist()),
+                      step_entries=tuple(busy_entries(schedule).tolist()),
                       step_latency=tuple(step_latency.tolist()) if priced else None,
-                      latency_model=latency_key(model) if priced else None)
+                      latency_model=latency_key(model) if priced else None,
+                      schedule=schedule)
 
 
 # -- the "which algorithm wins" table ---------------------------------------------------------

@@ -277,10 +277,6 @@ def _cycles(value: float) -> str:
     return f"{value / 1e6:.3g}M"
 
 
-def _size(value: float) -> str:
-    return format_count(value) if value == int(value) else f"{value:.3g}"
-
-
 def _print_compare(comparison, radix: int, op: str) -> None:
     from innet.gen.ops import Op
 
@@ -322,11 +318,13 @@ def _print_compare(comparison, radix: int, op: str) -> None:
         parts = []
         for start, stop, name in intervals:
             if stop is None:
-                parts.append(f"{name} from {_size(start)} on")
-            elif not start:
-                parts.append(f"{name} below {_size(stop)}")
+                parts.append(f"{name} from {format_count(start)} on")
+            elif start == stop - 1:
+                parts.append(f"{name} at {format_count(start)}")
+            elif start == 1:
+                parts.append(f"{name} up to {format_count(stop - 1)}")
             else:
-                parts.append(f"{name} from {_size(start)} to {_size(stop)}")
+                parts.append(f"{name} from {format_count(start)} to {format_count(stop - 1)}")
         echo("  fastest: " + ", ".join(parts) + " elements")
     if model.clock_hz is not None:
         echo(f"  at {model.clock_hz / 1e6:g} MHz one cycle is {1e9 / model.clock_hz:.4g} ns")

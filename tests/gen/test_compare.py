@@ -27,21 +27,35 @@ from innet.sim.cli._parse import format_count, parse_sizes
 MODEL = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10)
 
 
+def entries(schedule, step: int) -> int:
+    """The most entries of ``step`` any rank's step table does not leave idle: an endpoint
+    runs them one after another, each paying the step's overhead and latency."""
+    return max(sum(not e.idle for e in schedule.table(r) if e.step == step)
+               for r in range(schedule.ranks))
+
+
 @pytest.mark.parametrize("p", [4, 6, 8, 11])
 def test_ring_algorithm_on_a_ring(p):
     """Ring allreduce (Swing 2.3.1): 2(p - 1) one-hop steps; two rings (one per direction)
-    each move a block of m/(2p) per step, so each endpoint port carries m/p per step."""
+    each move a block of m/(2p) per step, so each endpoint port carries m/p per step, in two
+    entries, one after the other. An endpoint that is never the bottleneck sends both at once:
+    one alpha per step, and each link carries m/(2p)."""
     topo = torus(p)
     step_alpha = MODEL.step_overhead + 2 * MODEL.local_latency + MODEL.link_latency \
         + 2 * MODEL.switch_latency
     got = host_prediction(topo, "ring", MODEL)
     assert got.steps == 2 * (p - 1)
     assert got.max_hops == 1
-    assert got.cost.alpha == pytest.approx(2 * (p - 1) * step_alpha)
+    assert got.cost.alpha == pytest.approx(2 * 2 * (p - 1) * step_alpha)
     assert got.cost.beta == pytest.approx(2 * (p - 1) / p)  # the endpoint port, m/p per step
+    # A vector of one element fills one block of one ring: one entry in the steps it moves.
+    assert got.exact_from == 2 * p
+    assert got.cycles(1) == pytest.approx(2 * (p - 1) * step_alpha + got.cost.beta)
     free = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10,
                      local_bandwidth=None)
-    assert host_prediction(topo, "ring", free).cost.beta == pytest.approx(2 * (p - 1) / (2 * p))
+    both = host_prediction(topo, "ring", free).cost
+    assert (both.alpha, both.beta) == pytest.approx((2 * (p - 1) * step_alpha,
+                                                     2 * (p - 1) / (2 * p)))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
@@ -67,8 +81,9 @@ TOPOLOGIES = [torus(8), torus((4, 4)), torus((2, 4)), torus((3, 4), mesh=True),
 @pytest.mark.parametrize("topo", TOPOLOGIES, ids=lambda t: f"{t.kind}{t.nodes}")
 @pytest.mark.parametrize("algorithm", HOST_ALGORITHMS)
 def test_host_latency_from_networkx_distances(topo, algorithm):
-    """alpha = sum over the steps that move data of (overhead + latency(h_s)), h_s the largest
-    shortest-path distance between a rank and its send peer (the routing is minimal)."""
+    """alpha = sum over the steps that move data of e_s (overhead + latency(h_s)), e_s the
+    most entries a rank runs in the step and h_s the largest shortest-path distance between a
+    rank and its send peer (the routing is minimal)."""
     schedule = build_schedule(algorithm, host_shape(topo))
     dist = dict(nx.all_pairs_shortest_path_length(topo.to_networkx()))
     alpha = 0.0
@@ -76,7 +91,7 @@ def test_host_latency_from_networkx_distances(topo, algorithm):
         hops = [dist[r][q] for c in range(schedule.collectives)
                 for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
         if hops:
-            alpha += MODEL.step_overhead + MODEL.latency(max(hops))
+            alpha += entries(schedule, step) * (MODEL.step_overhead + MODEL.latency(max(hops)))
     got = host_prediction(topo, algorithm, MODEL)
     assert got.cost.alpha == pytest.approx(alpha)
     # Every rank sends at least the optimal 2(p - 1)/p of the vector through its one port.
@@ -106,7 +121,7 @@ def test_host_latency_per_link_from_networkx_distances(algorithm):
         far = [dist[r][q] for c in range(schedule.collectives)
                for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
         if far:
-            alpha += 3 + max(far)
+            alpha += entries(schedule, step) * (3 + max(far))
     route = routing(topo, "shortest-latency")
     got = host_prediction(topo, algorithm, model, route=route)
     assert got.cost.alpha == pytest.approx(alpha)
@@ -134,15 +149,20 @@ def test_in_network_is_the_embedding_cost(topo):
 
 
 def crossover_size(topo, model, low, high):
-    """Size where the latency-optimal ``low`` stops beating the bandwidth-optimal ``high``."""
+    """Size where the lines of the latency-optimal ``low`` and the bandwidth-optimal ``high``
+    cross; past the lengths that do not fill every block, the winner changes at the first
+    whole length beyond it (a tie goes to ``low``, listed first)."""
     got = compare(topo, [], model, algorithms=[low, high])
     a, b = got.predictions[low].cost, got.predictions[high].cost
     assert a.alpha < b.alpha
     assert a.beta > b.beta
+    cross = (b.alpha - a.alpha) / (a.beta - b.beta)
     pieces = got.intervals()
-    assert [name for _, _, name in pieces] == [low, high]
-    assert pieces[0][1] == pytest.approx((b.alpha - a.alpha) / (a.beta - b.beta))
-    return pieces[0][1]
+    assert pieces[-1][2] == high
+    if cross >= max(p.exact_from for p in got.predictions.values()):
+        assert pieces[-2:] == [(pieces[-2][0], math.floor(cross) + 1, low),
+                               (math.floor(cross) + 1, None, high)]
+    return cross
 
 
 @pytest.mark.parametrize(("topo", "low", "high"), [
@@ -160,6 +180,40 @@ def test_crossover_moves_with_beta(topo, low, high):
     assert slow > crossover_size(topo, CostModel(step_overhead=8), low, high)
 
 
+@pytest.mark.parametrize(("topo", "model"), [
+    (torus((8, 8)), CostModel()), (torus(4), CostModel()), (polarfly(3), CostModel()),
+    (hyperx((3, 3)), MODEL), (torus((4, 4)), CostModel(link_bandwidth=0.25, local_bandwidth=0.5)),
+    (torus(8), CostModel(local_bandwidth=None))], ids=lambda x: getattr(x, "fingerprint", ""))
+def test_intervals_name_the_winner_of_every_length(topo, model):
+    """The intervals are exact: every whole length from 1 to past the last change lies in the
+    interval of the algorithm that prices it fastest, each length priced on its own."""
+    got = compare(topo, [], model)
+    pieces = got.intervals()
+    assert pieces[0][0] == 1
+    assert pieces[-1][1] is None
+    assert all(a[1] == b[0] and a[2] != b[2] for a, b in itertools.pairwise(pieces))
+    last = max(pieces[-1][0], *(p.exact_from for p in got.predictions.values()))
+    lengths = range(1, 2 * last + 2)
+    expected = [min(ALGORITHMS, key=lambda n: (got.cycles(n, m), ALGORITHMS.index(n)))
+                for m in lengths]
+    holder = [next(name for start, stop, name in pieces if start <= m and (stop is None
+                                                                           or m < stop))
+              for m in lengths]
+    assert holder == expected
+
+
+def test_short_vectors_pay_for_the_entries_they_fill():
+    """A host-style schedule of several collectives prices a vector too short for every block
+    by the entries its elements fill: on a ring of 8, one element is one ring's block in each
+    step, half the alpha of a vector that fills both rings' blocks."""
+    got = compare(torus(8), [1, 16], CostModel(), algorithms=["ring"])
+    ring = got.predictions["ring"]
+    assert ring.exact_from == 16
+    assert got.cycles("ring", 1) == pytest.approx(ring.cost.alpha / 2 + ring.cost.beta)
+    assert got.cycles("ring", 16) == ring.cost.time(16)
+    assert got.to_dict()["algorithms"]["ring"]["exact_from_elements"] == 16
+
+
 def test_comparison_rows_and_winners():
     topo = torus((4, 4))
     got = compare(topo, [1, 64, 4096])
@@ -167,8 +221,8 @@ def test_comparison_rows_and_winners():
     assert got.sizes == (1, 64, 4096)
     for row in got.rows():
         assert row["winner"] == min(row["cycles"], key=row["cycles"].get)
-        assert row["cycles"]["swing-b"] == pytest.approx(
-            got.predictions["swing-b"].cost.time(row["elements"]))
+        assert row["cycles"]["swing-b"] == got.predictions["swing-b"].cycles(row["elements"])
+    assert got.rows()[-1]["cycles"]["swing-b"] == got.predictions["swing-b"].cost.time(4096)
     # The in-network allreduce sends each element once each way: it wins large vectors.
     assert got.rows()[-1]["winner"] == "innet"
     assert got.intervals()[-1][2] == "innet"
@@ -272,7 +326,13 @@ def test_cli_compare_table():
         cells = line.split()
         assert cells[-1] == row["winner"]
         assert [float(c) for c in cells[1:-1]] == [round(row["cycles"][n]) for n in ALGORITHMS]
-    assert "fastest: " in text
+    fastest = text[text.index("fastest: ") + 9:].splitlines()[0].removesuffix(" elements")
+    parts = fastest.split(", ")
+    assert len(parts) == len(got.intervals())
+    for part, (start, stop, name) in zip(parts, got.intervals(), strict=True):
+        assert part.split()[0] == name
+        assert (format_count(start) in part.split()) == (start > 1 or stop == 2)
+        assert (stop is None) == part.endswith(" on")
 
 
 def test_cli_compare_prices_mul_through_the_multipliers():

@@ -11,15 +11,19 @@ import numpy as np
 import pytest
 
 from innet.gen.cost import Cost, CostModel
+from innet.gen.routing import routing
 from innet.gen.swing import build_schedule
 from innet.gen.swing.cost import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
     DEFAULT_HOP_LATENCY,
     Congestion,
+    busy_entries,
     congestion,
+    covered_steps,
     model_table,
 )
+from innet.gen.topology import torus
 
 
 def ring(p):
@@ -107,7 +111,8 @@ def test_a_port_past_the_degree_is_refused():
 
 def test_local_port_loads_and_cycle_cost():
     """Each rank's one local port carries all its collectives' messages of a step: over the
-    whole schedule that is the fraction of the vector the rank sends (Swing: 2(p-1)/p)."""
+    whole schedule that is the fraction of the vector the rank sends (Swing: 2(p-1)/p), in
+    one entry per collective, which the endpoint runs one after another."""
     peer, route = ring(8)
     schedule = build_schedule("swing-b", 8)
     model = congestion(schedule, peer, route)
@@ -118,9 +123,10 @@ def test_local_port_loads_and_cycle_cost():
     assert model.step_eject == pytest.approx(model.step_inject)
     cycles = CostModel(link_latency=1, switch_latency=2, local_latency=1, step_overhead=5)
     steps = model.step_costs(cycles)
+    assert model.step_entries == (2,) * schedule.steps  # both collectives in every step
     for cost, hops, load, inject in zip(steps, model.step_hops, model.step_load,
                                         model.step_inject, strict=True):
-        assert cost.alpha == 5 + 2 + hops + 2 * (hops + 1)
+        assert cost.alpha == 2 * (5 + 2 + hops + 2 * (hops + 1))
         assert cost.beta == max(load, inject)  # one element per cycle on links and ports
     assert model.cost(cycles) == Cost(sum(c.alpha for c in steps), sum(c.beta for c in steps))
     assert model.cost() == model.cost(CostModel())
@@ -154,6 +160,8 @@ def test_per_link_latencies_price_each_route(algorithm):
     assert priced.step_hops == plain.step_hops
     assert priced.step_load == plain.step_load
     send_peer = schedule.arrays()["send_peer"]
+    entries = [max(sum(not e.idle for e in schedule.table(r) if e.step == step)
+                   for r in range(schedule.ranks)) for step in range(schedule.steps)]
     for step, cost in enumerate(priced.step_costs(cycles)):
         slowest = 0.0
         for c, src in zip(*np.nonzero(send_peer[:, step] >= 0), strict=True):
@@ -161,7 +169,7 @@ def test_per_link_latencies_price_each_route(algorithm):
             links = sum(latencies.get((min(u, v), max(u, v)), 1.0) for u, v in hops)
             slowest = max(slowest, 2 * 1 + links + (len(hops) + 1) * 2)
         assert priced.step_latency[step] == slowest
-        assert cost.alpha == (5 + slowest if slowest else 0.0)
+        assert cost.alpha == (entries[step] * (5 + slowest) if slowest else 0.0)
     # Every link at the same latency as overrides: the hop-count model's cost, exactly.
     same = CostModel(link_latency=3, link_latencies={(u, (u + 1) % 8): 3 for u in range(8)})
     assert congestion(schedule, peer, route, model=same).cost(same) == \
@@ -174,7 +182,86 @@ def test_idle_steps_cost_nothing():
     """A step in which nothing moves (hop count 0) adds neither latency nor bandwidth."""
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
-                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75))
+                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75),
+                       step_entries=(0, 1))
     cycles = CostModel(step_overhead=3)
     assert model.step_costs(cycles) == (Cost(0.0, 0.0), Cost(3 + cycles.latency(2), 0.75))
     assert model.cost(cycles) == Cost(3 + cycles.latency(2), 0.75)
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "swing-l", "ring", "recdoub-b"])
+@pytest.mark.parametrize("elements", [0, 1, 3, 8, 64])
+def test_entries_of_a_vector_are_those_holding_its_elements(algorithm, elements):
+    """With a vector length, a step's entries are those whose block ranges hold elements of it
+    (Schedule.elements, entry by entry); a vector that fills every block pays for them all."""
+    peer, route = ring(8)
+    schedule = build_schedule(algorithm, 8)
+    loads = congestion(schedule, peer, route)
+    expected = []
+    for step in range(schedule.steps):
+        holding = [sum(1 for e in schedule.table(r) if e.step == step and not e.idle and (
+            _holds(schedule, e.collective, e.send, elements)
+            or _holds(schedule, e.collective, e.recv, elements)))
+            for r in range(schedule.ranks)]
+        expected.append(max(holding))
+    assert busy_entries(schedule, elements).tolist() == expected
+    cycles = CostModel(step_overhead=5)
+    short = loads.step_costs(cycles, elements)
+    for cost, full, busy, hops in zip(short, loads.step_costs(cycles), expected, loads.step_hops,
+                                      strict=True):
+        assert cost.beta == full.beta
+        assert cost.alpha == (busy * (5 + cycles.latency(hops)) if hops else 0.0)
+    if elements >= 64:  # at least a block of every collective's share is nonempty
+        assert loads.cost(cycles, elements) == loads.cost(cycles)
+
+
+@pytest.mark.parametrize("algorithm", ["swing-b", "swing-l", "ring", "recdoub-b", "bucket"])
+@pytest.mark.parametrize("shape", [(8,), (6,), (4, 4)], ids=str)
+def test_short_vectors_are_bounded_by_the_covered_steps(algorithm, shape):
+    """A step is covered when one collective's entries hold every one of its blocks, checked
+    block by block from the step tables. Every vector of at least one element per collective
+    pays at least one entry in each covered step (``least_cost``) and at most every entry
+    (``cost``); from ``exact_from`` on it pays every entry."""
+    schedule = build_schedule(algorithm, shape)
+    covered = []
+    for step in range(schedule.steps):
+        held = [set() for _ in range(schedule.collectives)]
+        for r in range(schedule.ranks):
+            for e in schedule.table(r):
+                if e.step == step:
+                    held[e.collective].update(range(*e.send), range(*e.recv))
+        covered.append(any(len(h) == b for h, b in zip(held, schedule.blocks, strict=True)))
+    assert covered_steps(schedule).tolist() == covered
+    topo = torus(shape)
+    loads = congestion(schedule, topo.ports.peer, routing(topo).next_port)
+    model = CostModel(step_overhead=7)
+    exact = loads.exact_from(model)
+    assert exact == schedule.collectives * max(schedule.blocks)
+    least, full = loads.least_cost(model), loads.cost(model)
+    assert least.beta == full.beta
+    for m in range(schedule.collectives, exact + 3):
+        alpha = loads.cost(model, m).alpha
+        assert least.alpha <= alpha <= full.alpha
+        if m >= exact:
+            assert alpha == full.alpha
+    assert loads.exact_from(CostModel(local_bandwidth=None)) == 0
+
+
+def _holds(schedule, collective, blocks, elements):
+    lo, hi = schedule.elements(collective, blocks, elements)
+    return hi > lo
+
+
+def test_a_vector_length_needs_the_schedule():
+    model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
+                       bandwidth_term=0.5, contention_free_term=0.5, step_hops=(2,),
+                       step_load=(0.5,), step_inject=(0.25,), step_eject=(0.75,),
+                       step_entries=(1,))
+    with pytest.raises(ValueError, match=r"^Pricing a vector length needs the loads' schedule: "
+                                         r"route it with congestion\(\)$"):
+        model.cost(CostModel(), elements=4)
+    with pytest.raises(ValueError, match=r"^Pricing a vector length needs the loads' schedule"):
+        model.exact_from(CostModel())
+    assert model.exact_from(CostModel(local_bandwidth=None)) == 0
+    with pytest.raises(ValueError, match=r"^Vector length must be at least 0, not -1$"):
+        busy_entries(build_schedule("ring", 4), -1)

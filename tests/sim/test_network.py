@@ -294,6 +294,27 @@ def test_predictions_price_the_backpressure_as_the_local_bandwidth(backpressure)
 
 
 
+def test_a_short_host_vector_is_priced_by_the_entries_it_fills():
+    """The plan prices a host-style run at its own length: one element fills one block of one
+    of the ring's two collectives, so it pays fewer entries than the full-vector line."""
+    from innet.gen.compare import host_prediction
+    from innet.gen.cost import CostModel
+    from innet.gen.routing import routing
+    from innet.hw.network import image_sizes
+    from innet.sim.network import _plan, network_sizes
+
+    topo = polarfly(2)
+    sizes = image_sizes(topo, **network_sizes(topo, 4096))
+    route = routing(topo)
+    ring = host_prediction(topo, "ring", CostModel(), route=route)
+    for elements in (1, 64):
+        _spec, (cycles,), _ = _plan((S("ring", elements),), topo, route, sizes, 0.0, 0,
+                                    CostModel(), {})
+        assert cycles == ring.cycles(elements)
+    assert ring.cycles(1) < ring.cost.time(1)
+    assert ring.cycles(64) == ring.cost.time(64)
+
+
 #: A flit the checker names: its payload is its sequence number.
 _NAMED = re.compile(r"endpoint 3 received a host flit out of sequence or altered \(from (\d+), "
                     r"expected sequence (\d+)\) in cycle \d+: Flit\(kind=<Kind.P2P: 0>, "
