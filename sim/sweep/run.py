@@ -44,8 +44,11 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         a server that is not a Dask scheduler, a timeout).
     """
     import logging
+    import multiprocessing.forkserver
 
+    import dask
     from distributed import Client, LocalCluster
+    from distributed.utils import get_mp_context
 
     if scheduler is not None:
         try:
@@ -62,16 +65,22 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Ite
                                 or workers < 1):
         raise ValueError(f"Workers must be a whole number of at least 1, not {workers!r}")
     count = workers or os.cpu_count() or 1
-    # The workers start with Ctrl-C ignored (a Python process keeps an ignored SIGINT it
-    # inherits): the terminal sends it to them too, and this process stops them itself, on
-    # its way out, instead of each printing its KeyboardInterrupt. A Ctrl-C during the
-    # cluster's start (a few seconds) is lost with them.
-    with _sigint_ignored():
-        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", memory_limit=0,
-                               silence_logs=logging.ERROR)
-    with cluster, Client(cluster) as client:
-        yield client
+    # The terminal sends Ctrl-C to the workers too: they ignore it (each would print its
+    # KeyboardInterrupt), and this process stops them itself, on its way out. They are forked
+    # from a fork server started with SIGINT ignored, which they keep; a Ctrl-C during the
+    # cluster's start (a second or two) takes effect when the start is done.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context()  # the fork server's preloaded modules, as Dask sets them
+        with _sigint_ignored():
+            multiprocessing.forkserver.ensure_running()
+        with _sigint_deferred() as interrupted:
+            cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", memory_limit=0,
+                                   silence_logs=logging.ERROR)
+        with cluster, Client(cluster) as client:
+            if interrupted:
+                raise KeyboardInterrupt
+            yield client
 
 
 @contextlib.contextmanager
@@ -84,6 +93,22 @@ def _sigint_ignored() -> Iterator[None]:
         return
     try:
         yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[list[int]]:
+    """A Ctrl-C while the block runs (in the main thread) is noted in the list it yields, not
+    raised."""
+    interrupted: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda number, _frame: interrupted.append(number))
+    except ValueError:  # not the main thread
+        yield interrupted
+        return
+    try:
+        yield interrupted
     finally:
         signal.signal(signal.SIGINT, previous)
 

@@ -301,6 +301,30 @@ def test_the_local_workers_leave_ctrl_c_to_the_command(client):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+def test_ctrl_c_during_the_local_cluster_start_stops_the_command(monkeypatch):
+    """A Ctrl-C while the local cluster starts is not lost: it is raised once the cluster is
+    up, and the cluster is shut down on the way out."""
+    import os
+    import signal
+
+    import distributed
+
+    started = []
+    real = distributed.LocalCluster
+
+    def interrupted_start(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the handler runs here, in the middle of the start
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(distributed, "LocalCluster", interrupted_start)
+    with pytest.raises(KeyboardInterrupt), open_client(workers=1):
+        pytest.fail("the command went on after a Ctrl-C")
+    assert started[0].status.name == "closed"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_sweep_returns_every_point_in_order_and_survives_failures(client, tmp_path):
     spec = _spec([3, 13, 14, 5])
     seen = []
