@@ -25,13 +25,12 @@ Limits of the model
   counts only the entries that hold elements).
 - A step's latency (its longest route) and its bandwidth term (its busiest channel or port)
   are added even when they belong to different messages, as in Swing's Eq. 1.
-- An endpoint runs a step's entries one after another through its one local port, and each
-  pays the step overhead and the latency of the step's longest route, even an entry whose own
-  route is shorter.
-- An entry that moves nothing is free here, where the step engine takes 2 cycles, and an entry
-  after empty ones is priced as if its clear-to-send had left during the drain before it, which
-  the step engine does only after an entry that moves data. Both make short vectors of
-  schedules with several collectives optimistic (one element of Swing-L on the 8x8 torus: 1.9
+- The endpoints' step tables are priced step by step, each step as long as its slowest rank's
+  entries, though ranks drift apart within a step and overlap across steps: on long links
+  (PIUMA's) the host-style predictions come out about 15 % high.
+- An entry after empty ones is priced as if its clear-to-send had left during a drain, which
+  the step engine does only after an entry that moves data: short vectors of schedules with
+  several collectives come out optimistic (one element of Swing-L on the 8x8 torus: 1.39
   times the prediction, docs/routing-embeddings.md).
 - With per-link latencies (``link_latencies``, e.g. PIUMA's levels) a host-style step costs the
   latency of its slowest route, each route priced by its own links.

@@ -14,22 +14,25 @@ of ``m`` elements, with alpha in cycles and beta in cycles per element (:class:`
   tree plus that of the slowest root-to-leaf path of the broadcast tree (PIUMA bounds it by
   twice the longest leaf-root path); beta is the time per element at the slowest pipeline stage.
 - **host-style** (Swing, Section 2.2, Eq. 1 taken step by step;
-  :meth:`innet.gen.swing.cost.Congestion.cost`): every step ``s`` that moves data costs
+  :meth:`innet.gen.swing.cost.Congestion.cost`): every step ``s`` costs
   ``alpha_s + m · beta_s`` with
 
-  - ``alpha_s = e_s · (step_overhead + latency(h_s))``, ``e_s`` the most step-table entries
-    one endpoint runs in the step (one per collective that moves data there: the endpoint runs
-    them one after another over its one local port), ``h_s`` the longest route of the step on
-    the project's routing and :meth:`CostModel.latency` the one-way latency of a message;
+  - ``alpha_s`` the time of the rank whose entries of the step take longest: the endpoint runs
+    its step table one entry after another over its one local port, one entry of each
+    collective in every step. An entry that moves data takes ``max(max(step_overhead, R) + R,
+    max(step_overhead, S))``, ``R`` and ``S`` the latencies (:meth:`CostModel.latency`) of
+    its receive and send routes on the project's routing: its clear-to-send travels to its
+    receive peer during the drain of the entry before it, then the data comes back, and its
+    send waits for its send peer's clear-to-send. An entry that moves nothing takes 2 cycles;
   - ``beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)``: ``load_s`` is the
     largest fraction of the vector any one directed channel carries in the step (all messages
     of all collectives on it; this is where Swing's congestion deficiency Ξ comes from) and
     ``port_s`` the largest fraction any endpoint injects or ejects through its one local port.
 
   A sum of lines is a line, so a whole schedule is again one :class:`Cost`, exact for every
-  vector that gives each block of each collective an element. A shorter vector leaves some
-  entries empty, and an empty entry costs nothing, so below that length ``e_s`` depends on
-  ``m`` and the schedule is priced length by length.
+  vector that gives each block of each collective an element. A shorter vector leaves more
+  entries empty, so below that length the alphas depend on ``m`` and the schedule is priced
+  length by length.
 
 Where every algorithm is a line in ``m``, which one wins at which size is the lower envelope of
 the lines (:func:`envelope`): exact intervals, not just samples. :mod:`innet.gen.compare` adds
@@ -60,11 +63,12 @@ network simulation (:mod:`innet.sim.network`) measures them:
     (``hw/alu/multi.py``) has ``radix + 1`` leaves, and ``None`` takes that unit's latency at
     the topology's radix, :func:`reduce_cycles` (17 cycles at radix 8); ``mul`` goes through
     the tree of pairwise ALUs of an engine with multipliers, :func:`product_cycles` of ``k``.
-``step_overhead = 10``
-    Host-style only: cycles an endpoint's step engine needs between the last element of one
-    step and the first of the next (reduce the last element, 9 cycles, then advance the step
-    table). An estimate; ``innet bench`` measures the step engine's turnaround
-    (:mod:`innet.sim.bench.endpoint`).
+``step_overhead = 11``
+    Host-style only: cycles an endpoint's step engine takes after the last element of a
+    step-table entry that moves data (its reduction pipeline drains, 9 cycles, then the next
+    entry loads); the next entry's clear-to-send travels meanwhile, so an entry between
+    neighbours (a one-hop latency of 8 cycles) takes ``11 + 8`` cycles beyond its elements, as
+    the step engine measures (:mod:`innet.sim.bench.endpoint`).
 ``element_bytes = 4``
     One 32-bit element per flit (``int32``, ``uint32``, ``fp32``).
 ``link_bandwidth = 1``
@@ -173,8 +177,8 @@ class CostModel:
         Cycles a switch's collective engine takes to reduce two or more ports after its front
         end; ``None`` (default): :func:`reduce_cycles` at the topology's radix.
     step_overhead : float
-        Host-style algorithms: cycles between the steps of an endpoint's step engine
-        (default 10).
+        Host-style algorithms: cycles an endpoint's step engine takes after the last element
+        of a step-table entry (default 11).
     clock_hz : float, optional
         Clock frequency, to convert cycles to seconds (:meth:`seconds`).
 
@@ -197,7 +201,7 @@ class CostModel:
     engine_bandwidth: float | None = None
     front_latency: float = 4.0
     reduce_latency: float | None = None
-    step_overhead: float = 10.0
+    step_overhead: float = 11.0
     clock_hz: float | None = None
 
     def __post_init__(self) -> None:

@@ -16,21 +16,32 @@ of the vector (``n = 1``):
 
 The alpha-beta time of Eq. 1, step by step, is :meth:`Congestion.cost`: with the project's one
 cost model (:class:`innet.gen.cost.CostModel`, cycles and elements, shared with the in-network
-embeddings) a step that moves data costs
+embeddings) a step costs
 
-    alpha_s + m * beta_s,  alpha_s = e_s * (step_overhead + latency(h_s)),
-                           beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)
+    alpha_s + m * beta_s,
+    alpha_s = max over ranks r of the sum over its entries of the step of
+              max(max(o, R) + R, max(o, S))   for an entry that moves data,
+              EMPTY_ENTRY                     for one that moves none,
+    beta_s  = max(load_s / link_bandwidth, port_s / local_bandwidth)
 
-cycles for a vector of ``m`` elements, with ``e_s`` the most step-table entries one rank runs in
-the step (its collectives that send or receive in it: an endpoint runs them one after another
-over its one port, each with its own clear-to-send, data and drain; 1 when the endpoints are
-never the bottleneck, ``local_bandwidth`` None, as Swing's hosts that use every port at once),
-``h_s`` the step's largest hop count (with
-per-link latencies, ``CostModel.link_latencies``, ``latency(h_s)`` is instead the latency of the
-step's slowest route, each priced by its own links), ``load_s`` its largest link load and
-``port_s`` the largest fraction of the vector one endpoint injects or
-ejects in it (all collectives of the step together). :meth:`Congestion.time` is the same model
-in the seconds and bytes of the Swing paper (``CostModel.from_seconds``): per step
+cycles for a vector of ``m`` elements, with ``o`` the ``step_overhead``, ``R`` and ``S`` the
+latencies (:meth:`~innet.gen.cost.CostModel.latency` of the route's hops, or with per-link
+latencies, ``CostModel.link_latencies``, of its links) of the entry's receive route (from its
+receive peer) and send route (0 for none), ``load_s`` the step's largest link load and
+``port_s`` the largest fraction of the vector one endpoint injects or ejects in it (all
+collectives of the step together). That is the project's endpoint
+(:class:`innet.hw.endpoint.engine.StepEngine`), which runs its entries one after another over
+its one port, every rank one entry of each collective in every step: an entry that moves data
+sends its clear-to-send to its receive peer during the drain of the entry before it (``o``:
+the reduction pipeline, then the next entry's load), then the data comes back; its send waits
+for the clear-to-send of its send peer, sent during the same drain. An entry that moves nothing
+takes :data:`EMPTY_ENTRY` cycles. When the endpoints are never the bottleneck
+(``local_bandwidth`` None, as Swing's hosts that use every port at once) a step that moves data
+costs ``o + latency(h_s)`` once, ``h_s`` its longest route (with per-link latencies, its
+slowest), Swing's Eq. 1, and one that moves none nothing.
+
+:meth:`Congestion.time` is that model in the seconds and bytes of the Swing paper
+(``CostModel.from_seconds``, no endpoint port): per step
 ``alpha + h * hop_latency + n * beta * load`` with ``alpha`` the per-message overhead,
 ``hop_latency`` the latency of one hop (link plus switch) and ``n`` bytes.
 
@@ -58,15 +69,20 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_BETA",
     "DEFAULT_HOP_LATENCY",
+    "EMPTY_ENTRY",
     "Congestion",
     "NextPort",
     "busy_entries",
+    "busy_matrix",
     "congestion",
     "covered_steps",
     "latency_key",
     "model_table",
 ]
 
+#: Cycles the endpoint's step engine takes for a step-table entry that moves no data
+#: (:class:`innet.hw.endpoint.engine.StepEngine`).
+EMPTY_ENTRY = 2
 #: Next-hop routing: ``next_port(nodes, destinations) -> ports`` (integer arrays).
 NextPort = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -101,8 +117,8 @@ class Congestion:
         Largest fraction of the vector one rank sends (receives) in each schedule step, all
         collectives together: what its one local port carries.
     step_entries : tuple of int
-        The most step-table entries one rank runs in each schedule step (:func:`busy_entries`
-        of a vector that fills every block).
+        The most step-table entries one rank runs in each schedule step that move data
+        (:func:`busy_entries` of a vector that fills every block).
     step_latency : tuple of float, optional
         Only when routed with a cost model that has per-link latencies
         (``congestion(..., model=)``): the one-way latency in cycles of the slowest route of
@@ -111,7 +127,13 @@ class Congestion:
         The latency parameters of that model (:func:`latency_key`); :meth:`step_costs` prices
         ``step_latency`` only with a model that has the same.
     schedule : Schedule, optional
-        The schedule routed, for :meth:`step_costs` of a given vector length.
+        The schedule routed: an endpoint port prices its entries.
+    entry_hops : numpy.ndarray, optional
+        Hops of the route each entry ``(collective, step, rank)`` sends over (0: it sends
+        nothing).
+    entry_cycles : numpy.ndarray, optional
+        Only when routed with a cost model that has per-link latencies: what the links of
+        each entry's route add, in cycles.
     """
 
     algorithm: str
@@ -129,6 +151,9 @@ class Congestion:
     step_latency: tuple[float, ...] | None = None
     latency_model: tuple | None = None
     schedule: Schedule | None = field(default=None, repr=False, compare=False)
+    entry_hops: np.ndarray | None = field(default=None, repr=False, compare=False)
+    entry_cycles: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _moving_cycles: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def congestion_deficiency(self) -> float:
@@ -150,28 +175,40 @@ class Congestion:
     def step_costs(self, model: CostModel | None = None, elements: int | None = None
                    ) -> tuple[Cost, ...]:
         """alpha and beta of every schedule step, in cycles and cycles per element of the whole
-        vector (module documentation); ``Cost(0, 0)`` for a step that moves nothing.
+        vector (module documentation).
 
-        A model with per-link latencies (``link_latencies``) takes each step's latency from
-        its slowest route as :func:`congestion` priced it with the same model; otherwise the
-        latency is that of the step's longest route in hops.
-
-        With an endpoint port (a finite ``local_bandwidth``) a step's alpha is paid once per
-        entry the busiest rank runs in it (``step_entries``); without one, once per step.
-        ``elements`` prices the steps of a vector of that length: only the entries whose
-        blocks hold elements count (:func:`busy_entries`), so a vector shorter than the
-        schedule's blocks pays for fewer; by default every block holds some.
+        With an endpoint port (a finite ``local_bandwidth``) a step's alpha is that of the
+        rank whose entries of the step take longest, each entry priced by its own routes
+        (module documentation); ``elements`` prices a vector of that length, whose entries
+        move data only where their blocks hold elements (:func:`busy_matrix`), by default a
+        vector that fills every block. Without an endpoint port a step that moves data costs
+        one alpha, with the latency of its longest route in hops (with per-link latencies,
+        ``link_latencies``, of its slowest route), and a step that moves nothing costs nothing.
 
         Raises
         ------
         ValueError
             If the model has per-link latencies and these loads were not routed with a model
-            of the same latencies (``congestion(..., model=model)``), or ``elements`` is given
-            for loads without their schedule.
+            of the same latencies (``congestion(..., model=model)``), or it has an endpoint
+            port and these loads have no schedule.
         """
         model = model if model is not None else CostModel()
-        return tuple(Cost(alpha=a, beta=b)
-                     for a, b in self._priced(model, self._entries(model, elements)))
+        return tuple(Cost(alpha=a, beta=b) for a, b in zip(
+            self._alphas(model, elements), self._betas(model), strict=True))
+
+    def cost(self, model: CostModel | None = None, elements: int | None = None) -> Cost:
+        """The whole allreduce as one ``T(m) = alpha + beta * m`` in cycles: the sum of
+        :meth:`step_costs` (Swing, Eq. 1 step by step), for vectors that fill every block or,
+        with ``elements``, for a vector of that length.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`step_costs`.
+        """
+        model = model if model is not None else CostModel()
+        return Cost(alpha=math.fsum(self._alphas(model, elements)),
+                    beta=math.fsum(self._betas(model)))
 
     def exact_from(self, model: CostModel | None = None) -> int:
         """The shortest vector from which on :meth:`cost` of ``model`` prices every longer
@@ -192,9 +229,9 @@ class Congestion:
 
     def least_cost(self, model: CostModel | None = None) -> Cost:
         """A lower bound of ``cost(model, elements)`` for every vector of at least
-        ``collectives`` elements: its alpha pays one entry in each step whose entries cover
-        every block of some collective (a vector that gives every collective an element keeps
-        one of them busy), and none in the others; its beta is :meth:`cost`'s.
+        ``collectives`` elements, and its beta: each entry costs at least the cheaper of moving
+        data and moving none, and in a step whose entries cover every block of a collective
+        (:func:`covered_steps`) one of that collective's entries moves data.
 
         Raises
         ------
@@ -204,56 +241,73 @@ class Congestion:
         model = model if model is not None else CostModel()
         if not _one_port(model):
             return self.cost(model)
-        covered = covered_steps(self._routed_schedule())
-        return _summed(self._priced(model, tuple(int(c) for c in covered)))
-
-    def _entries(self, model: CostModel, elements: int | None) -> tuple[int, ...]:
-        if _one_port(model) and elements is not None:
-            return tuple(busy_entries(self._routed_schedule(), elements).tolist())
-        return self.step_entries
+        schedule = self._routed_schedule()
+        moving = self._moving(model)
+        base = np.minimum(moving, EMPTY_ENTRY).sum(axis=0)  # (steps, ranks)
+        held = busy_matrix(schedule) & _covering(schedule)[:, :, None]
+        extra = np.where(held, np.maximum(moving - EMPTY_ENTRY, 0.0), np.inf)
+        busiest = (base[None] + extra).min(axis=(0, 2), initial=np.inf)
+        alphas = np.maximum(base.max(axis=1, initial=0.0),
+                            np.where(np.isfinite(busiest), busiest, 0.0))
+        return Cost(alpha=math.fsum(alphas.tolist()), beta=math.fsum(self._betas(model)))
 
     def _routed_schedule(self) -> Schedule:
-        if self.schedule is None:
-            raise ValueError("Pricing a vector length needs the loads' schedule: route it "
-                             "with congestion()")
+        if self.schedule is None or self.entry_hops is None:
+            raise ValueError("Pricing the entries of an endpoint port needs the loads' "
+                             "schedule: route it with congestion()")
         return self.schedule
 
-    def _priced(self, model: CostModel, entries: tuple[int, ...]
-                ) -> list[tuple[float, float]]:
-        """(alpha, beta) of every step, with ``entries`` entries in each."""
-        latencies = None
-        if model.link_latencies:
-            if self.latency_model != latency_key(model):
-                raise ValueError("A cost model with per-link latencies prices the routes "
-                                 "congestion() priced with it: pass it as "
-                                 "congestion(..., model=model)")
-            latencies = self.step_latency
-        if not _one_port(model):  # every port at once: one alpha per step
-            entries = (1,) * len(entries)
-        out = []
-        for step, (hops, load, inject, eject, busy) in enumerate(zip(
-                self.step_hops, self.step_load, self.step_inject, self.step_eject, entries,
-                strict=True)):
-            if not hops:
-                out.append((0.0, 0.0))
-                continue
-            latency = model.latency(hops) if latencies is None else latencies[step]
-            out.append((busy * (model.step_overhead + latency),
-                        model.beta(link_load=load, local_load=max(inject, eject))))
-        return out
+    def _alphas(self, model: CostModel, elements: int | None) -> list[float]:
+        if not _one_port(model):  # every port at once: Swing's one alpha per step
+            return [model.step_overhead + latency if hops else 0.0
+                    for hops, latency in zip(self.step_hops, self._step_latencies(model),
+                                             strict=True)]
+        busy = busy_matrix(self._routed_schedule(), elements)
+        per_rank = np.where(busy, self._moving(model), float(EMPTY_ENTRY)).sum(axis=0)
+        return per_rank.max(axis=1, initial=0.0).tolist()
 
-    def cost(self, model: CostModel | None = None, elements: int | None = None) -> Cost:
-        """The whole allreduce as one ``T(m) = alpha + beta * m`` in cycles: the sum of
-        :meth:`step_costs` (Swing, Eq. 1 step by step), for vectors that fill every block or,
-        with ``elements``, for a vector of that length.
+    def _betas(self, model: CostModel) -> list[float]:
+        return [model.beta(link_load=load, local_load=max(inject, eject)) if hops else 0.0
+                for hops, load, inject, eject in zip(self.step_hops, self.step_load,
+                                                     self.step_inject, self.step_eject,
+                                                     strict=True)]
 
-        Raises
-        ------
-        ValueError
-            As :meth:`step_costs`.
-        """
-        model = model if model is not None else CostModel()
-        return _summed(self._priced(model, self._entries(model, elements)))
+    def _link_cycles(self, model: CostModel) -> bool:
+        """Whether ``model`` prices links by their own latencies, checked against the model
+        these loads were routed with."""
+        if not model.link_latencies:
+            return False
+        if self.latency_model != latency_key(model):
+            raise ValueError("A cost model with per-link latencies prices the routes "
+                             "congestion() priced with it: pass it as "
+                             "congestion(..., model=model)")
+        return True
+
+    def _step_latencies(self, model: CostModel) -> list[float]:
+        if self._link_cycles(model):
+            return list(self.step_latency)
+        return [model.latency(hops) for hops in self.step_hops]
+
+    def _moving(self, model: CostModel) -> np.ndarray:
+        """Cycles of every entry ``(collective, step, rank)`` if it moves data: ``max(o, L) +
+        L``, ``L`` the latency of the slower of its send and receive routes."""
+        schedule = self._routed_schedule()
+        key = (latency_key(model), model.step_overhead)
+        if key in self._moving_cycles:
+            return self._moving_cycles[key]
+        hops = self.entry_hops
+        cycles = self.entry_cycles if self._link_cycles(model) else None
+        latency = np.where(hops > 0, model.latency(hops, cycles), 0.0)
+        recv_peer = schedule.arrays()["recv_peer"]
+        collective = np.arange(hops.shape[0])[:, None, None]
+        step = np.arange(hops.shape[1])[None, :, None]
+        received = np.where(recv_peer >= 0,
+                            latency[collective, step, np.maximum(recv_peer, 0)], 0.0)
+        overhead = model.step_overhead
+        moving = np.maximum(np.maximum(overhead, received) + received,
+                            np.maximum(overhead, latency))
+        self._moving_cycles[key] = moving
+        return moving
 
     def time(self, size: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
              hop_latency: float = DEFAULT_HOP_LATENCY) -> float:
@@ -263,15 +317,14 @@ class Congestion:
         return float(model.seconds(self.cost(model).time(size / model.element_bytes)))
 
 
-def busy_entries(schedule: Schedule, elements: int | None = None) -> np.ndarray:
-    """The most step-table entries one rank runs in each step of ``schedule``: those of its
-    collectives that send or receive in the step (``elements``: whose block ranges hold
-    elements of a vector of that length, :meth:`Schedule.elements`; by default, every nonempty
-    block range).
+def busy_matrix(schedule: Schedule, elements: int | None = None) -> np.ndarray:
+    """Whether each step-table entry ``(collective, step, rank)`` of ``schedule`` moves data:
+    it sends or receives a block range that holds elements of a vector of ``elements``
+    (:meth:`Schedule.elements`; by default, a nonempty block range).
 
     Returns
     -------
-    numpy.ndarray of int, shape (steps,)
+    numpy.ndarray of bool, shape (collectives, steps, ranks)
     """
     arrays = schedule.arrays()
     ranges = (arrays["send"], arrays["recv"])
@@ -286,7 +339,18 @@ def busy_entries(schedule: Schedule, elements: int | None = None) -> np.ndarray:
             first = np.arange(blocks + 1) * size // blocks  # each block's first element
             for held, r in zip(busy, ranges, strict=True):
                 held[c] = first[r[c, ..., 1]] > first[r[c, ..., 0]]
-    return (busy[0] | busy[1]).sum(axis=0).max(axis=1, initial=0)
+    return busy[0] | busy[1]
+
+
+def busy_entries(schedule: Schedule, elements: int | None = None) -> np.ndarray:
+    """The most step-table entries one rank runs in each step of ``schedule`` that move data
+    (:func:`busy_matrix`).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (steps,)
+    """
+    return busy_matrix(schedule, elements).sum(axis=0).max(axis=1, initial=0)
 
 
 def covered_steps(schedule: Schedule) -> np.ndarray:
@@ -298,9 +362,15 @@ def covered_steps(schedule: Schedule) -> np.ndarray:
     -------
     numpy.ndarray of bool, shape (steps,)
     """
+    return _covering(schedule).any(axis=0)
+
+
+def _covering(schedule: Schedule) -> np.ndarray:
+    """``covering[c, s]``: whether collective ``c``'s entries of step ``s`` cover its
+    blocks (:func:`covered_steps`)."""
     arrays = schedule.arrays()
     steps = arrays["send"].shape[1]
-    out = np.zeros(steps, dtype=bool)
+    out = np.zeros((schedule.collectives, steps), dtype=bool)
     for c, blocks in enumerate(schedule.blocks):
         depth = np.zeros(steps * (blocks + 1), dtype=np.int64)  # ranges open at each block
         for ranges in (arrays["send"][c], arrays["recv"][c]):
@@ -310,12 +380,8 @@ def covered_steps(schedule: Schedule) -> np.ndarray:
             depth += np.bincount(row + lo[held], minlength=depth.size)
             depth -= np.bincount(row + hi[held], minlength=depth.size)
         depth = np.cumsum(depth.reshape(steps, blocks + 1), axis=1)
-        out |= (depth[:, :blocks] > 0).all(axis=1)
+        out[c] = (depth[:, :blocks] > 0).all(axis=1)
     return out
-
-
-def _summed(steps: list[tuple[float, float]]) -> Cost:
-    return Cost(alpha=math.fsum(a for a, _ in steps), beta=math.fsum(b for _, b in steps))
 
 
 def _one_port(model: CostModel) -> bool:
@@ -339,42 +405,38 @@ def _port_latency(peer: np.ndarray, model: CostModel) -> np.ndarray:
 
 
 def _route_step(peer: np.ndarray, next_port: NextPort, origin: np.ndarray, dst: np.ndarray,
-                size: np.ndarray, port_latency: np.ndarray | None, model: CostModel | None
-                ) -> tuple[float, int, float]:
-    """Route one step's messages hop by hop: its heaviest link load, its longest route in
-    hops and (with ``port_latency``) its slowest route's latency by ``model``."""
+                size: np.ndarray, port_latency: np.ndarray | None
+                ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Route one step's messages hop by hop: its heaviest link load, and each message's hops
+    and (with ``port_latency``) the cycles its links add."""
     nodes, radix = peer.shape
     load = np.zeros(nodes * radix)
+    hops = np.zeros(len(dst), dtype=np.int64)
     cycles = np.zeros(len(dst))  # what each route's links added so far
+    left = np.arange(len(dst))  # the messages still on their way
     cur = origin
-    hop = hops = 0
-    latency = 0.0
+    hop = 0
     while len(cur):
         if hop >= nodes:
-            raise ValueError(f"Routing from node {int(origin[0])} to node {int(dst[0])} does "
-                             f"not arrive within {nodes} hops")
-        port = np.asarray(next_port(cur, dst), dtype=np.int64)
+            raise ValueError(f"Routing from node {int(origin[left[0]])} to node "
+                             f"{int(dst[left[0]])} does not arrive within {nodes} hops")
+        port = np.asarray(next_port(cur, dst[left]), dtype=np.int64)
         bad = (port < 0) | (port >= radix)
         if not bad.any():
             bad = peer[cur, port] < 0
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[i])} chose "
-                             f"port {int(port[i])}, which the node does not have")
-        load += np.bincount(cur * radix + port, weights=size, minlength=load.size)
+            raise ValueError(f"Routing at node {int(cur[i])} toward node {int(dst[left[i]])} "
+                             f"chose port {int(port[i])}, which the node does not have")
+        load += np.bincount(cur * radix + port, weights=size[left], minlength=load.size)
         if port_latency is not None:
-            cycles += port_latency[cur, port]
+            cycles[left] += port_latency[cur, port]
         cur = peer[cur, port].astype(np.int64)
         hop += 1
-        arrived = cur == dst
-        if arrived.any():
-            hops = hop
-            if port_latency is not None:
-                latency = max(latency, float(np.max(model.latency(hop, cycles[arrived]))))
-        keep = ~arrived
-        origin, cur, dst, size, cycles = (origin[keep], cur[keep], dst[keep], size[keep],
-                                          cycles[keep])
-    return float(load.max(initial=0.0)), hops, latency
+        arrived = cur == dst[left]
+        hops[left[arrived]] = hop
+        left, cur = left[~arrived], cur[~arrived]
+    return float(load.max(initial=0.0)), hops, cycles
 
 
 def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
@@ -450,16 +512,27 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
     origin, dst, size = src[routed].astype(np.int64), dst[routed], size[routed]
     # One distinct step at a time: the link loads of one step are nodes x radix numbers.
     slot_load = np.zeros(len(distinct))
-    slot_hops = np.zeros(len(distinct), dtype=np.int64)
-    slot_latency = np.zeros(len(distinct))
+    route_hops = np.zeros(len(origin), dtype=np.int64)
+    route_cycles = np.zeros(len(origin))
     for k in range(len(distinct)):
-        mine = row == k
-        load, hops, latency = _route_step(peer, next_port, origin[mine], dst[mine], size[mine],
-                                          port_latency, model)
-        slot_load[k], slot_hops[k], slot_latency[k] = load, hops, latency
+        mine = np.nonzero(row == k)[0]
+        slot_load[k], route_hops[mine], route_cycles[mine] = _route_step(
+            peer, next_port, origin[mine], dst[mine], size[mine], port_latency)
     step_load = slot_load[slot[same_as]]
-    step_hops = slot_hops[slot[same_as]]
-    step_latency = slot_latency[slot[same_as]]
+    # Every message's route, looked up by its ends among the routed ones.
+    pairs, first = np.unique(origin * nodes + dst, return_index=True)
+    found = np.searchsorted(pairs, src * nodes + send_peer[c, s, src])
+    entry_hops = np.zeros(send_peer.shape, dtype=np.int64)
+    entry_hops[c, s, src] = route_hops[first][found]
+    entry_cycles = None
+    if priced:
+        entry_cycles = np.zeros(send_peer.shape)
+        entry_cycles[c, s, src] = route_cycles[first][found]
+    step_hops = entry_hops.max(axis=(0, 2), initial=0)
+    step_latency = np.zeros(steps)
+    if priced:
+        latency = np.where(entry_hops > 0, model.latency(entry_hops, entry_cycles), 0.0)
+        step_latency = latency.max(axis=(0, 2), initial=0.0)
     return Congestion(algorithm=schedule.algorithm, ranks=schedule.ranks, dimensions=dimensions,
                       steps=int((step_hops > 0).sum()),
                       max_hops=int(step_hops.max()) if steps else 0,
@@ -472,7 +545,7 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       step_entries=tuple(busy_entries(schedule).tolist()),
                       step_latency=tuple(step_latency.tolist()) if priced else None,
                       latency_model=latency_key(model) if priced else None,
-                      schedule=schedule)
+                      schedule=schedule, entry_hops=entry_hops, entry_cycles=entry_cycles)
 
 
 # -- the "which algorithm wins" table ---------------------------------------------------------

@@ -119,7 +119,8 @@ def _options(func):
                           "ceil(log2 k) for k ports]."),
         click.option("--step-overhead", type=click.FloatRange(min=0),
                      default=_DEFAULT.step_overhead, show_default=True,
-                     help="Cost model: cycles between two steps of a host-style schedule."),
+                     help="Cost model: cycles a host-style step-table entry takes after its "
+                          "last element."),
         click.option("--link-bandwidth", type=click.FloatRange(min=0, min_open=True),
                      default=_DEFAULT.link_bandwidth, show_default=True,
                      help="Cost model: elements per cycle per link direction."),

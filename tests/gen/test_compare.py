@@ -9,6 +9,7 @@ import math
 import networkx as nx
 import pytest
 from click.testing import CliRunner
+from step_tables import table_alpha
 
 from innet.gen.compare import (
     ALGORITHMS,
@@ -20,18 +21,12 @@ from innet.gen.compare import (
 from innet.gen.cost import Cost, CostModel
 from innet.gen.embed import embed, embedding_cost, stripe
 from innet.gen.swing import build_schedule
+from innet.gen.swing.cost import EMPTY_ENTRY
 from innet.gen.topology import hyperx, polarfly, torus
 from innet.sim.cli import main
 from innet.sim.cli._parse import format_count, parse_sizes
 
 MODEL = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10)
-
-
-def entries(schedule, step: int) -> int:
-    """The most entries of ``step`` any rank's step table does not leave idle: an endpoint
-    runs them one after another, each paying the step's overhead and latency."""
-    return max(sum(not e.idle for e in schedule.table(r) if e.step == step)
-               for r in range(schedule.ranks))
 
 
 @pytest.mark.parametrize("p", [4, 6, 8, 11])
@@ -41,35 +36,38 @@ def test_ring_algorithm_on_a_ring(p):
     entries, one after the other. An endpoint that is never the bottleneck sends both at once:
     one alpha per step, and each link carries m/(2p)."""
     topo = torus(p)
-    step_alpha = MODEL.step_overhead + 2 * MODEL.local_latency + MODEL.link_latency \
-        + 2 * MODEL.switch_latency
+    hop = 2 * MODEL.local_latency + MODEL.link_latency + 2 * MODEL.switch_latency
+    entry = max(MODEL.step_overhead, hop) + hop
     got = host_prediction(topo, "ring", MODEL)
     assert got.steps == 2 * (p - 1)
     assert got.max_hops == 1
-    assert got.cost.alpha == pytest.approx(2 * 2 * (p - 1) * step_alpha)
+    assert got.cost.alpha == pytest.approx(2 * (p - 1) * 2 * entry)
     assert got.cost.beta == pytest.approx(2 * (p - 1) / p)  # the endpoint port, m/p per step
-    # A vector of one element fills one block of one ring: one entry in the steps it moves.
+    # A vector of one element fills one block of one ring: one entry moves data in each step,
+    # the other ring's is empty.
     assert got.exact_from == 2 * p
-    assert got.cycles(1) == pytest.approx(2 * (p - 1) * step_alpha + got.cost.beta)
+    assert got.cycles(1) == pytest.approx(2 * (p - 1) * (entry + EMPTY_ENTRY) + got.cost.beta)
     free = CostModel(link_latency=3, switch_latency=2, local_latency=1, step_overhead=10,
                      local_bandwidth=None)
     both = host_prediction(topo, "ring", free).cost
-    assert (both.alpha, both.beta) == pytest.approx((2 * (p - 1) * step_alpha,
+    assert (both.alpha, both.beta) == pytest.approx((2 * (p - 1) * (10 + hop),
                                                      2 * (p - 1) / (2 * p)))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_recursive_doubling_on_a_ring(k):
     """Latency-optimal recursive doubling on a ring of p = 2^k: step s talks to r xor 2^s,
-    min(2^s, p - 2^s) hops away; alpha = sum over steps of (overhead + latency(hops)). Every
+    min(2^s, p - 2^s) hops away; alpha = sum over steps of (max(overhead, latency(hops)) +
+    latency(hops)), one entry per step that moves data. Every
     message is the whole vector, and 2^s of them cross the busiest link at step s (Swing,
     Figure 1; the last step's p/2 all go the plus way), so beta = sum 2^s = p - 1."""
     p = 2**k
     got = host_prediction(torus(p), "recdoub-l", MODEL)
     hops = [min(2**s, p - 2**s) for s in range(k)]
-    assert got.cost.alpha == pytest.approx(sum(
-        MODEL.step_overhead + 2 * MODEL.local_latency + h * MODEL.link_latency
-        + (h + 1) * MODEL.switch_latency for h in hops))
+    latencies = [2 * MODEL.local_latency + h * MODEL.link_latency
+                 + (h + 1) * MODEL.switch_latency for h in hops]
+    assert got.cost.alpha == pytest.approx(sum(max(MODEL.step_overhead, t) + t
+                                               for t in latencies))
     assert got.cost.beta == pytest.approx(p - 1)
     assert got.max_hops == p // 2
 
@@ -81,17 +79,11 @@ TOPOLOGIES = [torus(8), torus((4, 4)), torus((2, 4)), torus((3, 4), mesh=True),
 @pytest.mark.parametrize("topo", TOPOLOGIES, ids=lambda t: f"{t.kind}{t.nodes}")
 @pytest.mark.parametrize("algorithm", HOST_ALGORITHMS)
 def test_host_latency_from_networkx_distances(topo, algorithm):
-    """alpha = sum over the steps that move data of e_s (overhead + latency(h_s)), e_s the
-    most entries a rank runs in the step and h_s the largest shortest-path distance between a
-    rank and its send peer (the routing is minimal)."""
+    """alpha = :func:`table_alpha`, every route as long as the shortest path between its ends
+    (the routing is minimal)."""
     schedule = build_schedule(algorithm, host_shape(topo))
     dist = dict(nx.all_pairs_shortest_path_length(topo.to_networkx()))
-    alpha = 0.0
-    for step in range(schedule.steps):
-        hops = [dist[r][q] for c in range(schedule.collectives)
-                for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
-        if hops:
-            alpha += entries(schedule, step) * (MODEL.step_overhead + MODEL.latency(max(hops)))
+    alpha = table_alpha(schedule, MODEL.step_overhead, lambda u, v: MODEL.latency(dist[u][v]))
     got = host_prediction(topo, algorithm, MODEL)
     assert got.cost.alpha == pytest.approx(alpha)
     # Every rank sends at least the optimal 2(p - 1)/p of the vector through its one port.
@@ -103,8 +95,8 @@ def test_host_latency_from_networkx_distances(topo, algorithm):
 @pytest.mark.parametrize("algorithm", ["recdoub-l", "swing-l", "ring"])
 def test_host_latency_per_link_from_networkx_distances(algorithm):
     """On a PIUMA network with its levels' latencies per link and latency-shortest routing, a
-    step's latency is the largest latency-weighted networkx distance between a rank and its
-    send peer (switches and endpoints at 0 cycles, so only the links count)."""
+    route's latency is the latency-weighted networkx distance between its ends (switches and
+    endpoints at 0 cycles, so only the links count)."""
     from innet.gen.routing import routing
     from innet.gen.topology import link_cycles, piuma
 
@@ -116,12 +108,7 @@ def test_host_latency_per_link_from_networkx_distances(algorithm):
     nx.set_edge_attributes(graph, cycles, "cycles")
     dist = dict(nx.all_pairs_dijkstra_path_length(graph, weight="cycles"))
     schedule = build_schedule(algorithm, host_shape(topo))
-    alpha = 0.0
-    for step in range(schedule.steps):
-        far = [dist[r][q] for c in range(schedule.collectives)
-               for r, q in enumerate(schedule.peers(c)[step]) if q is not None]
-        if far:
-            alpha += entries(schedule, step) * (3 + max(far))
+    alpha = table_alpha(schedule, 3, lambda u, v: dist[u][v])
     route = routing(topo, "shortest-latency")
     got = host_prediction(topo, algorithm, model, route=route)
     assert got.cost.alpha == pytest.approx(alpha)
@@ -205,11 +192,14 @@ def test_intervals_name_the_winner_of_every_length(topo, model):
 def test_short_vectors_pay_for_the_entries_they_fill():
     """A host-style schedule of several collectives prices a vector too short for every block
     by the entries its elements fill: on a ring of 8, one element is one ring's block in each
-    step, half the alpha of a vector that fills both rings' blocks."""
+    step, so half the entries of a vector that fills both rings' blocks move data and the
+    others are empty."""
     got = compare(torus(8), [1, 16], CostModel(), algorithms=["ring"])
     ring = got.predictions["ring"]
     assert ring.exact_from == 16
-    assert got.cycles("ring", 1) == pytest.approx(ring.cost.alpha / 2 + ring.cost.beta)
+    steps = 2 * (8 - 1)
+    assert got.cycles("ring", 1) == pytest.approx(
+        ring.cost.alpha / 2 + steps * EMPTY_ENTRY + ring.cost.beta)
     assert got.cycles("ring", 16) == ring.cost.time(16)
     assert got.to_dict()["algorithms"]["ring"]["exact_from_elements"] == 16
 

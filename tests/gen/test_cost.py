@@ -17,7 +17,8 @@ from innet.hw.switch import HOP_CYCLES
 def test_defaults_describe_the_project_network():
     model = CostModel()
     assert (model.link_latency, model.switch_latency, model.local_latency) == (0, HOP_CYCLES, 1)
-    assert (model.reduce_latency, model.step_overhead) == (None, LATENCY + 1)
+    # An entry's drain: the reduction pipeline (LATENCY + 1), then the next entry loads.
+    assert (model.reduce_latency, model.step_overhead) == (None, LATENCY + 2)
     assert model.front_latency == engine_latency(1, 8)
     # The reduction: the engine's unit at the switch's radix, whatever the operand count.
     for radix in (1, 2, 3, 4, 7, 8, 16, 31):

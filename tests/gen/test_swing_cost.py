@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from step_tables import table_alpha
 
 from innet.gen.cost import Cost, CostModel
 from innet.gen.routing import routing
@@ -17,6 +18,7 @@ from innet.gen.swing.cost import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
     DEFAULT_HOP_LATENCY,
+    EMPTY_ENTRY,
     Congestion,
     busy_entries,
     congestion,
@@ -126,7 +128,8 @@ def test_local_port_loads_and_cycle_cost():
     assert model.step_entries == (2,) * schedule.steps  # both collectives in every step
     for cost, hops, load, inject in zip(steps, model.step_hops, model.step_load,
                                         model.step_inject, strict=True):
-        assert cost.alpha == 2 * (5 + 2 + hops + 2 * (hops + 1))
+        latency = 2 + hops + 2 * (hops + 1)
+        assert cost.alpha == 2 * (max(5, latency) + latency)
         assert cost.beta == max(load, inject)  # one element per cycle on links and ports
     assert model.cost(cycles) == Cost(sum(c.alpha for c in steps), sum(c.beta for c in steps))
     assert model.cost() == model.cost(CostModel())
@@ -160,16 +163,17 @@ def test_per_link_latencies_price_each_route(algorithm):
     assert priced.step_hops == plain.step_hops
     assert priced.step_load == plain.step_load
     send_peer = schedule.arrays()["send_peer"]
-    entries = [max(sum(not e.idle for e in schedule.table(r) if e.step == step)
-                   for r in range(schedule.ranks)) for step in range(schedule.steps)]
-    for step, cost in enumerate(priced.step_costs(cycles)):
-        slowest = 0.0
-        for c, src in zip(*np.nonzero(send_peer[:, step] >= 0), strict=True):
-            hops = walk(peer, route, int(src), int(send_peer[c, step, src]))
-            links = sum(latencies.get((min(u, v), max(u, v)), 1.0) for u, v in hops)
-            slowest = max(slowest, 2 * 1 + links + (len(hops) + 1) * 2)
+
+    def latency(src, dst):
+        hops = walk(peer, route, src, dst)
+        links = sum(latencies.get((min(u, v), max(u, v)), 1.0) for u, v in hops)
+        return 2 * 1 + links + (len(hops) + 1) * 2
+
+    for step in range(schedule.steps):
+        slowest = max((latency(int(src), int(send_peer[c, step, src])) for c, src in
+                       zip(*np.nonzero(send_peer[:, step] >= 0), strict=True)), default=0.0)
         assert priced.step_latency[step] == slowest
-        assert cost.alpha == (entries[step] * (5 + slowest) if slowest else 0.0)
+    assert priced.cost(cycles).alpha == table_alpha(schedule, 5, latency)
     # Every link at the same latency as overrides: the hop-count model's cost, exactly.
     same = CostModel(link_latency=3, link_latencies={(u, (u + 1) % 8): 3 for u in range(8)})
     assert congestion(schedule, peer, route, model=same).cost(same) == \
@@ -178,15 +182,22 @@ def test_per_link_latencies_price_each_route(algorithm):
         priced.cost(CostModel(link_latency=2, link_latencies=latencies))  # not the routed one
 
 
-def test_idle_steps_cost_nothing():
-    """A step in which nothing moves (hop count 0) adds neither latency nor bandwidth."""
+def test_steps_that_move_nothing():
+    """A step in which nothing moves (hop count 0) adds no latency and no bandwidth term to
+    Swing's hosts (no port limit); the endpoint runs its empty entries, EMPTY_ENTRY cycles
+    each, and a vector of no elements leaves every entry empty."""
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
                        step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75),
                        step_entries=(0, 1))
-    cycles = CostModel(step_overhead=3)
-    assert model.step_costs(cycles) == (Cost(0.0, 0.0), Cost(3 + cycles.latency(2), 0.75))
-    assert model.cost(cycles) == Cost(3 + cycles.latency(2), 0.75)
+    free = CostModel(step_overhead=3, local_bandwidth=None)
+    assert model.step_costs(free) == (Cost(0.0, 0.0), Cost(3 + free.latency(2), 0.5))
+    assert model.cost(free) == Cost(3 + free.latency(2), 0.5)
+    peer, route = ring(8)
+    schedule = build_schedule("swing-b", 8)
+    loads = congestion(schedule, peer, route)
+    assert loads.cost(CostModel(), 0).alpha == \
+        schedule.steps * schedule.collectives * EMPTY_ENTRY
 
 
 @pytest.mark.parametrize("algorithm", ["swing-b", "swing-l", "ring", "recdoub-b"])
@@ -210,7 +221,9 @@ def test_entries_of_a_vector_are_those_holding_its_elements(algorithm, elements)
     for cost, full, busy, hops in zip(short, loads.step_costs(cycles), expected, loads.step_hops,
                                       strict=True):
         assert cost.beta == full.beta
-        assert cost.alpha == (busy * (5 + cycles.latency(hops)) if hops else 0.0)
+        latency = cycles.latency(hops)
+        moving = busy * (max(5, latency) + latency) if hops else 0.0
+        assert cost.alpha == moving + (schedule.collectives - busy) * EMPTY_ENTRY
     if elements >= 64:  # at least a block of every collective's share is nonempty
         assert loads.cost(cycles, elements) == loads.cost(cycles)
 
@@ -252,15 +265,17 @@ def _holds(schedule, collective, blocks, elements):
     return hi > lo
 
 
-def test_a_vector_length_needs_the_schedule():
+def test_an_endpoint_port_needs_the_schedule():
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(2,),
                        step_load=(0.5,), step_inject=(0.25,), step_eject=(0.75,),
                        step_entries=(1,))
-    with pytest.raises(ValueError, match=r"^Pricing a vector length needs the loads' schedule: "
-                                         r"route it with congestion\(\)$"):
+    with pytest.raises(ValueError, match=r"^Pricing the entries of an endpoint port needs the "
+                                         r"loads' schedule: route it with congestion\(\)$"):
         model.cost(CostModel(), elements=4)
-    with pytest.raises(ValueError, match=r"^Pricing a vector length needs the loads' schedule"):
+    with pytest.raises(ValueError, match=r"^Pricing the entries of an endpoint port needs"):
+        model.cost(CostModel())
+    with pytest.raises(ValueError, match=r"^Pricing the entries of an endpoint port needs"):
         model.exact_from(CostModel())
     assert model.exact_from(CostModel(local_bandwidth=None)) == 0
     with pytest.raises(ValueError, match=r"^Vector length must be at least 0, not -1$"):
