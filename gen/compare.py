@@ -12,8 +12,8 @@ on the real topology with the project's routing:
 
 Each is one line ``T(m) = alpha + beta · m``, exact for the in-network allreduce at every length
 and for a host-style schedule from the length on that gives every block of every collective an
-element (:attr:`Prediction.exact_from`); a shorter vector leaves some step-table entries empty,
-which cost nothing, and is priced on its own. :func:`compare` evaluates them at the requested
+element (:attr:`Prediction.exact_from`); a shorter vector leaves more step-table entries empty,
+which cost less, and is priced on its own. :func:`compare` evaluates them at the requested
 sizes and gives the exact runs of lengths where each one is fastest
 (:meth:`Comparison.intervals`).
 
@@ -22,9 +22,9 @@ Limits of the model
 - Message sizes are fractions of the vector (Swing's model). Below a schedule's block count a
   message would be a fraction of an element, while the hardware moves whole flits: the
   bandwidth term of such tiny vectors is approximate (the latency term, which dominates there,
-  counts only the entries that hold elements).
-- A step's latency (its longest route) and its bandwidth term (its busiest channel or port)
-  are added even when they belong to different messages, as in Swing's Eq. 1.
+  prices the entries that hold elements apart from the empty ones).
+- A step's latency (its slowest rank's entries) and its bandwidth term (its busiest channel or
+  port) are added even when they belong to different messages, as in Swing's Eq. 1.
 - The endpoints' step tables are priced step by step, each step as long as its slowest rank's
   entries, though ranks drift apart within a step and overlap across steps: on long links
   (PIUMA's) the host-style predictions come out about 15 % high.
@@ -32,8 +32,8 @@ Limits of the model
   the step engine does only after an entry that moves data: short vectors of schedules with
   several collectives come out optimistic (one element of Swing-L on the 8x8 torus: 1.39
   times the prediction, docs/routing-embeddings.md).
-- With per-link latencies (``link_latencies``, e.g. PIUMA's levels) a host-style step costs the
-  latency of its slowest route, each route priced by its own links.
+- With per-link latencies (``link_latencies``, e.g. PIUMA's levels) every route is priced by
+  its own links.
 """
 
 from __future__ import annotations
@@ -89,9 +89,9 @@ class Prediction:
     congestion_deficiency : float
         Swing's Ξ on this network's routing (1 for in-network: no two flows share a channel).
     exact_from : int
-        Below this length a host-style step pays only for the entries that hold elements
-        (:meth:`innet.gen.swing.cost.Congestion.cost`), and :meth:`cycles` prices the length
-        itself; 0 when ``cost`` is exact at every length.
+        Below this length some of a host-style schedule's entries hold no elements and cost
+        less (:meth:`innet.gen.swing.cost.Congestion.cost`), and :meth:`cycles` prices the
+        length itself; 0 when ``cost`` is exact at every length.
     least : Cost, optional
         A lower bound of :meth:`cycles` at every length of at least ``least_from`` below
         ``exact_from`` (:meth:`innet.gen.swing.cost.Congestion.least_cost`); ``None``: ``cost``.

@@ -116,9 +116,6 @@ class Congestion:
     step_inject, step_eject : tuple of float
         Largest fraction of the vector one rank sends (receives) in each schedule step, all
         collectives together: what its one local port carries.
-    step_entries : tuple of int
-        The most step-table entries one rank runs in each schedule step that move data
-        (:func:`busy_entries` of a vector that fills every block).
     step_latency : tuple of float, optional
         Only when routed with a cost model that has per-link latencies
         (``congestion(..., model=)``): the one-way latency in cycles of the slowest route of
@@ -147,7 +144,6 @@ class Congestion:
     step_load: tuple[float, ...]
     step_inject: tuple[float, ...]
     step_eject: tuple[float, ...]
-    step_entries: tuple[int, ...]
     step_latency: tuple[float, ...] | None = None
     latency_model: tuple | None = None
     schedule: Schedule | None = field(default=None, repr=False, compare=False)
@@ -542,7 +538,6 @@ def congestion(schedule: Schedule, peer: np.ndarray, next_port: NextPort,
                       step_load=tuple(step_load.tolist()),
                       step_inject=tuple(local["send"].tolist()),
                       step_eject=tuple(local["recv"].tolist()),
-                      step_entries=tuple(busy_entries(schedule).tolist()),
                       step_latency=tuple(step_latency.tolist()) if priced else None,
                       latency_model=latency_key(model) if priced else None,
                       schedule=schedule, entry_hops=entry_hops, entry_cycles=entry_cycles)

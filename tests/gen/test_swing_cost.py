@@ -125,7 +125,7 @@ def test_local_port_loads_and_cycle_cost():
     assert model.step_eject == pytest.approx(model.step_inject)
     cycles = CostModel(link_latency=1, switch_latency=2, local_latency=1, step_overhead=5)
     steps = model.step_costs(cycles)
-    assert model.step_entries == (2,) * schedule.steps  # both collectives in every step
+    assert busy_entries(schedule).tolist() == [2] * schedule.steps  # both, in every step
     for cost, hops, load, inject in zip(steps, model.step_hops, model.step_load,
                                         model.step_inject, strict=True):
         latency = 2 + hops + 2 * (hops + 1)
@@ -188,8 +188,7 @@ def test_steps_that_move_nothing():
     each, and a vector of no elements leaves every entry empty."""
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
-                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75),
-                       step_entries=(0, 1))
+                       step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75))
     free = CostModel(step_overhead=3, local_bandwidth=None)
     assert model.step_costs(free) == (Cost(0.0, 0.0), Cost(3 + free.latency(2), 0.5))
     assert model.cost(free) == Cost(3 + free.latency(2), 0.5)
@@ -268,8 +267,7 @@ def _holds(schedule, collective, blocks, elements):
 def test_an_endpoint_port_needs_the_schedule():
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(2,),
-                       step_load=(0.5,), step_inject=(0.25,), step_eject=(0.75,),
-                       step_entries=(1,))
+                       step_load=(0.5,), step_inject=(0.25,), step_eject=(0.75,))
     with pytest.raises(ValueError, match=r"^Pricing the entries of an endpoint port needs the "
                                          r"loads' schedule: route it with congestion\(\)$"):
         model.cost(CostModel(), elements=4)
