@@ -19,15 +19,23 @@ from amaranth.lib.wiring import In, Out
 from innet.gen.checks import check_int
 from innet.hw.credit import MAX_DEPTH
 
-__all__ = ["BUFFER_PROPERTIES", "Buffer", "BufferModel", "Bypass", "buffer_properties"]
+__all__ = ["BUFFER_PROPERTIES", "RAMS", "Buffer", "BufferModel", "Bypass", "buffer_properties"]
+
+#: The memories a :class:`Buffer` can be built in.
+RAMS = ("lut", "block")
 
 
 class Buffer(wiring.Component):
     """A first-in first-out buffer of ``depth`` entries.
 
-    A circular buffer in a ``Memory`` with an asynchronous read port: distributed (LUT) RAM on
-    an FPGA, an array in Verilator. The head is read combinationally from the read pointer (a
-    register), so ``r.payload`` is valid in the cycle after the write.
+    A circular buffer in a ``Memory``. With ``ram="lut"`` it has an asynchronous read port:
+    distributed (LUT) RAM on an FPGA, an array in Verilator; the head is read combinationally
+    from the read pointer (a register). With ``ram="block"`` the memory is a block RAM, read by
+    a synchronous port that is transparent to the write port: its address is the head of the
+    next cycle (the read pointer, or the entry after it when the head leaves), so the head is
+    the port's read register and no logic cell holds an entry (an ECP5 ``DP16KD`` holds 512
+    entries of 36 bits, where a LUT RAM cell of 6 logic cells holds 16 of 4). Either way
+    ``r.payload`` is valid in the cycle after the write, and the two behave alike.
 
     Parameters
     ----------
@@ -35,6 +43,8 @@ class Buffer(wiring.Component):
         Shape of one entry (a flit layout, possibly with routing information).
     depth : int
         Number of entries, at least 1.
+    ram : str
+        ``"lut"`` (the default) or ``"block"``.
 
     Members
     -------
@@ -50,13 +60,17 @@ class Buffer(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        If ``depth`` is not a positive integer.
+        If ``depth`` is not a positive integer, or ``ram`` is neither ``"lut"`` nor
+        ``"block"``.
     """
 
-    def __init__(self, shape, depth: int) -> None:
+    def __init__(self, shape, depth: int, *, ram: str = "lut") -> None:
         check_int("Buffer depth", depth, low=1, high=MAX_DEPTH)
+        if ram not in RAMS:
+            raise ValueError(f"Buffer RAM must be one of {', '.join(RAMS)}, not {ram!r}")
         self._shape = shape
         self._depth = depth
+        self._ram = ram
         Shape.cast(shape)
         super().__init__({
             "w": In(stream.Signature(shape)),
@@ -72,22 +86,34 @@ class Buffer(wiring.Component):
     def shape(self):
         return self._shape
 
+    @property
+    def ram(self) -> str:
+        return self._ram
+
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
-        m.submodules.storage = storage = Memory(shape=self._shape, depth=depth, init=[])
+        block = self._ram == "block"
+        m.submodules.storage = storage = Memory(
+            shape=self._shape, depth=depth, init=[],
+            attrs={"ram_style": "block"} if block else None)
         wr = storage.write_port()
-        rd = storage.read_port(domain="comb")
         w_ptr = Signal(range(depth))
         r_ptr = Signal(range(depth))
+        r_next = Mux(r_ptr == depth - 1, 0, r_ptr + 1)
         push = Signal()
         pop = Signal()
+        if block:
+            rd = storage.read_port(domain="sync", transparent_for=(wr,))
+            m.d.comb += rd.addr.eq(Mux(pop, r_next, r_ptr))
+        else:
+            rd = storage.read_port(domain="comb")
+            m.d.comb += rd.addr.eq(r_ptr)
         m.d.comb += [
             self.w.ready.eq(self.level != depth),
             push.eq(self.w.valid & self.w.ready),
             pop.eq(self.r.valid & self.r.ready),
             self.r.valid.eq(self.level != 0),
-            rd.addr.eq(r_ptr),
             self.r.payload.eq(rd.data),
             wr.addr.eq(w_ptr),
             wr.data.eq(self.w.payload),
@@ -96,7 +122,7 @@ class Buffer(wiring.Component):
         with m.If(push):
             m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
         with m.If(pop):
-            m.d.sync += r_ptr.eq(Mux(r_ptr == depth - 1, 0, r_ptr + 1))
+            m.d.sync += r_ptr.eq(r_next)
         m.d.sync += self.level.eq(self.level + push - pop)
         return m
 
@@ -195,8 +221,8 @@ BUFFER_PROPERTIES = {
 
 
 def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type = Buffer,
-                      strengthen: bool = True) -> tuple[Module, list[Signal]]:
-    """A formal harness: ``block(unsigned(width), depth)`` driven by free inputs, with the
+                      ram: str = "lut", strengthen: bool = True) -> tuple[Module, list[Signal]]:
+    """A formal harness: ``block(unsigned(width), depth, ram=ram)`` driven by free inputs, with the
     property ``name`` of :data:`BUFFER_PROPERTIES` as ``Assert`` and a ``Cover`` that shows it
     is not vacuous (for ``no-overflow``: the buffer filled, then emptied; for ``in-order``: an
     entry written behind ``depth - 1`` others read out).
@@ -207,7 +233,8 @@ def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type 
     argument: one symbolic entry stands for all). The buffer's own logic is unchanged; to make
     the induction close, the harness adds a read port to its memory at the watched entry's
     place and asserts that the pointers agree with ``level`` and that the memory holds the
-    watched value there. ``block`` may be a variant (a mutation) with the same interface.
+    watched value there (in block RAM, also that the read register holds the head).
+    ``block`` may be a variant (a mutation) with the same interface.
 
     Parameters
     ----------
@@ -243,22 +270,31 @@ def buffer_properties(name: str, depth: int = 5, width: int = 4, *, block: type 
             storage = getattr(inner.submodules, "storage", None)
             if (name == "in-order" and strengthen and isinstance(storage, Memory)
                     and storage.read_ports and storage.write_ports):
-                _strengthen(inner, storage, self.level)
+                _strengthen(inner, storage, self)
             return inner
 
-    def _strengthen(inner: Module, storage: Memory, level: Signal) -> None:
-        # The pointers are in range and level apart (modulo depth), and the memory holds the
-        # watched value ``ahead`` places after the read pointer.
-        r_ptr, w_ptr = storage.read_ports[0].addr, storage.write_ports[0].addr
-        inner.d.comb += [Assert(r_ptr < depth), Assert(w_ptr < depth), Assert(level <= depth)]
-        apart = Mux(w_ptr >= r_ptr, w_ptr - r_ptr, w_ptr + depth - r_ptr)
-        inner.d.comb += Assert(apart == Mux(level == depth, 0, level))
-        peek = storage.read_port(domain="comb")
-        at = r_ptr + ahead
-        inner.d.comb += [peek.addr.eq(Mux(at >= depth, at - depth, at)),
-                         Assert(~watching | (peek.data == value))]
+    def wrap(at):
+        return Mux(at >= depth, at - depth, at)
 
-    m.submodules.dut = dut = Probed(unsigned(width), depth)
+    def _strengthen(inner: Module, storage: Memory, dut: Buffer) -> None:
+        # The write pointer is in range, the head ``level`` entries behind it (modulo depth),
+        # the read port's address is the head's (in block RAM: the next cycle's), and the
+        # memory holds the watched value ``ahead`` places after the head.
+        read, w_ptr, level = storage.read_ports[0], storage.write_ports[0].addr, dut.level
+        inner.d.comb += [Assert(w_ptr < depth), Assert(level <= depth)]
+        head = Signal(range(depth), name="head_at")
+        inner.d.comb += head.eq(Mux(w_ptr >= level, w_ptr - level, w_ptr + depth - level))
+        peek, peek_head = storage.read_port(domain="comb"), storage.read_port(domain="comb")
+        inner.d.comb += [peek.addr.eq(wrap(head + ahead)), peek_head.addr.eq(head),
+                         Assert(~watching | (peek.data == value))]
+        if read.domain == "comb":
+            inner.d.comb += Assert(read.addr == head)
+        else:
+            pop = dut.r.valid & dut.r.ready
+            inner.d.comb += [Assert(read.addr == Mux(pop, wrap(head + 1), head)),
+                             Assert((level == 0) | (read.data == peek_head.data))]
+
+    m.submodules.dut = dut = Probed(unsigned(width), depth, ram=ram)
     w_valid, r_ready = Signal(name="w_valid"), Signal(name="r_ready")
     w_payload = Signal(width, name="w_payload")
     m.d.comb += [dut.w.valid.eq(w_valid), dut.w.payload.eq(w_payload),

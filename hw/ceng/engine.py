@@ -139,13 +139,14 @@ class CollectiveEngine(wiring.Component):
     flit per cycle.
 
     The reduction unit never stalls. Instead every id owns an output queue of ``queue_depth``
-    results, and an element is issued only when its id has room in it for everything the front
-    end and the unit may hold. A result is offered on ``result`` only when each of its targets
-    holds a credit for it (``credit_req``, ``credit_resp``): a result that cannot leave for
-    lack of credits waits in its own id's queue and never holds up another id, so ids cannot
-    deadlock each other through the engine. ``queue_depth`` of at least the unit's latency
-    ``+ FRONT_CYCLES + 1`` keeps one id at one element per cycle (the default; with
-    multipliers, the tree's latency at ``k = radix + 1`` if that is longer).
+    results in block RAM (:class:`~innet.hw.buffer.Buffer`), and an element is issued only
+    when its id has room in it for everything the front end and the unit may hold. A result
+    is offered on ``result`` only when each of its targets holds a credit for it
+    (``credit_req``, ``credit_resp``): a result that cannot leave for lack of credits waits in
+    its own id's queue and never holds up another id, so ids cannot deadlock each other
+    through the engine. ``queue_depth`` of at least the unit's latency ``+ FRONT_CYCLES + 1``
+    keeps one id at one element per cycle (the default; with multipliers, the tree's latency
+    at ``k = radix + 1`` if that is longer).
 
     A watchdog per reducing id (``timeout``, :meth:`_watchdog`) names the contributors missing
     when the id has waited too long; ``abort`` drains an id (its request flits and queued
@@ -559,8 +560,10 @@ class CollectiveEngine(wiring.Component):
 
             # Every result is written into the queue; one that goes straight out (the queue
             # holds none before it) takes the queue's bypass, so that the write does not wait
-            # for the result stream's choice.
-            queue = Buffer(result, depth)
+            # for the result stream's choice. The queue is a block RAM: it holds a result for
+            # every element in the reduction, a few dozen, which LUT RAM would hold at 6 logic
+            # cells per 16 entries of 4 bits.
+            queue = Buffer(result, depth, ram="block")
             m.submodules[f"queue{c}"] = queue
             queued = Bypass(m, queue, good & ~abort[c], out, name=f"queue{c}", flush=abort[c])
             queued.take(src_pop[c])

@@ -54,7 +54,7 @@ class Property:
     name: str
     statement: str
     harness: Callable[..., Any] = field(repr=False)
-    sizes: dict[str, int]
+    sizes: dict[str, Any]
     depth: int
     cover_depth: int
     bounded: bool = False
@@ -124,6 +124,12 @@ def _properties() -> tuple[Property, ...]:
              for rows in (table, bounded)
              for block, props, harness, sizes, depth, cover in rows
              for name, statement in props.items()]
+    # The buffer's properties in block RAM too (a synchronous read port, transparent to the
+    # write port).
+    found += [Property("buffer", f"{name}-block", f"{BUFFER_PROPERTIES[name]} (in block RAM)",
+                       buffer_properties, {"depth": 5, "width": 4, "ram": "block"}, 6, 14,
+                       False, name)
+              for name in BUFFER_PROPERTIES]
     # The switch's properties at radix 3 too.
     found += [Property("switch", f"{name}-radix3", f"{SWITCH_PROPERTIES[name]} (radix 3)",
                        switch_properties, {**switch, "radix": 3}, depth, cover, True, name)

@@ -16,7 +16,7 @@ from innet.hw.arbiter import (
     binary_mux,
     encode_onehot,
 )
-from innet.hw.buffer import Buffer, BufferModel, Bypass
+from innet.hw.buffer import RAMS, Buffer, BufferModel, Bypass
 from innet.hw.credit import CreditCounter, CreditModel
 from innet.hw.testing import CreditThrottle, MulAdd, wrap
 
@@ -31,12 +31,13 @@ def simulate(dut, bench):
     sim.run()
 
 
+@pytest.mark.parametrize("ram", RAMS)
 @pytest.mark.parametrize(("depth", "p_write", "p_read"), [
     (1, 0.9, 0.9), (2, 0.5, 0.5), (4, 0.9, 0.3), (4, 0.3, 0.9), (5, 1.0, 1.0), (21, 0.6, 0.5),
 ])
-def test_buffer_matches_model(depth, p_write, p_read):
+def test_buffer_matches_model(depth, p_write, p_read, ram):
     rng = random.Random(depth * 100 + int(p_write * 10))
-    dut = Buffer(16, depth)
+    dut = Buffer(16, depth, ram=ram)
     model = BufferModel(depth)
     sent, got = [], []
 
@@ -67,9 +68,10 @@ def test_buffer_matches_model(depth, p_write, p_read):
     assert len(got) > 300
 
 
-def test_buffer_full_throughput():
+@pytest.mark.parametrize("ram", RAMS)
+def test_buffer_full_throughput(ram):
     """Simultaneous write and read sustain one entry per cycle with a one-cycle latency."""
-    dut = Buffer(8, 4)
+    dut = Buffer(8, 4, ram=ram)
 
     async def bench(ctx):
         ctx.set(dut.r.ready, 1)
@@ -97,13 +99,14 @@ class _Bypassed(wiring.Component):
     head: Out(16)
     level: Out(4)
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, ram: str = "lut") -> None:
         super().__init__()
         self.depth = depth
+        self.ram = ram
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.buffer = buffer = Buffer(16, self.depth)
+        m.submodules.buffer = buffer = Buffer(16, self.depth, ram=self.ram)
         bypass = Bypass(m, buffer, self.arriving, self.payload, name="q", flush=self.flush)
         bypass.take(self.take)
         m.d.comb += [self.room.eq(buffer.w.ready), self.waiting.eq(bypass.waiting),
@@ -111,16 +114,17 @@ class _Bypassed(wiring.Component):
         return m
 
 
+@pytest.mark.parametrize("ram", RAMS)
 @pytest.mark.parametrize(("depth", "p_arrive", "p_take", "p_flush"), [
     (1, 0.9, 0.9, 0.0), (2, 0.5, 0.5, 0.0), (4, 0.9, 0.3, 0.0), (4, 0.3, 0.9, 0.0),
     (4, 0.7, 0.6, 0.05),
 ])
 def test_bypass_is_a_fifo_that_a_reader_may_take_from_at_once(depth, p_arrive, p_take,
-                                                              p_flush):
+                                                              p_flush, ram):
     """Against a deque: the head is the oldest flit not taken (an arriving one at once when
     none waits), so every flit is taken once, in order; a flush discards the head."""
     rng = random.Random(depth * 1000 + int(p_take * 100))
-    dut = _Bypassed(depth)
+    dut = _Bypassed(depth, ram)
     stats = {"taken": 0, "straight": 0, "flushed": 0}
 
     async def bench(ctx):
@@ -296,6 +300,8 @@ def test_round_robin_is_fair_under_full_load():
     (lambda: Buffer(8, 0), ValueError, "Buffer depth must be at least 1, not 0"),
     (lambda: Buffer(8, 2**40), ValueError, "Buffer depth must be at most 4096, not 1099511627776"),
     (lambda: Buffer(8, 2.0), TypeError, "Buffer depth must be an integer, not 2.0"),
+    (lambda: Buffer(8, 4, ram="bram"), ValueError,
+     "Buffer RAM must be one of lut, block, not 'bram'"),
     (lambda: CreditCounter(0), ValueError, "Credit depth must be at least 1, not 0"),
     (lambda: CreditCounter("4"), TypeError, "Credit depth must be an integer, not '4'"),
     (lambda: CreditThrottle(0, 4), ValueError, "Throttle VCs must be at least 1, not 0"),

@@ -106,6 +106,37 @@ class SkippingPointer(Buffer):
         return m
 
 
+class ReadsBeforeWrite(Buffer):
+    """In block RAM, the read port is not transparent to the write port: an entry written into
+    an empty buffer (or behind a head that leaves) is read as what its place held before."""
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self.depth
+        m.submodules.storage = storage = Memory(shape=self.shape, depth=depth, init=[])
+        wr = storage.write_port()
+        rd = storage.read_port(domain="sync")
+        w_ptr, r_ptr = Signal(range(depth)), Signal(range(depth))
+        r_next = Mux(r_ptr == depth - 1, 0, r_ptr + 1)
+        push = self.w.valid & self.w.ready
+        pop = self.r.valid & self.r.ready
+        m.d.comb += [
+            self.w.ready.eq(self.level != depth),
+            self.r.valid.eq(self.level != 0),
+            rd.addr.eq(Mux(pop, r_next, r_ptr)),
+            self.r.payload.eq(rd.data),
+            wr.addr.eq(w_ptr),
+            wr.data.eq(self.w.payload),
+            wr.en.eq(push),
+        ]
+        with m.If(push):
+            m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
+        with m.If(pop):
+            m.d.sync += r_ptr.eq(r_next)
+        m.d.sync += self.level.eq(self.level + push - pop)
+        return m
+
+
 class _Wrapped(SwitchCore):
     """A switch inside a wrapper that changes what it sees or sends on some ports."""
 
@@ -291,6 +322,18 @@ def test_route_holds_on_a_switch_that_loses_flits(tools, tmp_path):
 
 @pytest.mark.synth
 @pytest.mark.formal
+@pytest.mark.parametrize(("key", "mutant"), [("buffer.no-overflow-block", FullOneLate),
+                                             ("buffer.in-order-block", ReadsBeforeWrite)])
+def test_the_block_ram_buffer_catches_its_mutations(key, mutant, tools, tmp_path):
+    """The buffer's properties in block RAM catch a full flag one entry late, and a read port
+    that is not transparent to the write (the head read before its entry is written)."""
+    result = BY_KEY[key].prove(tmp_path / key, block=mutant, tools=tools)
+    assert result.status == "failed", result.describe()
+    assert "hw/buffer.py:" in result.where
+
+
+@pytest.mark.synth
+@pytest.mark.formal
 def test_the_watched_entry_alone_catches_a_skipping_pointer(tools, tmp_path):
     from amaranth.back import rtlil
 
@@ -350,7 +393,9 @@ def test_every_mutated_property_is_registered():
                for p in PROPERTIES if p.checks is not None)
     assert [p.key for p in select("credit")] == ["credit.in-range", "credit.no-credit-no-send"]
     assert [p.key for p in select("round-robin.fair")] == ["round-robin.fair"]
-    assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order"]
+    assert [p.key for p in select("buffer")] == ["buffer.no-overflow", "buffer.in-order",
+                                                 "buffer.no-overflow-block",
+                                                 "buffer.in-order-block"]
     assert [(p.key, p.bounded) for p in select("switch")] == [
         ("switch.no-credit-no-send", True), ("switch.route", True),
         ("switch.multicast", True), ("switch.delivery", True),
