@@ -123,7 +123,9 @@ class Buffer(wiring.Component):
             m.d.sync += w_ptr.eq(Mux(w_ptr == depth - 1, 0, w_ptr + 1))
         with m.If(pop):
             m.d.sync += r_ptr.eq(r_next)
-        m.d.sync += self.level.eq(self.level + push - pop)
+        # Both neighbours of the level ready before the handshakes, which only select one.
+        level = self.level
+        m.d.sync += level.eq(Mux(push, Mux(pop, level, level + 1), Mux(pop, level - 1, level)))
         return m
 
 
