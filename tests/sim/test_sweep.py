@@ -15,6 +15,7 @@ import itertools
 import json
 import random
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -37,6 +38,10 @@ from innet.sim.sweep.spec import COMPONENTS, NETWORK
 
 # The stand-in task below runs on the workers, which cannot import this file: send it whole.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+# What SIGINT does in this process before any test: Python's KeyboardInterrupt, or nothing
+# when the process was started with it ignored (in the background of a shell script).
+SIGINT_AT_START = signal.getsignal(signal.SIGINT)
 
 
 # Specs ---------------------------------------------------------------------------------------
@@ -289,23 +294,22 @@ def _spec(seeds):
 
 def test_the_local_workers_leave_ctrl_c_to_the_command(client):
     """The terminal sends Ctrl-C to the local cluster's workers too: they ignore it (each
-    would print its KeyboardInterrupt), and the command stops them on its way out."""
+    would print its KeyboardInterrupt), and the command stops them on its way out. The
+    command's own handler is left as it was."""
     import os
-    import signal
 
     before = client.run(os.getpid)
     for pid in before.values():
         os.kill(pid, signal.SIGINT)
     time.sleep(1)
     assert client.run(os.getpid) == before  # the same two processes still serve
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is SIGINT_AT_START
 
 
 def test_ctrl_c_during_the_local_cluster_start_stops_the_command(monkeypatch):
     """A Ctrl-C while the local cluster starts is not lost: it is raised once the cluster is
-    up, and the cluster is shut down on the way out."""
+    up, and the cluster is shut down on the way out; SIGINT's handler is left as it was."""
     import os
-    import signal
 
     import distributed
 
@@ -322,7 +326,7 @@ def test_ctrl_c_during_the_local_cluster_start_stops_the_command(monkeypatch):
     with pytest.raises(KeyboardInterrupt), open_client(workers=1):
         pytest.fail("the command went on after a Ctrl-C")
     assert started[0].status.name == "closed"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is SIGINT_AT_START
 
 
 def test_a_sweep_returns_every_point_in_order_and_survives_failures(client, tmp_path):
