@@ -284,7 +284,8 @@ class SwitchCore(wiring.Component):
     coll_timed_out : Out(collective_ids), coll_missing : Out(radix + 1).array(collective_ids)
         Per id: the watchdog fired, and the contributing ports it found missing.
     error_events : Out(error_layout())
-        Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle its error happens
+        Error events (:data:`ERROR_FIELDS`): a flag is high in the cycle after its error
+        happens, from a register, so that no path of the switch ends in the register file
         (``coll_config`` is the register file's, always 0 here). :class:`Switch` keeps them as
         sticky flags in its ``errors`` register.
 
@@ -725,7 +726,7 @@ class SwitchCore(wiring.Component):
                 "coll_timeout": coll.stalled,
             })
         for name, value in flags.items():
-            m.d.comb += getattr(self.error_events, name).eq(value)
+            m.d.sync += getattr(self.error_events, name).eq(value)
         return m
 
 

@@ -429,8 +429,11 @@ class CollectiveEngine(wiring.Component):
         mismatched = Signal(ids, name="mismatched")
         m.d.comb += mismatched.eq(Mux(live & ~agree, b_cid, 0))
 
+        # The id travels one-hot (``cid`` bit c for id c), through the reduction unit too, so
+        # that a result's id is one bit of its tag where the result queues and the result
+        # stream decide.
         issued = Signal(data.StructLayout({
-            "tree": 1, "forward": 1, "cid": p.cid_width, "index": iw, "contrib": ports,
+            "tree": 1, "forward": 1, "cid": ids, "index": iw, "contrib": ports,
             "count": range(ports + 1), "op": 4, "dtype": 2,
         }), name="issue")
         leaves = [Signal(32, name=f"issue_leaf{j}", reset_less=True) for j in range(ports)]
@@ -439,7 +442,7 @@ class CollectiveEngine(wiring.Component):
         m.d.sync += [
             issued.tree.eq(consumed & b_tree),
             issued.forward.eq(consumed & ~b_tree),
-            issued.cid.eq(onehot_mux(b_cid, [Const(c, p.cid_width) for c in range(ids)])),
+            issued.cid.eq(b_cid),
             # The flits agree: any contributing flit's index is the element's.
             issued.index.eq(b_common),
             issued.contrib.eq(b_contrib),
@@ -504,7 +507,7 @@ class CollectiveEngine(wiring.Component):
         self._watchdog(m, cfg, present, full)
 
         # ---- The reduction unit (and with multipliers the tree that multiplies) -------------
-        tag_width = p.cid_width + iw
+        tag_width = ids + iw
         unit = MultiOperandUnit(ports, tag_width=tag_width)
         m.submodules.unit = unit
         # Each exit: (valid, tag, result, unsupported).
@@ -543,8 +546,8 @@ class CollectiveEngine(wiring.Component):
 
         for c in range(ids):
             # k == 1: the one contributing flit, forwarded from the check stage's register.
-            forwarded = issued.forward & (issued.cid == c)
-            hits = [valid & (tag[:p.cid_width] == c) for valid, tag, _, _ in exits] + [forwarded]
+            forwarded = issued.forward & issued.cid[c]
+            hits = [valid & tag[c] for valid, tag, _, _ in exits] + [forwarded]
             hit = Signal(name=f"exit{c}")
             bad = Signal(name=f"exit{c}_unsupported")
             out = Signal(result, name=f"exit{c}_result")
@@ -552,7 +555,7 @@ class CollectiveEngine(wiring.Component):
                 hit.eq(any_of(hits)),
                 bad.eq(any_of(h & e[3] for h, e in zip(hits, exits, strict=False))),
                 out.payload.eq(onehot_mux(hits, [e[2] for e in exits] + [forward_payload])),
-                out.index.eq(onehot_mux(hits, [e[1][p.cid_width:] for e in exits]
+                out.index.eq(onehot_mux(hits, [e[1][ids:] for e in exits]
                                         + [issued.index])),
             ]
             unsupported.append(bad)
@@ -581,9 +584,18 @@ class CollectiveEngine(wiring.Component):
             # Output slots in use: elements consumed from the buffers and not yet sent (in the
             # reduction, the forward register or the queue). Under abort the id's results are
             # discarded.
+            # A cycle adds the element entering and takes away a result leaving the queue (sent,
+            # or flushed by an abort) and an arriving result discarded (unsupported, or under
+            # abort): the count moves by +1 to -2, chosen among values computed from the
+            # register alone, so that the late handshakes only select.
             enter = consumed & b_cid[c]
-            m.d.sync += reserved[c].eq(reserved[c] + enter - src_pop[c] - bad
-                                       - (abort[c] & waiting) - (abort[c] & good))
+            leaves = src_pop[c] | (abort[c] & waiting)
+            discarded = bad | (abort[c] & good)
+            now = reserved[c]
+            m.d.sync += reserved[c].eq(Mux(
+                enter,
+                Mux(leaves & discarded, now - 1, Mux(leaves | discarded, now, now + 1)),
+                Mux(leaves & discarded, now - 2, Mux(leaves | discarded, now - 1, now))))
             m.d.sync += self.busy[c].eq(any_of(count[c][q] != 0 for q in range(ports))
                                         | (reserved[c] != 0))
 
@@ -613,10 +625,11 @@ class CollectiveEngine(wiring.Component):
         One unit serves every id (a lost or duplicated flit is rare). When the check stage
         finds an element whose contributing flits disagree (``start``) and the unit is free,
         the unit keeps their indices and scans them one port per cycle for the oldest
-        (serial-number order, so that indices may wrap); then the flits holding it are
-        consumed and ``mismatch`` pulses. A lost flit costs the one element it belonged to; a
-        duplicated one costs nothing. While the unit holds an id (``resyncing``, one-hot) the id
-        issues nothing; an id that disagrees while the unit is busy is issued again later.
+        (serial-number order, so that indices may wrap), then registers which ports hold it;
+        in the next cycle the flits holding it are consumed and ``mismatch`` pulses. A lost
+        flit costs the one element it belonged to; a duplicated one costs nothing. While the
+        unit holds an id (``resyncing``, one-hot) the id issues nothing; an id that disagrees
+        while the unit is busy is issued again later.
 
         Returns ``done`` (the cycle the oldest flits are consumed) and, per id and port,
         whether its oldest flit is consumed in that cycle.
@@ -625,14 +638,15 @@ class CollectiveEngine(wiring.Component):
         ids, ports, iw = p.collective_ids, self._radix + 1, p.index_width
         active = Signal(name="resync")
         held = Signal(ports, name="resync_contrib")
-        step = Signal(range(ports + 1), name="resync_step")
+        step = Signal(range(ports + 2), name="resync_step")
         have = Signal(name="resync_have")
         oldest = Signal(iw, name="resync_oldest")
         index = [Signal(iw, name=f"resync_index{q}") for q in range(ports)]
+        holds = Signal(ports, name="resync_holds")  # the ports whose flit holds the oldest
         aborted = (resyncing & self.abort).any()
         done = Signal(name="resync_done")
-        m.d.comb += done.eq(active & (step == ports) & ~aborted)
-        with m.If(active & ((step == ports) | aborted)):
+        m.d.comb += done.eq(active & (step == ports + 1) & ~aborted)
+        with m.If(active & ((step == ports + 1) | aborted)):
             m.d.sync += [active.eq(0), resyncing.eq(0)]
         with m.Elif(active):
             m.d.sync += step.eq(step + 1)
@@ -642,12 +656,14 @@ class CollectiveEngine(wiring.Component):
                         earlier = (index[q] - oldest)[iw - 1]
                         with m.If(held[q] & (~have | earlier)):
                             m.d.sync += [oldest.eq(index[q]), have.eq(1)]
+                with m.Case(ports):
+                    m.d.sync += holds.eq(Cat(held[q] & (index[q] == oldest)
+                                             for q in range(ports)))
         with m.Elif(start):
             m.d.sync += [active.eq(1), resyncing.eq(cid), held.eq(contrib), step.eq(0),
                          have.eq(0)]
             m.d.sync += [index[q].eq(flits[q].index) for q in range(ports)]
-        consumed = [[done & resyncing[c] & held[q] & (index[q] == oldest) for q in range(ports)]
-                    for c in range(ids)]
+        consumed = [[done & resyncing[c] & holds[q] for q in range(ports)] for c in range(ids)]
         m.d.comb += self.mismatch.eq(done)
         return done, consumed
 
