@@ -582,12 +582,11 @@ class CollectiveEngine(wiring.Component):
             ]
 
             # Output slots in use: elements consumed from the buffers and not yet sent (in the
-            # reduction, the forward register or the queue). Under abort the id's results are
-            # discarded.
-            # A cycle adds the element entering and takes away a result leaving the queue (sent,
-            # or flushed by an abort) and an arriving result discarded (unsupported, or under
-            # abort): the count moves by +1 to -2, chosen among values computed from the
-            # register alone, so that the late handshakes only select.
+            # reduction, the forward register or the queue). A cycle adds the element entering
+            # and takes away a result leaving the queue (sent, or flushed by an abort) and an
+            # arriving result discarded (unsupported, or under abort): the count moves by +1 to
+            # -2, chosen among values computed from the register alone, so that the late
+            # handshakes only select.
             enter = consumed & b_cid[c]
             leaves = src_pop[c] | (abort[c] & waiting)
             discarded = bad | (abort[c] & good)
