@@ -23,7 +23,9 @@ of ``m`` elements, with alpha in cycles and beta in cycles per element (:class:`
     max(step_overhead, S))``, ``R`` and ``S`` the latencies (:meth:`CostModel.latency`) of
     its receive and send routes on the project's routing: its clear-to-send travels to its
     receive peer during the drain of the entry before it, then the data comes back, and its
-    send waits for its send peer's clear-to-send. An entry that moves nothing takes 2 cycles;
+    send waits for its send peer's clear-to-send. An entry that moves nothing takes 2 cycles,
+    and the entries of a step and collective where no rank moves data are left out of the
+    tables and take none;
   - ``beta_s = max(load_s / link_bandwidth, port_s / local_bandwidth)``: ``load_s`` is the
     largest fraction of the vector any one directed channel carries in the step (all messages
     of all collectives on it; this is where Swing's congestion deficiency Ξ comes from) and

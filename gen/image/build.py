@@ -144,10 +144,13 @@ def endpoint_registers(node: int, params: MapParams, *, schedule: Any = None,
         The map parameters.
     schedule : innet.gen.swing.Schedule, optional
         The host-style schedule. Its entries for rank ``node``, in execution order, become the
-        step table (an endpoint beyond the schedule's ranks gets an empty table). Block ranges
-        become element ranges of the ``elements``-element vector
-        (:meth:`Schedule.elements <innet.gen.swing.Schedule.elements>`); a range of no element
-        leaves the step's send or receive flag clear, and the peer then does the same.
+        step table (an endpoint beyond the schedule's ranks gets an empty table), but for the
+        entries of a step and collective at which no rank moves an element of the
+        ``elements``-element vector, left out of every table alike
+        (:meth:`Schedule.table <innet.gen.swing.Schedule.table>`). Block ranges become element
+        ranges of the vector (:meth:`Schedule.elements <innet.gen.swing.Schedule.elements>`); a
+        range of no element leaves the step's send or receive flag clear, and the peer then
+        does the same.
     elements : int
         Vector length (``vec_len``).
     op, dtype : Op, DType or str
@@ -169,7 +172,8 @@ def endpoint_registers(node: int, params: MapParams, *, schedule: Any = None,
     values: dict[str, dict[str, Any]] = {
         "node_id": {"id": node}, "vec_base": {"index": vec_base},
         "vec_len": {"count": elements}}
-    table = schedule.table(node) if schedule is not None and node < schedule.ranks else ()
+    table = (schedule.table(node, elements) if schedule is not None and node < schedule.ranks
+             else ())
     if len(table) > params.step_depth:
         raise ValueError(f"Endpoint {node}'s step table of {len(table)} entries exceeds the "
                          f"step depth {params.step_depth}")

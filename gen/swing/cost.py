@@ -21,7 +21,8 @@ embeddings) a step costs
     alpha_s + m * beta_s,
     alpha_s = max over ranks r of the sum over its entries of the step of
               max(max(o, R) + R, max(o, S))   for an entry that moves data,
-              EMPTY_ENTRY                     for one that moves none,
+              EMPTY_ENTRY                     for one that moves none (none for an
+                                              entry in no table),
     beta_s  = max(load_s / link_bandwidth, port_s / local_bandwidth)
 
 cycles for a vector of ``m`` elements, with ``o`` the ``step_overhead``, ``R`` and ``S`` the
@@ -35,7 +36,9 @@ its one port, every rank one entry of each collective in every step: an entry th
 sends its clear-to-send to its receive peer during the drain of the entry before it (``o``:
 the reduction pipeline, then the next entry's load), then the data comes back; its send waits
 for the clear-to-send of its send peer, sent during the same drain. An entry that moves nothing
-takes :data:`EMPTY_ENTRY` cycles. When the endpoints are never the bottleneck
+takes :data:`EMPTY_ENTRY` cycles, and one at a step and collective where no rank moves data is
+in no table (:meth:`~innet.gen.swing.schedule.Schedule.table` of the vector's length) and takes
+none. When the endpoints are never the bottleneck
 (``local_bandwidth`` None, as Swing's hosts that use every port at once) a step that moves data
 costs ``o + latency(h_s)`` once, ``h_s`` its longest route (with per-link latencies, its
 slowest), Swing's Eq. 1, and one that moves none nothing.
@@ -225,9 +228,10 @@ class Congestion:
 
     def least_cost(self, model: CostModel | None = None) -> Cost:
         """A lower bound of ``cost(model, elements)`` for every vector of at least
-        ``collectives`` elements, and its beta: each entry costs at least the cheaper of moving
-        data and moving none, and in a step whose entries cover every block of a collective
-        (:func:`covered_steps`) one of that collective's entries moves data.
+        ``collectives`` elements, and its beta: in a step whose entries cover every block of a
+        collective (:func:`covered_steps`) one of that collective's entries moves data, so its
+        entries are in every table and each costs at least the cheaper of moving data and
+        moving none; the other entries may be left out of the tables and cost nothing.
 
         Raises
         ------
@@ -239,8 +243,10 @@ class Congestion:
             return self.cost(model)
         schedule = self._routed_schedule()
         moving = self._moving(model)
-        base = np.minimum(moving, EMPTY_ENTRY).sum(axis=0)  # (steps, ranks)
-        held = busy_matrix(schedule) & _covering(schedule)[:, :, None]
+        # Only the entries of a covering collective are in every such vector's tables.
+        covering = _covering(schedule)[:, :, None]
+        base = np.where(covering, np.minimum(moving, EMPTY_ENTRY), 0.0).sum(axis=0)
+        held = busy_matrix(schedule) & covering
         extra = np.where(held, np.maximum(moving - EMPTY_ENTRY, 0.0), np.inf)
         busiest = (base[None] + extra).min(axis=(0, 2), initial=np.inf)
         alphas = np.maximum(base.max(axis=1, initial=0.0),
@@ -259,7 +265,10 @@ class Congestion:
                     for hops, latency in zip(self.step_hops, self._step_latencies(model),
                                              strict=True)]
         busy = busy_matrix(self._routed_schedule(), elements)
-        per_rank = np.where(busy, self._moving(model), float(EMPTY_ENTRY)).sum(axis=0)
+        # An entry at a step and collective where no rank moves data is in no table
+        # (Schedule.table with the vector's length).
+        empty = np.where(busy.any(axis=2, keepdims=True), float(EMPTY_ENTRY), 0.0)
+        per_rank = np.where(busy, self._moving(model), empty).sum(axis=0)
         return per_rank.max(axis=1, initial=0.0).tolist()
 
     def _betas(self, model: CostModel) -> list[float]:
@@ -316,26 +325,15 @@ class Congestion:
 def busy_matrix(schedule: Schedule, elements: int | None = None) -> np.ndarray:
     """Whether each step-table entry ``(collective, step, rank)`` of ``schedule`` moves data:
     it sends or receives a block range that holds elements of a vector of ``elements``
-    (:meth:`Schedule.elements`; by default, a nonempty block range).
+    (:meth:`Schedule.moving`; by default, a nonempty block range).
 
     Returns
     -------
     numpy.ndarray of bool, shape (collectives, steps, ranks)
     """
-    arrays = schedule.arrays()
-    ranges = (arrays["send"], arrays["recv"])
-    if elements is None:
-        busy = [r[..., 1] > r[..., 0] for r in ranges]
-    else:
-        n = check_int("Vector length", elements, low=0)
-        count = schedule.collectives
-        busy = [np.zeros(r.shape[:3], dtype=bool) for r in ranges]
-        for c, blocks in enumerate(schedule.blocks):
-            size = (c + 1) * n // count - c * n // count  # its share, as Schedule.share
-            first = np.arange(blocks + 1) * size // blocks  # each block's first element
-            for held, r in zip(busy, ranges, strict=True):
-                held[c] = first[r[c, ..., 1]] > first[r[c, ..., 0]]
-    return busy[0] | busy[1]
+    if elements is not None:
+        check_int("Vector length", elements, low=0)
+    return schedule.moving(elements)
 
 
 def busy_entries(schedule: Schedule, elements: int | None = None) -> np.ndarray:

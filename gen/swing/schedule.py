@@ -319,15 +319,46 @@ class Schedule:
                      recv=(int(self._recv[c, s, r, 0]), int(self._recv[c, s, r, 1])),
                      reduce=bool(self._reduce[c, s]))
 
-    def table(self, rank: int) -> tuple[Entry, ...]:
-        """The step table of ``rank``: all its entries in execution order (step-major).
+    def table(self, rank: int, elements: int | None = None) -> tuple[Entry, ...]:
+        """The step table of ``rank``: its entries in execution order (step-major).
 
-        The table has ``steps * collectives`` entries, idle ones included, ordered by step and
-        then by collective.
+        Without ``elements`` the table has ``steps * collectives`` entries, idle ones included,
+        ordered by step and then by collective. With ``elements`` (the vector length an image
+        runs), the entries of a step and collective at which no rank moves an element
+        (:meth:`moving`) are left out of every rank's table alike, so that the tables stay
+        aligned entry by entry: a collective whose share of a short vector is empty (the plain
+        collective of a multiport schedule for one element) costs nothing, and its empty
+        entries do not stand between the endpoint's entries that move data (an endpoint sends
+        the clear-to-send of only its next entry ahead).
         """
         self._index(0, 0, rank)
+        kept = self.moving(elements).any(axis=2) if elements is not None else None
         return tuple(self.entry(c, s, rank)
-                     for s in range(self.steps) for c in range(self.collectives))
+                     for s in range(self.steps) for c in range(self.collectives)
+                     if kept is None or kept[c, s])
+
+    def moving(self, elements: int | None = None) -> np.ndarray:
+        """Whether each entry ``(collective, step, rank)`` moves data: it sends or receives a
+        block range that holds elements of a vector of ``elements`` (:meth:`elements`; by
+        default, a nonempty block range).
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (collectives, steps, ranks)
+        """
+        ranges = (self._send, self._recv)
+        if elements is None:
+            busy = [r[..., 1] > r[..., 0] for r in ranges]
+        else:
+            n = self._check_n(elements)
+            count = self.collectives
+            busy = [np.zeros(r.shape[:3], dtype=bool) for r in ranges]
+            for c, blocks in enumerate(self._blocks):
+                size = (c + 1) * n // count - c * n // count  # its share, as share()
+                first = np.arange(blocks + 1) * size // blocks  # each block's first element
+                for held, r in zip(busy, ranges, strict=True):
+                    held[c] = first[r[c, ..., 1]] > first[r[c, ..., 0]]
+        return busy[0] | busy[1]
 
     def __iter__(self) -> Iterator[Entry]:
         """Every entry, rank by rank, each rank's in execution order."""

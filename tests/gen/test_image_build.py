@@ -220,7 +220,7 @@ def test_builder_errors():
     tree = bfs_embedding(topo, 0)
     cases = [
         (lambda: build_image("ring"), TypeError, "Topology must be a Topology, not str"),
-        (lambda: build_image(topo, schedule=schedule, step_depth=8), ValueError,
+        (lambda: build_image(topo, schedule=schedule, elements=64, step_depth=8), ValueError,
          (f"Endpoint 0's step table of {schedule.steps * schedule.collectives} entries exceeds "
          f"the step depth 8")),
         (lambda: build_image(topo, elements=100, vector_depth=64), ValueError,
@@ -256,9 +256,10 @@ def test_builder_errors():
          "Routing table must hold integer ports, not float64"),
         (lambda: build_image(topo, schedule=schedule, op="xor", dtype="fp32"), ValueError,
          "Operation xor is not defined on fp32"),
+        # Eight elements fill some of the blocks: the table holds the entries that move them.
         (lambda: endpoint_registers(0, MapParams(4, 1, 16, 4, 8), schedule=schedule,
                                     elements=8), ValueError,
-         (f"Endpoint 0's step table of {schedule.steps * schedule.collectives} entries exceeds "
+         (f"Endpoint 0's step table of {len(schedule.table(0, 8))} entries exceeds "
          f"the step depth 4")),
     ]
     for call, error, message in cases:

@@ -185,7 +185,7 @@ def test_per_link_latencies_price_each_route(algorithm):
 def test_steps_that_move_nothing():
     """A step in which nothing moves (hop count 0) adds no latency and no bandwidth term to
     Swing's hosts (no port limit); the endpoint runs its empty entries, EMPTY_ENTRY cycles
-    each, and a vector of no elements leaves every entry empty."""
+    each, and a vector of no elements leaves every entry out of the tables."""
     model = Congestion(algorithm="x", ranks=4, dimensions=1, steps=1, max_hops=2,
                        bandwidth_term=0.5, contention_free_term=0.5, step_hops=(0, 2),
                        step_load=(0.0, 0.5), step_inject=(0.0, 0.25), step_eject=(0.0, 0.75))
@@ -195,34 +195,46 @@ def test_steps_that_move_nothing():
     peer, route = ring(8)
     schedule = build_schedule("swing-b", 8)
     loads = congestion(schedule, peer, route)
-    assert loads.cost(CostModel(), 0).alpha == \
-        schedule.steps * schedule.collectives * EMPTY_ENTRY
+    assert loads.cost(CostModel(), 0).alpha == 0
+    assert [schedule.table(r, 0) for r in range(schedule.ranks)] == [()] * schedule.ranks
 
 
 @pytest.mark.parametrize("algorithm", ["swing-b", "swing-l", "ring", "recdoub-b"])
 @pytest.mark.parametrize("elements", [0, 1, 3, 8, 64])
 def test_entries_of_a_vector_are_those_holding_its_elements(algorithm, elements):
     """With a vector length, a step's entries are those whose block ranges hold elements of it
-    (Schedule.elements, entry by entry); a vector that fills every block pays for them all."""
+    (Schedule.elements, entry by entry); the tables leave out the step's entries of a
+    collective none of whose ranks moves an element; a vector that fills every block pays for
+    them all."""
     peer, route = ring(8)
     schedule = build_schedule(algorithm, 8)
     loads = congestion(schedule, peer, route)
-    expected = []
+
+    def moves(e):
+        return not e.idle and (_holds(schedule, e.collective, e.send, elements)
+                               or _holds(schedule, e.collective, e.recv, elements))
+
+    expected, tabled = [], []
     for step in range(schedule.steps):
-        holding = [sum(1 for e in schedule.table(r) if e.step == step and not e.idle and (
-            _holds(schedule, e.collective, e.send, elements)
-            or _holds(schedule, e.collective, e.recv, elements)))
-            for r in range(schedule.ranks)]
-        expected.append(max(holding))
+        expected.append(max(sum(1 for e in schedule.table(r) if e.step == step and moves(e))
+                            for r in range(schedule.ranks)))
+        tabled.append(len({e.collective for r in range(schedule.ranks)
+                           for e in schedule.table(r) if e.step == step and moves(e)}))
     assert busy_entries(schedule, elements).tolist() == expected
+    # Every rank's table holds the same steps and collectives, those of the moving entries.
+    for r in range(schedule.ranks):
+        assert [(e.step, e.collective) for e in schedule.table(r, elements)] == [
+            (step, c) for step in range(schedule.steps) for c in range(schedule.collectives)
+            if any(moves(e) for q in range(schedule.ranks) for e in schedule.table(q)
+                   if (e.step, e.collective) == (step, c))]
     cycles = CostModel(step_overhead=5)
     short = loads.step_costs(cycles, elements)
-    for cost, full, busy, hops in zip(short, loads.step_costs(cycles), expected, loads.step_hops,
-                                      strict=True):
+    for cost, full, busy, held, hops in zip(short, loads.step_costs(cycles), expected, tabled,
+                                            loads.step_hops, strict=True):
         assert cost.beta == full.beta
         latency = cycles.latency(hops)
         moving = busy * (max(5, latency) + latency) if hops else 0.0
-        assert cost.alpha == moving + (schedule.collectives - busy) * EMPTY_ENTRY
+        assert cost.alpha == moving + (held - busy) * EMPTY_ENTRY
     if elements >= 64:  # at least a block of every collective's share is nonempty
         assert loads.cost(cycles, elements) == loads.cost(cycles)
 
