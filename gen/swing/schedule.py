@@ -160,7 +160,7 @@ class Schedule:
         matched by the peer's receive of the same blocks.
     """
 
-    __slots__ = ("_algorithm", "_blocks", "_recv", "_recv_peer", "_reduce", "_send",
+    __slots__ = ("_algorithm", "_blocks", "_kept", "_recv", "_recv_peer", "_reduce", "_send",
                  "_send_peer", "_shape")
 
     def __init__(self, algorithm: str, shape: Sequence[int], blocks: Sequence[int],
@@ -209,6 +209,7 @@ class Schedule:
         self._send = send
         self._recv = recv
         self._reduce = np.ascontiguousarray(reduce)
+        self._kept: dict[int, np.ndarray] = {}  # vector length -> positions in the tables
         for array in (send_peer, recv_peer, send, recv, self._reduce):
             array.flags.writeable = False
         self._check()
@@ -332,7 +333,12 @@ class Schedule:
         the clear-to-send of only its next entry ahead).
         """
         self._index(0, 0, rank)
-        kept = self.moving(elements).any(axis=2) if elements is not None else None
+        kept = None
+        if elements is not None:
+            n = self._check_n(elements)
+            if n not in self._kept:  # every rank's table of a length: computed once
+                self._kept[n] = self.moving(n).any(axis=2)
+            kept = self._kept[n]
         return tuple(self.entry(c, s, rank)
                      for s in range(self.steps) for c in range(self.collectives)
                      if kept is None or kept[c, s])
